@@ -1,0 +1,399 @@
+"""Turn (model, hardware, topology, serving knobs) into a deployment plan, or refuse.
+
+Pure arithmetic; imports no Pulumi and does no I/O. The formulas are explained in
+docs/planner.md. A plan either fits by construction or `plan()` raises PlanError naming the
+config key, the value and the smallest change that would fit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Mapping, Optional, Tuple
+
+from .catalog import (
+    GIB,
+    MODELS,
+    NODE_SHAPES,
+    ModelProfile,
+    NodeShape,
+    with_architecture_overrides,
+)
+from .errors import ConfigError, PlanError
+from .profiles import PROFILES, ServingProfile
+
+#: contexts the planner chooses from when `max_model_len` is not set (largest that fits wins)
+CONTEXT_LADDER = (1_048_576, 524_288, 262_144, 131_072, 65_536, 32_768, 16_384, 8_192)
+MIN_MAX_MODEL_LEN = 1_024
+MAX_NODES = 64
+#: where the weights come from, and the read rate the cold-start budget assumes (GB/s)
+WEIGHT_SOURCES: Mapping[str, float] = {
+    "hub": 0.5,  # Hugging Face over the public internet, per node
+    "s3": 5.0,  # S3 in-region, parallel ranged GETs
+    "cthpc": 2.0,  # CTyun `cthpc model install` from the region's cache
+    "modelscope": 0.1,  # ModelScope over the cluster's EIP
+}
+SOURCES_BY_PLATFORM = {"cuda": ("hub", "s3"), "ascend": ("cthpc", "modelscope")}
+STREAM_READ_GB_PER_S = 3.0  # runai_streamer straight from S3 into device memory
+COLD_START_SAFETY = 1.5
+KV_DTYPE_BYTES = {"auto": 2.0, "fp8": 1.0}
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """Everything `plan()` needs; defaults are the planner's choice."""
+
+    model: str
+    node_shape: str
+    nodes: int
+    max_model_len: Optional[int] = None
+    max_num_seqs: Optional[int] = None
+    max_num_batched_tokens: Optional[int] = None
+    gpu_memory_utilization: Optional[float] = None
+    kv_cache_dtype: Optional[str] = None
+    weights_source: Optional[str] = None
+    stream_weights: bool = False
+    model_overrides: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Parallelism:
+    tensor_parallel: int
+    data_parallel: int
+    pipeline_parallel: int
+    expert_parallel: int  # EP size; 1 when expert parallelism is off
+    enable_expert_parallel: bool
+    data_parallel_size_local: int
+
+    @property
+    def devices(self) -> int:
+        return self.tensor_parallel * self.data_parallel * self.pipeline_parallel
+
+
+@dataclass(frozen=True)
+class Memory:
+    device_memory_gib: float
+    gpu_memory_utilization: float
+    usable_gib_per_device: float
+    weights_gib_per_device: float
+    reserve_gib_per_device: float
+    kv_cache_gib_per_device: float
+    kv_cache_dtype: str
+    kv_bytes_per_token_per_device: float
+    kv_tokens_per_replica: int  # tokens of KV one data-parallel rank can hold
+
+
+@dataclass(frozen=True)
+class ColdStart:
+    weights_source: str
+    loading: str  # "local-nvme" or "stream-s3"
+    stage_s: int  # fetching weights onto the node(s), before vLLM starts
+    load_s: int  # reading weights into device memory
+    warmup_s: int
+    estimate_s: int  # load + warm-up
+    startup_timeout_s: int  # VLLM_ENGINE_READY_TIMEOUT_S and the readiness deadline
+
+
+@dataclass(frozen=True)
+class Plan:
+    model: str
+    model_display_name: str
+    model_repo_id: str
+    node_shape: str
+    accelerator: str
+    platform: str
+    family: str
+    devices_per_node: int
+    nodes: int
+    parallelism: Parallelism
+    memory: Memory
+    max_model_len: int
+    max_num_seqs: Optional[int]
+    max_num_batched_tokens: Optional[int]
+    full_length_seqs_per_replica: int
+    cold_start: ColdStart
+    usd_per_hour: Optional[float]
+    notes: Tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "Plan":
+        d = dict(data)
+        d["parallelism"] = Parallelism(**d["parallelism"])
+        d["memory"] = Memory(**d["memory"])
+        d["cold_start"] = ColdStart(**d["cold_start"])
+        d["notes"] = tuple(d.get("notes", ()))
+        return cls(**d)
+
+    def explain(self) -> str:
+        """A table a person reads in ten seconds."""
+        p, m, c = self.parallelism, self.memory, self.cold_start
+        layout = f"TP{p.tensor_parallel}"
+        if p.data_parallel > 1:
+            layout = f"DP{p.data_parallel} x " + layout
+        if p.pipeline_parallel > 1:
+            layout += f" x PP{p.pipeline_parallel}"
+        if p.enable_expert_parallel:
+            layout += f", EP{p.expert_parallel}"
+        seqs = "vLLM default" if self.max_num_seqs is None else str(self.max_num_seqs)
+        rows = [
+            ("model", f"{self.model_display_name} ({self.model_repo_id})"),
+            ("hardware", f"{self.nodes} x {self.node_shape} ({self.devices_per_node} x "
+                         f"{self.accelerator}, {m.device_memory_gib:g} GiB each)"),
+            ("layout", f"{layout} on {p.devices} devices"),
+            ("memory/device", f"{m.weights_gib_per_device:.1f} GiB weights + "
+                              f"{m.reserve_gib_per_device:g} GiB reserve + "
+                              f"{m.kv_cache_gib_per_device:.1f} GiB KV "
+                              f"(of {m.usable_gib_per_device:.1f} at {m.gpu_memory_utilization:g})"),
+            ("context", f"{self.max_model_len:,} tokens, KV {m.kv_cache_dtype}; "
+                        f"{self.full_length_seqs_per_replica} full-length seqs per replica, "
+                        f"max-num-seqs {seqs}"),
+            ("KV capacity", f"{m.kv_tokens_per_replica:,} tokens per replica"),
+            ("cold start", f"stage {c.stage_s} s ({c.weights_source}), load {c.load_s} s "
+                           f"({c.loading}) + warm-up {c.warmup_s} s; timeout {c.startup_timeout_s} s"),
+            ("cost", "unknown" if self.usd_per_hour is None
+             else f"${self.usd_per_hour * self.nodes:,.2f}/h"),
+        ]
+        width = max(len(k) for k, _ in rows)
+        lines = [f"{k:<{width}}  {v}" for k, v in rows]
+        lines += [f"{'note':<{width}}  {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.explain()
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def _layout(model: ModelProfile, shape: NodeShape, nodes: int) -> Parallelism:
+    devices = shape.devices
+    if shape.accelerator.platform == "ascend":
+        # One DP rank per node, TP across the node's NPUs, experts across all NPUs (the seed).
+        return Parallelism(devices, nodes, 1, devices * nodes, True, 1)
+    # NVIDIA: TP within a node, pipeline stages across nodes (the recipe's TP8 x PP2).
+    return Parallelism(devices, 1, nodes, 1, False, 1)
+
+
+def _weights_gib_per_device(model: ModelProfile, par: Parallelism) -> float:
+    weights = model.weights_bytes / GIB
+    experts = weights * model.expert_weight_fraction
+    dense = weights - experts
+    if par.enable_expert_parallel:
+        return experts / par.expert_parallel + dense / (par.tensor_parallel * par.pipeline_parallel)
+    return weights / (par.tensor_parallel * par.pipeline_parallel)
+
+
+@dataclass(frozen=True)
+class _Fit:
+    par: Parallelism
+    util: float
+    usable: float
+    weights: float
+    kv_gib: float
+    kv_bytes_per_token: float
+    state_bytes_per_seq: float
+
+    def seq_bytes(self, tokens: int) -> float:
+        return self.kv_bytes_per_token * tokens + self.state_bytes_per_seq
+
+    def holds(self, tokens: int) -> bool:
+        return self.kv_gib > 0 and self.seq_bytes(tokens) <= self.kv_gib * GIB
+
+
+def _fit(model, shape, nodes, profile: ServingProfile, req: PlanRequest, kv_dtype: str) -> _Fit:
+    par = _layout(model, shape, nodes)
+    if req.gpu_memory_utilization is not None:
+        util = req.gpu_memory_utilization
+    elif par.pipeline_parallel > 1:
+        util = profile.gpu_memory_utilization_pipelined
+    else:
+        util = profile.gpu_memory_utilization
+    usable = shape.accelerator.hbm_gib * util
+    weights = _weights_gib_per_device(model, par)
+    kv = usable - weights - profile.reserve_gib_per_device
+    arch = model.architecture
+    per_token = arch.kv_bytes_per_token(KV_DTYPE_BYTES[kv_dtype]) / par.pipeline_parallel
+    state = arch.kda_state_bytes_per_seq / (par.tensor_parallel * par.pipeline_parallel)
+    return _Fit(par, util, usable, weights, kv, per_token, state)
+
+
+def _valid_node_counts(shape: NodeShape):
+    for n in range(1, MAX_NODES + 1):
+        if shape.accelerator.platform == "ascend" or _is_power_of_two(n):
+            yield n
+
+
+def _check_request(req: PlanRequest) -> Tuple[ModelProfile, NodeShape, ServingProfile, str]:
+    if req.model not in MODELS:
+        raise ConfigError("kimi-k3:model", req.model, f"use one of {', '.join(sorted(MODELS))}",
+                          "is not a known Kimi K3 weight variant")
+    if req.node_shape not in NODE_SHAPES:
+        raise ConfigError("kimi-k3:accelerator", req.node_shape,
+                          f"use one of {', '.join(sorted(NODE_SHAPES))}", "is not a known node shape")
+    model = MODELS[req.model]
+    if req.model_overrides:
+        try:
+            model = with_architecture_overrides(model, req.model_overrides)
+        except KeyError as e:
+            raise ConfigError("kimi-k3:modelOverrides", e.args[0],
+                              "use field names listed in docs/planner.md", "is not a known assumption")
+        except (TypeError, ValueError):
+            raise ConfigError("kimi-k3:modelOverrides", dict(req.model_overrides),
+                              "give numbers", "has a non-numeric value")
+    shape = NODE_SHAPES[req.node_shape]
+    acc = shape.accelerator
+    if acc.platform not in model.platforms:
+        ok = sorted(k for k, m in MODELS.items() if acc.platform in m.platforms)
+        raise ConfigError("kimi-k3:model", req.model, f"use {' or '.join(ok)} on {acc.key}",
+                          f"({model.display_name}) does not load on {acc.display_name}")
+    if not isinstance(req.nodes, int) or not 1 <= req.nodes <= MAX_NODES:
+        raise ConfigError("kimi-k3:nodes", req.nodes, f"use 1 to {MAX_NODES}", "is out of range")
+    if acc.platform == "cuda" and not _is_power_of_two(req.nodes):
+        lower = 1 << (req.nodes.bit_length() - 1)
+        raise ConfigError("kimi-k3:nodes", req.nodes,
+                          f"use {lower} or {lower * 2} (one pipeline stage per node, stages split "
+                          f"the layers evenly)", "is not a power of two")
+    profile = PROFILES[acc.family]
+    kv_dtype = req.kv_cache_dtype or profile.kv_cache_dtype
+    if kv_dtype not in acc.kv_cache_dtypes:
+        raise ConfigError("kimi-k3:kvCacheDtype", kv_dtype,
+                          f"use one of {', '.join(acc.kv_cache_dtypes)} on {acc.key}",
+                          "is not supported here")
+    u = req.gpu_memory_utilization
+    if u is not None and not 0.5 <= u <= 0.98:
+        raise ConfigError("kimi-k3:gpuMemoryUtilization", u, "use a value from 0.5 to 0.98",
+                          "is out of range")
+    if req.max_model_len is not None and not (
+        MIN_MAX_MODEL_LEN <= req.max_model_len <= model.max_context_tokens
+    ):
+        raise ConfigError("kimi-k3:maxModelLen", req.max_model_len,
+                          f"use {MIN_MAX_MODEL_LEN} to {model.max_context_tokens} (an integer; "
+                          f"131072 is 128K)", "is out of range")
+    if req.max_num_seqs is not None and not 1 <= req.max_num_seqs <= 4096:
+        raise ConfigError("kimi-k3:maxNumSeqs", req.max_num_seqs, "use 1 to 4096", "is out of range")
+    if req.max_num_batched_tokens is not None and req.max_num_batched_tokens < 256:
+        raise ConfigError("kimi-k3:maxNumBatchedTokens", req.max_num_batched_tokens,
+                          "use at least 256", "is too small")
+    source = req.weights_source or SOURCES_BY_PLATFORM[acc.platform][0]
+    if source not in SOURCES_BY_PLATFORM[acc.platform]:
+        raise ConfigError("kimi-k3:weightsSource", source,
+                          f"use one of {', '.join(SOURCES_BY_PLATFORM[acc.platform])} on {acc.key}",
+                          "is not available here")
+    if req.stream_weights and source != "s3":
+        raise ConfigError("kimi-k3:streamWeights", True, "set kimi-k3:weightsSource=s3 or drop "
+                          "streamWeights", f"needs weights in S3, not {source}")
+    return model, shape, profile, kv_dtype
+
+
+def _minimum_nodes(model, shape, profile, req, kv_dtype, tokens: int) -> Optional[int]:
+    for n in _valid_node_counts(shape):
+        if _fit(model, shape, n, profile, req, kv_dtype).holds(tokens):
+            return n
+    return None
+
+
+def plan(req: PlanRequest) -> Plan:
+    """Plan `req` or raise ConfigError/PlanError with the key, the value and the fix."""
+    model, shape, profile, kv_dtype = _check_request(req)
+    fit = _fit(model, shape, req.nodes, profile, req, kv_dtype)
+    wanted = req.max_model_len or MIN_MAX_MODEL_LEN
+    if not fit.holds(wanted):
+        need = _minimum_nodes(model, shape, profile, req, kv_dtype, wanted)
+        have = f"{shape.hbm_gib_per_node / 1024:.2f} TiB" if shape.hbm_gib_per_node >= 1024 \
+            else f"{shape.hbm_gib_per_node:.0f} GiB"
+        what = (f"cannot hold {model.display_name} ({model.weights_bytes / 1e12:.2f} TB)"
+                if fit.weights + profile.reserve_gib_per_device >= fit.usable
+                else f"cannot hold one {wanted}-token sequence of {model.display_name} next to "
+                     f"its weights")
+        what += f" on {req.nodes} x {shape.key} ({have} of {shape.accelerator.key} per node)"
+        if need is None:
+            fix = "lower kimi-k3:maxModelLen or use an accelerator with more memory"
+            if req.max_model_len:
+                raise PlanError("kimi-k3:maxModelLen", req.max_model_len, fix, what)
+            raise PlanError("kimi-k3:nodes", req.nodes, fix, what)
+        raise PlanError("kimi-k3:nodes", req.nodes, f"use at least {need}", what)
+
+    if req.max_model_len is not None:
+        max_model_len = req.max_model_len
+    else:
+        max_model_len = next(
+            t for t in CONTEXT_LADDER
+            if t <= min(profile.max_model_len_cap, model.max_context_tokens) and fit.holds(t)
+        ) if any(fit.holds(t) for t in CONTEXT_LADDER if t <= profile.max_model_len_cap) \
+            else MIN_MAX_MODEL_LEN
+
+    par = fit.par
+    kv_tokens = int(fit.kv_gib * GIB // fit.kv_bytes_per_token)
+    full_seqs = int(fit.kv_gib * GIB // fit.seq_bytes(max_model_len))
+
+    if req.max_num_batched_tokens is not None:
+        batched = req.max_num_batched_tokens
+    elif par.pipeline_parallel > 1 and profile.batched_tokens_pipelined is not None:
+        batched = profile.batched_tokens_pipelined
+    else:
+        batched = next(b for limit, b in profile.batched_tokens_by_context if max_model_len <= limit)
+    max_num_seqs = req.max_num_seqs if req.max_num_seqs is not None else profile.max_num_seqs
+
+    notes = []
+    if par.enable_expert_parallel and par.expert_parallel > model.architecture.routed_experts:
+        notes.append(f"EP{par.expert_parallel} exceeds the {model.architecture.routed_experts} "
+                     f"routed experts: some devices hold none")
+    if max_num_seqs is not None and full_seqs < max_num_seqs:
+        notes.append(f"only {full_seqs} of max-num-seqs {max_num_seqs} sequences fit at full "
+                     f"length; vLLM queues the rest")
+
+    source = req.weights_source or SOURCES_BY_PLATFORM[shape.accelerator.platform][0]
+    bytes_per_node = model.weights_bytes / par.pipeline_parallel
+    if req.stream_weights:
+        loading, stage_s = "stream-s3", 0
+        load_s = bytes_per_node / (STREAM_READ_GB_PER_S * 1e9)
+    else:
+        loading = "local-nvme"
+        stage_s = model.weights_bytes / (WEIGHT_SOURCES[source] * 1e9)
+        load_s = bytes_per_node / (shape.nvme_read_gb_per_s * 1e9)
+    estimate = load_s + profile.warmup_s
+    budget = int(math.ceil(estimate * COLD_START_SAFETY / 60.0) * 60)
+    cold = ColdStart(
+        weights_source=source,
+        loading=loading,
+        stage_s=int(round(stage_s)),
+        load_s=int(round(load_s)),
+        warmup_s=profile.warmup_s,
+        estimate_s=int(round(estimate)),
+        startup_timeout_s=max(profile.ready_timeout_floor_s, budget),
+    )
+    memory = Memory(
+        device_memory_gib=shape.accelerator.hbm_gib,
+        gpu_memory_utilization=fit.util,
+        usable_gib_per_device=round(fit.usable, 3),
+        weights_gib_per_device=round(fit.weights, 3),
+        reserve_gib_per_device=profile.reserve_gib_per_device,
+        kv_cache_gib_per_device=round(fit.kv_gib, 3),
+        kv_cache_dtype=kv_dtype,
+        kv_bytes_per_token_per_device=fit.kv_bytes_per_token,
+        kv_tokens_per_replica=kv_tokens,
+    )
+    return Plan(
+        model=model.key,
+        model_display_name=model.display_name,
+        model_repo_id=model.repo_id,
+        node_shape=shape.key,
+        accelerator=shape.accelerator.key,
+        platform=shape.accelerator.platform,
+        family=profile.family,
+        devices_per_node=shape.devices,
+        nodes=req.nodes,
+        parallelism=par,
+        memory=memory,
+        max_model_len=max_model_len,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=batched,
+        full_length_seqs_per_replica=full_seqs,
+        cold_start=cold,
+        usd_per_hour=shape.usd_per_hour,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,99 @@
+"""Serving profiles: the tuned vLLM settings published per hardware family.
+
+These are the published, validated settings (vLLM recipe for Blackwell and Hopper, the
+vllm-ascend K3 tutorial for Atlas A3), kept as data so the planner and the launch spec read them
+from one place. Numbers a person might tune live here, not in code paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class ServingProfile:
+    family: str
+    gpu_memory_utilization: float
+    #: utilization when the layout pipelines across nodes (the recipe's TP8 x PP2 profile)
+    gpu_memory_utilization_pipelined: float
+    #: device memory kept out of the KV cache for activations, graphs and comm buffers
+    reserve_gib_per_device: float
+    #: default KV cache dtype ("auto" = the model dtype, 2 bytes)
+    kv_cache_dtype: str
+    #: vLLM refuses nothing here; these are the published values (None = vLLM's default)
+    max_num_seqs: Optional[int]
+    #: (max_model_len upper bound, max_num_batched_tokens) pairs, first match wins
+    batched_tokens_by_context: Tuple[Tuple[int, Optional[int]], ...]
+    #: batched tokens when pipelined across nodes (None = as above)
+    batched_tokens_pipelined: Optional[int]
+    #: largest context the planner picks on its own (a user may ask for more if it fits)
+    max_model_len_cap: int
+    #: engine ready timeout published for this family; the planner never goes below it
+    ready_timeout_floor_s: int
+    #: graph capture, compile and warm-up after the weights are read
+    warmup_s: int
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    extra_env_pipelined: Mapping[str, str] = field(default_factory=dict)
+
+
+PROFILES: Mapping[str, ServingProfile] = {
+    "blackwell": ServingProfile(
+        family="blackwell",
+        gpu_memory_utilization=0.95,
+        gpu_memory_utilization_pipelined=0.90,
+        reserve_gib_per_device=8.0,
+        kv_cache_dtype="fp8",
+        max_num_seqs=None,
+        batched_tokens_by_context=((1 << 40, None),),
+        batched_tokens_pipelined=8192,
+        max_model_len_cap=1_048_576,
+        ready_timeout_floor_s=3600,
+        warmup_s=600,
+        extra_env={
+            "VLLM_ALLREDUCE_USE_FLASHINFER": "1",
+            "VLLM_USE_V2_MODEL_RUNNER": "1",
+            "VLLM_USE_RUST_FRONTEND": "1",
+        },
+        extra_env_pipelined={
+            "NCCL_CUMEM_ENABLE": "1",
+            "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "1800",
+        },
+    ),
+    "hopper": ServingProfile(
+        family="hopper",
+        gpu_memory_utilization=0.97,
+        gpu_memory_utilization_pipelined=0.97,
+        reserve_gib_per_device=6.0,
+        kv_cache_dtype="auto",
+        max_num_seqs=5,
+        batched_tokens_by_context=((1 << 40, 4096),),
+        batched_tokens_pipelined=4096,
+        max_model_len_cap=32_768,
+        ready_timeout_floor_s=3600,
+        warmup_s=600,
+        extra_env={
+            "VLLM_USE_V2_MODEL_RUNNER": "1",
+            "VLLM_USE_RUST_FRONTEND": "1",
+            "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+        },
+        extra_env_pipelined={
+            "NCCL_CUMEM_ENABLE": "1",
+            "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "1800",
+        },
+    ),
+    "ascend-a3": ServingProfile(
+        family="ascend-a3",
+        gpu_memory_utilization=0.9,
+        gpu_memory_utilization_pipelined=0.9,
+        reserve_gib_per_device=6.0,
+        kv_cache_dtype="auto",
+        max_num_seqs=16,
+        # tutorial: 24576 up to 128K context; 8192 for the 1M-token layout
+        batched_tokens_by_context=((131_072, 24_576), (1 << 40, 8_192)),
+        batched_tokens_pipelined=None,
+        max_model_len_cap=1_048_576,
+        ready_timeout_floor_s=7200,
+        warmup_s=900,
+    ),
+}
