@@ -1,0 +1,298 @@
+"""The vLLM launch spec: per node role, the exact `vllm serve` argv and environment.
+
+`launch(plan, runtime)` turns a Plan into a LaunchSpec that a target renders (Slurm scripts,
+Kubernetes objects). Values known only on the node are `${NAME}` placeholders (see
+PLACEHOLDERS); each renderer maps them to its own mechanism. Pure: no Pulumi, no I/O.
+
+Errata of the seed guides are fixed here once (REFERENCE section 3): the port is the one
+configured, `--max-model-len` is an integer the planner checked, no `--data-parallel-start-rank`
+on the head, no obsolete environment variables, interfaces derived from the node's address.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Dict, List, Mapping, Optional, Tuple
+
+from .catalog import IMAGES, MODELS, ServingImage
+from .errors import ConfigError
+from .planner import Plan
+from .profiles import PROFILES
+from .vllm_flags import ASCEND_ADDITIONAL_CONFIG, PARSERS, check_flags, supported, version_tuple
+
+#: run-time values each renderer must provide
+PLACEHOLDERS: Mapping[str, str] = {
+    "NODE0_ADDR": "IP address of node 0 (the head), reachable from every node",
+    "NODE_ADDR": "this node's own IP address on the cluster network",
+    "NODE_IFNAME": "name of the network interface that owns NODE_ADDR",
+    "NODE_RANK": "this node's index in the replica (0 = head)",
+}
+
+#: env vars whose values come from secrets; renderers inject them, never write them
+SECRET_ENV = ("VLLM_API_KEY", "HF_TOKEN")
+
+
+def ph(name: str) -> str:
+    """The placeholder text for `name`."""
+    assert name in PLACEHOLDERS, name
+    return "${" + name + "}"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What the target decides about running the spec (not what the hardware decides)."""
+
+    image: str
+    port: int
+    served_model_name: str = "Kimi-K3"
+    model_path: str = "/model"  # where the weights are, as vLLM sees them
+    host: str = "0.0.0.0"
+    rpc_port: int = 13389
+    vision_chunks_per_prompt: int = 40
+    load_format: Optional[str] = None  # None = the profile's choice
+    api_key: bool = False  # serve with an API key read from VLLM_API_KEY (a secret)
+    hf_token: bool = False  # download with HF_TOKEN (a secret)
+    extra_args: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    role: str  # "head" or "worker"
+    node_rank: int  # for the worker template: -1 (rank is the NODE_RANK placeholder)
+    argv: Tuple[str, ...]
+    env: Tuple[Tuple[str, str], ...]
+
+    @property
+    def env_dict(self) -> Dict[str, str]:
+        return dict(self.env)
+
+    def for_rank(self, rank: int) -> "RoleSpec":
+        """This template with NODE_RANK filled in."""
+        fill = lambda s: s.replace(ph("NODE_RANK"), str(rank))  # noqa: E731
+        return RoleSpec(self.role, rank, tuple(fill(a) for a in self.argv),
+                        tuple((k, fill(v)) for k, v in self.env))
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    image: str
+    vllm_version: str
+    platform: str
+    nodes: int
+    port: int
+    served_model_name: str
+    model_path: str
+    readiness_path: str
+    startup_timeout_s: int
+    head: RoleSpec
+    worker: Optional[RoleSpec]  # template for every worker; NODE_RANK is a placeholder
+    secret_env: Tuple[str, ...] = ()
+    rpc_port: int = 13389
+
+    def __post_init__(self):
+        if self.head.role != "head" or self.head.node_rank != 0:
+            raise ValueError("the head must be role 'head' at node rank 0")
+        if "--data-parallel-start-rank" in self.head.argv:
+            raise ValueError("the head must not get --data-parallel-start-rank")
+        if (self.nodes > 1) != (self.worker is not None):
+            raise ValueError("a multi-node spec needs a worker template, a single-node one none")
+        if self.worker is not None and "--headless" not in self.worker.argv:
+            raise ValueError("workers must be --headless")
+
+    def roles(self) -> List[RoleSpec]:
+        """Concrete roles, node 0 first."""
+        out = [self.head]
+        if self.worker is not None:
+            out += [self.worker.for_rank(r) for r in range(1, self.nodes)]
+        return out
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "LaunchSpec":
+        d = dict(data)
+
+        def role(r):
+            return None if r is None else RoleSpec(
+                r["role"], r["node_rank"], tuple(r["argv"]), tuple(tuple(kv) for kv in r["env"]))
+
+        d["head"] = role(d["head"])
+        d["worker"] = role(d["worker"])
+        d["secret_env"] = tuple(d.get("secret_env", ()))
+        return cls(**d)
+
+
+def _json(obj) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def _image(runtime: Runtime, plan: Plan) -> ServingImage:
+    img = IMAGES.get(runtime.image)
+    if img is None:
+        # an image we have not checked: assume the platform default's vLLM release
+        raise ConfigError("kimi-k3:image", runtime.image,
+                          f"use one of {', '.join(sorted(IMAGES))} (flags are checked per image)",
+                          "is not a known serving image")
+    if img.platform != plan.platform:
+        raise ConfigError("kimi-k3:image", runtime.image,
+                          f"use an image built for {plan.platform}", f"is built for {img.platform}")
+    return img
+
+
+def _ascend_argv(plan: Plan, rt: Runtime, img: ServingImage, worker: bool) -> List[str]:
+    par = plan.parallelism
+    additional = {k: True for k in ("enable_cpu_binding", "enable_flashcomm1")
+                  if supported(ASCEND_ADDITIONAL_CONFIG, k, img.plugin_version or "0")}
+    argv = [
+        "--served-model-name", rt.served_model_name,
+        "--host", rt.host,
+        "--port", str(rt.port),
+        "--allowed-local-media-path", "/",
+        "--trust-remote-code",
+        "--tensor-parallel-size", str(par.tensor_parallel),
+        "--data-parallel-size", str(par.data_parallel),
+        "--data-parallel-size-local", str(par.data_parallel_size_local),
+    ]
+    if worker:
+        argv += ["--headless", "--data-parallel-start-rank", ph("NODE_RANK")]
+    if par.data_parallel > 1:
+        argv += ["--data-parallel-address", ph("NODE0_ADDR"),
+                 "--data-parallel-rpc-port", str(rt.rpc_port)]
+    argv += ["--enable-prefix-caching"]
+    if par.enable_expert_parallel:
+        argv += ["--enable-expert-parallel"]
+    if plan.max_num_seqs is not None:
+        argv += ["--max-num-seqs", str(plan.max_num_seqs)]
+    argv += ["--max-model-len", str(plan.max_model_len)]
+    if plan.max_num_batched_tokens is not None:
+        argv += ["--max-num-batched-tokens", str(plan.max_num_batched_tokens)]
+    argv += [
+        "--gpu-memory-utilization", f"{plan.memory.gpu_memory_utilization:g}",
+        "--compilation-config", _json({"cudagraph_mode": "FULL_DECODE_ONLY"}),
+        "--mm-processor-cache-gb", "0",
+    ]
+    if additional:
+        argv += ["--additional-config", _json(additional)]
+    argv += [
+        "--mm-encoder-tp-mode", "data",
+        "--limit-mm-per-prompt", _json({"vision_chunk": rt.vision_chunks_per_prompt}),
+    ]
+    return argv
+
+
+def _cuda_argv(plan: Plan, rt: Runtime, img: ServingImage, worker: bool) -> List[str]:
+    par = plan.parallelism
+    argv = [
+        "--served-model-name", rt.served_model_name,
+        "--host", rt.host,
+        "--port", str(rt.port),
+        "--trust-remote-code",
+        "--gpu-memory-utilization", f"{plan.memory.gpu_memory_utilization:g}",
+        "--tensor-parallel-size", str(par.tensor_parallel),
+    ]
+    if par.pipeline_parallel > 1:
+        argv += ["--pipeline-parallel-size", str(par.pipeline_parallel),
+                 "--nnodes", str(plan.nodes),
+                 "--node-rank", ph("NODE_RANK") if worker else "0",
+                 "--master-addr", ph("NODE0_ADDR"),
+                 "--data-parallel-backend", "mp"]
+        if worker:
+            argv += ["--headless"]
+    load_format = rt.load_format
+    if load_format is None:
+        load_format = "runai_streamer" if plan.cold_start.loading == "stream-s3" else (
+            "fastsafetensors" if plan.family == "blackwell" else None)
+    if load_format:
+        argv += ["--load-format", load_format]
+    if plan.family == "hopper":
+        argv += ["--moe-backend", "marlin", "--disable-custom-all-reduce",
+                 "--attention-backend", "FLASHMLA"]
+    argv += ["--no-enable-flashinfer-autotune"]
+    if plan.max_num_seqs is not None:
+        argv += ["--max-num-seqs", str(plan.max_num_seqs)]
+    argv += ["--max-model-len", str(plan.max_model_len)]
+    if plan.max_num_batched_tokens is not None:
+        argv += ["--max-num-batched-tokens", str(plan.max_num_batched_tokens)]
+    if plan.memory.kv_cache_dtype != "auto":
+        argv += ["--kv-cache-dtype", plan.memory.kv_cache_dtype]
+        # FP8 KV needs prefill query quantization with an MLA prefill backend (recipe)
+        argv += ["--attention-config",
+                 _json({"use_prefill_query_quantization": True, "mla_prefill_backend": "flashinfer"})]
+    argv += ["--enable-prefix-caching"]
+    return argv
+
+
+def _common_tail(img: ServingImage) -> List[str]:
+    for parser in ("kimi_k3",):
+        if version_tuple(img.vllm_version) < version_tuple(PARSERS[parser]):
+            raise ConfigError("kimi-k3:image", img.ref, f"use an image with vLLM >= {PARSERS[parser]}",
+                              f"has vLLM {img.vllm_version}, which lacks the {parser} parsers")
+    return ["--enable-auto-tool-choice", "--tool-call-parser", "kimi_k3",
+            "--reasoning-parser", "kimi_k3"]
+
+
+def _env(plan: Plan, head: bool, startup_timeout_s: int) -> List[Tuple[str, str]]:
+    profile = PROFILES[plan.family]
+    env: List[Tuple[str, str]] = []
+    if plan.platform == "ascend":
+        env += [
+            ("HCCL_IF_IP", ph("NODE_ADDR")),
+            ("GLOO_SOCKET_IFNAME", ph("NODE_IFNAME")),
+            ("TP_SOCKET_IFNAME", ph("NODE_IFNAME")),
+            ("HCCL_SOCKET_IFNAME", ph("NODE_IFNAME")),
+            ("HCCL_BUFFSIZE", "800"),
+            ("PYTORCH_NPU_ALLOC_CONF", "expandable_segments:True"),
+            ("OMP_PROC_BIND", "false"),
+            ("OMP_NUM_THREADS", "1"),
+            ("TASK_QUEUE_ENABLE", "1"),
+            ("ASCEND_RT_VISIBLE_DEVICES", ",".join(str(i) for i in range(plan.devices_per_node))),
+        ]
+    else:
+        env += sorted(profile.extra_env.items())
+        if plan.parallelism.pipeline_parallel > 1:
+            env += sorted(profile.extra_env_pipelined.items())
+            env += [("GLOO_SOCKET_IFNAME", ph("NODE_IFNAME")), ("NCCL_SOCKET_IFNAME", ph("NODE_IFNAME"))]
+    if head or plan.platform != "ascend":
+        env += [("VLLM_ENGINE_READY_TIMEOUT_S", str(startup_timeout_s))]
+    return env
+
+
+def launch(plan: Plan, runtime: Runtime) -> LaunchSpec:
+    """The launch spec for `plan` under `runtime`; every flag checked against the image."""
+    img = _image(runtime, plan)
+    build = _ascend_argv if plan.platform == "ascend" else _cuda_argv
+    timeout = plan.cold_start.startup_timeout_s
+    head_argv = ["vllm", "serve", runtime.model_path] + build(plan, runtime, img, False) \
+        + _common_tail(img) + list(runtime.extra_args)
+    check_flags(head_argv, img.vllm_version)
+    head = RoleSpec("head", 0, tuple(head_argv), tuple(_env(plan, True, timeout)))
+    worker = None
+    if plan.nodes > 1:
+        w_argv = ["vllm", "serve", runtime.model_path] + build(plan, runtime, img, True) \
+            + _common_tail(img) + list(runtime.extra_args)
+        check_flags(w_argv, img.vllm_version)
+        worker = RoleSpec("worker", -1, tuple(w_argv), tuple(_env(plan, False, timeout)))
+    secret_env = tuple(n for n, on in (("VLLM_API_KEY", runtime.api_key),
+                                       ("HF_TOKEN", runtime.hf_token)) if on)
+    return LaunchSpec(
+        image=img.ref,
+        vllm_version=img.vllm_version,
+        platform=plan.platform,
+        nodes=plan.nodes,
+        port=runtime.port,
+        served_model_name=runtime.served_model_name,
+        model_path=runtime.model_path,
+        readiness_path="/health",
+        startup_timeout_s=timeout,
+        head=head,
+        worker=worker,
+        secret_env=secret_env,
+        rpc_port=runtime.rpc_port,
+    )
+
+
+def model_dir_name(plan: Plan) -> str:
+    """Directory name the weights live under on a node (e.g. `Kimi-K3-w4a8`)."""
+    return MODELS[plan.model].local_dir_name

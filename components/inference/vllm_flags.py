@@ -1,0 +1,94 @@
+"""Which `vllm serve` flags exist in which vLLM release.
+
+The launch spec only emits flags listed here, and only for images whose vLLM release is at least
+the flag's first release (the checked facts in REFERENCE section 2: every flag below exists in
+vLLM 0.33.0's own parser; those the Ascend seed uses ran on its 0.23 image). An emitted flag
+missing from this table is a bug caught by `check_flags`, not a surprise on the cluster.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Optional, Tuple
+
+#: flag -> (first vLLM release that has it, last release that has it or None)
+FLAGS: Mapping[str, Tuple[str, Optional[str]]] = {
+    "--served-model-name": ("0.4.0", None),
+    "--host": ("0.4.0", None),
+    "--port": ("0.4.0", None),
+    "--trust-remote-code": ("0.4.0", None),
+    "--allowed-local-media-path": ("0.6.0", None),
+    "--tensor-parallel-size": ("0.4.0", None),
+    "--pipeline-parallel-size": ("0.5.0", None),
+    "--data-parallel-size": ("0.8.0", None),
+    "--data-parallel-size-local": ("0.9.0", None),
+    "--data-parallel-address": ("0.9.0", None),
+    "--data-parallel-rpc-port": ("0.9.0", None),
+    "--data-parallel-start-rank": ("0.9.0", None),
+    "--data-parallel-backend": ("0.9.0", None),
+    "--headless": ("0.9.0", None),
+    "--nnodes": ("0.11.0", None),
+    "--node-rank": ("0.11.0", None),
+    "--master-addr": ("0.11.0", None),
+    "--enable-expert-parallel": ("0.8.0", None),
+    "--enable-prefix-caching": ("0.4.0", None),
+    "--max-num-seqs": ("0.4.0", None),
+    "--max-model-len": ("0.4.0", None),
+    "--max-num-batched-tokens": ("0.4.0", None),
+    "--gpu-memory-utilization": ("0.4.0", None),
+    "--compilation-config": ("0.7.0", None),
+    "--mm-processor-cache-gb": ("0.10.0", None),
+    "--additional-config": ("0.8.0", None),
+    "--mm-encoder-tp-mode": ("0.10.0", None),
+    "--limit-mm-per-prompt": ("0.5.0", None),
+    "--enable-auto-tool-choice": ("0.6.0", None),
+    "--tool-call-parser": ("0.6.0", None),
+    "--reasoning-parser": ("0.7.0", None),
+    "--load-format": ("0.4.0", None),
+    "--kv-cache-dtype": ("0.4.0", None),
+    "--attention-config": ("0.27.1", None),
+    "--attention-backend": ("0.11.0", None),
+    "--moe-backend": ("0.27.1", None),
+    "--no-enable-flashinfer-autotune": ("0.27.1", None),
+    "--disable-custom-all-reduce": ("0.4.0", None),
+    "--speculative-config": ("0.8.0", None),
+    "--api-key": ("0.4.0", None),
+}
+
+#: flags that take no value
+BOOLEAN_FLAGS = frozenset({
+    "--trust-remote-code", "--headless", "--enable-expert-parallel", "--enable-prefix-caching",
+    "--enable-auto-tool-choice", "--no-enable-flashinfer-autotune", "--disable-custom-all-reduce",
+})
+
+#: vllm-ascend `--additional-config` keys -> (first plugin release, last plugin release or None)
+ASCEND_ADDITIONAL_CONFIG: Mapping[str, Tuple[str, Optional[str]]] = {
+    "enable_cpu_binding": ("0.9.0", None),
+    # deprecated after the 0.23 line (REFERENCE section 2): gate by the image's plugin version
+    "enable_flashcomm1": ("0.11.0", "0.23.99"),
+}
+
+#: reasoning / tool parsers by first release
+PARSERS: Mapping[str, str] = {"kimi_k3": "0.23.0"}
+
+
+def version_tuple(v: str) -> Tuple[int, ...]:
+    out = []
+    for part in v.split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        out.append(int(digits) if digits else 0)
+    return tuple(out)
+
+
+def supported(table: Mapping[str, Tuple[str, Optional[str]]], key: str, version: str) -> bool:
+    if key not in table:
+        return False
+    first, last = table[key]
+    v = version_tuple(version)
+    return version_tuple(first) <= v and (last is None or v <= version_tuple(last))
+
+
+def check_flags(argv: Iterable[str], vllm_version: str) -> None:
+    """Raise ValueError naming the first flag this vLLM release does not have."""
+    for arg in argv:
+        if arg.startswith("--") and not supported(FLAGS, arg, vllm_version):
+            raise ValueError(f"flag {arg} is not known to exist in vLLM {vllm_version}")

@@ -1,0 +1,205 @@
+"""Shared stack settings (namespace `kimi-k3`), parsed and checked before anything is created.
+
+`parse_settings(raw, stack)` takes the raw string config of a stack (what `pulumi.Config`
+holds, `kimi-k3:` prefix stripped) and returns typed `SharedSettings`, or raises ConfigError with
+the key, the value and the fix. Pure: the Pulumi side (secrets) lives in `__main__.py`.
+Target-specific keys (`ctyun:*`, `aws:*`, `kimi-k3:aws*`...) are parsed by each target.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Tuple
+
+from .inference.catalog import (
+    ACCELERATORS,
+    DEFAULT_IMAGE_FOR_PLATFORM,
+    DEFAULT_SHAPE_FOR_ACCELERATOR,
+    IMAGES,
+    MODELS,
+)
+from .inference.errors import ConfigError
+from .inference.planner import PlanRequest
+
+TARGETS = ("ctyun-hcc", "aws-eks")
+#: accelerators each target offers
+TARGET_ACCELERATORS = {
+    "ctyun-hcc": ("ascend-910c",),
+    "aws-eks": ("b300", "b200", "h200", "h100"),
+}
+KNOWN_KEYS = frozenset({
+    "target", "accelerator", "nodes", "model", "maxModelLen", "maxNumSeqs", "maxNumBatchedTokens",
+    "gpuMemoryUtilization", "kvCacheDtype", "weightsSource", "streamWeights", "servedModelName",
+    "port", "allowedCidrs", "image", "modelOverrides", "visionChunksPerPrompt", "apiKey", "hfToken",
+})
+
+
+@dataclass(frozen=True)
+class SharedSettings:
+    stack: str
+    target: str
+    accelerator: str
+    node_shape: str
+    nodes: int
+    model: str
+    image: str
+    port: int
+    served_model_name: str
+    allowed_cidrs: Tuple[str, ...]
+    max_model_len: Optional[int] = None
+    max_num_seqs: Optional[int] = None
+    max_num_batched_tokens: Optional[int] = None
+    gpu_memory_utilization: Optional[float] = None
+    kv_cache_dtype: Optional[str] = None
+    weights_source: Optional[str] = None
+    stream_weights: bool = False
+    vision_chunks_per_prompt: int = 40
+    model_overrides: Mapping[str, float] = field(default_factory=dict)
+    has_api_key: bool = False
+    has_hf_token: bool = False
+
+    def plan_request(self) -> PlanRequest:
+        return PlanRequest(
+            model=self.model,
+            node_shape=self.node_shape,
+            nodes=self.nodes,
+            max_model_len=self.max_model_len,
+            max_num_seqs=self.max_num_seqs,
+            max_num_batched_tokens=self.max_num_batched_tokens,
+            gpu_memory_utilization=self.gpu_memory_utilization,
+            kv_cache_dtype=self.kv_cache_dtype,
+            weights_source=self.weights_source,
+            stream_weights=self.stream_weights,
+            model_overrides=dict(self.model_overrides),
+        )
+
+
+def _int(raw: Mapping[str, str], key: str, default=None, lo=None, hi=None) -> Optional[int]:
+    value = raw.get(key)
+    if value is None or value == "":
+        return default
+    try:
+        n = int(str(value).replace("_", ""))
+    except ValueError:
+        hint = " (write 131072, not 128K)" if str(value)[-1:] in "kKmM" else ""
+        raise ConfigError(f"kimi-k3:{key}", value, f"give an integer{hint}", "is not an integer")
+    if (lo is not None and n < lo) or (hi is not None and n > hi):
+        raise ConfigError(f"kimi-k3:{key}", n, f"use {lo} to {hi}", "is out of range")
+    return n
+
+
+def _float(raw, key) -> Optional[float]:
+    value = raw.get(key)
+    if value is None or value == "":
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise ConfigError(f"kimi-k3:{key}", value, "give a number such as 0.9", "is not a number")
+
+
+def _bool(raw, key, default=False) -> bool:
+    value = raw.get(key)
+    if value is None or value == "":
+        return default
+    s = str(value).strip().lower()
+    if s in ("true", "1", "yes"):
+        return True
+    if s in ("false", "0", "no"):
+        return False
+    raise ConfigError(f"kimi-k3:{key}", value, "use true or false", "is not a boolean")
+
+
+def _json_value(raw, key, default):
+    value = raw.get(key)
+    if value is None or value == "":
+        return default
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise ConfigError(f"kimi-k3:{key}", value, "give a JSON value", "is not valid JSON")
+
+
+def parse_cidrs(value, key: str = "kimi-k3:allowedCidrs") -> Tuple[str, ...]:
+    """CIDRs allowed to reach the endpoint; the whole internet only when spelled out."""
+    if value in (None, "", []):
+        return ()
+    if isinstance(value, str):
+        items = json.loads(value) if value.strip().startswith("[") else value.split(",")
+    else:
+        items = list(value)
+    out = []
+    for item in items:
+        item = str(item).strip()
+        try:
+            net = ipaddress.ip_network(item, strict=True)
+        except ValueError as e:
+            raise ConfigError(key, item, "give CIDRs such as 203.0.113.0/24", f"is not a CIDR ({e})")
+        out.append(str(net))
+    return tuple(out)
+
+
+def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
+    """Typed, checked shared settings from a stack's raw `kimi-k3:*` config."""
+    unknown = sorted(set(raw) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"kimi-k3:{unknown[0]}", raw[unknown[0]],
+                          "remove it or check the spelling (docs/configuration.md lists the keys)",
+                          "is not a known key")
+    target = str(raw.get("target") or "")
+    if target not in TARGETS:
+        raise ConfigError("kimi-k3:target", target or None, f"use one of {', '.join(TARGETS)}",
+                          "is not a known target")
+    accelerator = str(raw.get("accelerator") or TARGET_ACCELERATORS[target][0])
+    if accelerator not in ACCELERATORS:
+        raise ConfigError("kimi-k3:accelerator", accelerator,
+                          f"use one of {', '.join(TARGET_ACCELERATORS[target])}",
+                          "is not a known accelerator")
+    if accelerator not in TARGET_ACCELERATORS[target]:
+        raise ConfigError("kimi-k3:accelerator", accelerator,
+                          f"use one of {', '.join(TARGET_ACCELERATORS[target])} on {target}",
+                          f"is not offered by {target}")
+    model = str(raw.get("model") or ("w4a8" if target == "ctyun-hcc" else "mxfp4"))
+    if model not in MODELS:
+        raise ConfigError("kimi-k3:model", model, f"use one of {', '.join(sorted(MODELS))}",
+                          "is not a known Kimi K3 weight variant")
+    platform = ACCELERATORS[accelerator].platform
+    image = str(raw.get("image") or DEFAULT_IMAGE_FOR_PLATFORM[platform])
+    if image not in IMAGES:
+        raise ConfigError("kimi-k3:image", image, f"use one of {', '.join(sorted(IMAGES))}",
+                          "is not a known serving image")
+    overrides = _json_value(raw, "modelOverrides", {})
+    if not isinstance(overrides, dict):
+        raise ConfigError("kimi-k3:modelOverrides", overrides, "give a JSON object", "is not an object")
+    served = str(raw.get("servedModelName") or "Kimi-K3")
+    if not served or any(c.isspace() for c in served) or len(served) > 128:
+        raise ConfigError("kimi-k3:servedModelName", served, "use a name without spaces, up to 128 "
+                          "characters", "is not a usable model name")
+    kv = raw.get("kvCacheDtype") or None
+    return SharedSettings(
+        stack=stack,
+        target=target,
+        accelerator=accelerator,
+        node_shape=DEFAULT_SHAPE_FOR_ACCELERATOR[accelerator],
+        nodes=_int(raw, "nodes", 4 if target == "ctyun-hcc" else 1, 1, 64),
+        model=model,
+        image=image,
+        port=_int(raw, "port", 11025 if target == "ctyun-hcc" else 8000, 1024, 65535),
+        served_model_name=served,
+        allowed_cidrs=parse_cidrs(raw.get("allowedCidrs")),
+        max_model_len=_int(raw, "maxModelLen"),
+        max_num_seqs=_int(raw, "maxNumSeqs"),
+        max_num_batched_tokens=_int(raw, "maxNumBatchedTokens"),
+        gpu_memory_utilization=_float(raw, "gpuMemoryUtilization"),
+        kv_cache_dtype=str(kv) if kv else None,
+        weights_source=str(raw.get("weightsSource") or "") or None,
+        stream_weights=_bool(raw, "streamWeights"),
+        vision_chunks_per_prompt=_int(raw, "visionChunksPerPrompt", 40, 0, 1000),
+        model_overrides=overrides,
+        has_api_key=bool(raw.get("apiKey")),
+        has_hf_token=bool(raw.get("hfToken")),
+    )
