@@ -59,6 +59,8 @@ class SharedSettings:
     model_overrides: Mapping[str, float] = field(default_factory=dict)
     has_api_key: bool = False
     has_hf_token: bool = False
+    #: `kimi-k3:*` keys that are not shared, for the target's own parser (it rejects unknown ones)
+    target_config: Mapping[str, object] = field(default_factory=dict)
 
     def plan_request(self) -> PlanRequest:
         return PlanRequest(
@@ -145,11 +147,8 @@ def parse_cidrs(value, key: str = "kimi-k3:allowedCidrs") -> Tuple[str, ...]:
 
 def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
     """Typed, checked shared settings from a stack's raw `kimi-k3:*` config."""
-    unknown = sorted(set(raw) - KNOWN_KEYS)
-    if unknown:
-        raise ConfigError(f"kimi-k3:{unknown[0]}", raw[unknown[0]],
-                          "remove it or check the spelling (docs/configuration.md lists the keys)",
-                          "is not a known key")
+    # keys that are not shared belong to the target, which must reject those it does not know
+    target_config = {k: v for k, v in raw.items() if k not in KNOWN_KEYS}
     target = str(raw.get("target") or "")
     if target not in TARGETS:
         raise ConfigError("kimi-k3:target", target or None, f"use one of {', '.join(TARGETS)}",
@@ -202,4 +201,13 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         model_overrides=overrides,
         has_api_key=bool(raw.get("apiKey")),
         has_hf_token=bool(raw.get("hfToken")),
+        target_config=target_config,
     )
+
+
+def reject_unknown(target_config: Mapping[str, object], known) -> None:
+    """Raise ConfigError for the first `kimi-k3:*` key neither shared nor the target's own."""
+    for key in sorted(set(target_config) - set(known)):
+        raise ConfigError(f"kimi-k3:{key}", target_config[key],
+                          "remove it or check the spelling (docs/configuration.md lists the keys)",
+                          "is not a known key")
