@@ -1,0 +1,165 @@
+"""Run the real `__main__.py` under Pulumi's mock engine: no CLI, no cloud, no credentials.
+
+This is what the offline plan command and the program-level tests use. Every resource the program
+registers is recorded with its type, name, parent and inputs as the program passed them (secret
+values replaced by "[secret]"); mocked resources answer with their inputs as outputs plus the
+extra outputs a target declares for remote components (`MOCK_OUTPUTS`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib
+import json
+import os
+import runpy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional
+
+import yaml
+
+PROJECT = "kimi-k3"
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "[secret]"
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+_SIG = "4dabf18193072939515e22adb298388d"
+#: modules that may define MOCK_OUTPUTS = {type token: fn(inputs) -> extra outputs}
+MOCK_OUTPUT_MODULES = ("components.aws_eks.mock_outputs", "components.ctyun_hcc.mock_outputs")
+
+
+class StackNotFound(Exception):
+    pass
+
+
+@dataclass
+class ProgramRun:
+    stack: str
+    config: Dict[str, str]
+    resources: List[Dict[str, Any]] = field(default_factory=list)
+    outputs: Dict[str, Any] = field(default_factory=dict)
+    inference: Any = None  # the K3Inference instance (plan, spec, artifacts)
+
+    def of_type(self, type_token: str) -> List[Dict[str, Any]]:
+        return [r for r in self.resources if r["type"] == type_token]
+
+
+def _strip_secrets(value: Any) -> Any:
+    if isinstance(value, dict):
+        if value.get(_SIG) == _SECRET_SIG:
+            return SECRET
+        return {k: _strip_secrets(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip_secrets(v) for v in value]
+    return value
+
+
+def _name_of(urn: str) -> Optional[str]:
+    return urn.rsplit("::", 1)[-1] if urn else None
+
+
+def _mock_outputs() -> Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]]:
+    table: Dict[str, Callable] = {}
+    for mod in MOCK_OUTPUT_MODULES:
+        try:
+            table.update(importlib.import_module(mod).MOCK_OUTPUTS)
+        except ModuleNotFoundError as e:
+            if e.name != mod:
+                raise
+    return table
+
+
+def load_stack_config(stack: str, overrides: Optional[Mapping[str, str]] = None):
+    """(config, secret keys) of `stacks/Pulumi.<stack>.yaml` with `overrides` applied.
+
+    Encrypted values cannot be read offline: they become "[secret]" and stay marked secret.
+    """
+    path = ROOT / "stacks" / f"Pulumi.{stack}.yaml"
+    if not path.exists():
+        known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+        raise StackNotFound(f"--stack={stack!r} has no stacks/Pulumi.{stack}.yaml; use one of {', '.join(known)}")
+    doc = yaml.safe_load(path.read_text()) or {}
+    config: Dict[str, str] = {}
+    secret_keys: List[str] = []
+    for key, value in (doc.get("config") or {}).items():
+        if isinstance(value, dict) and "secure" in value:
+            config[key] = SECRET
+            secret_keys.append(key)
+        elif isinstance(value, str):
+            config[key] = value
+        else:
+            config[key] = json.dumps(value)
+    for key, value in (overrides or {}).items():
+        config[key if ":" in key else f"{PROJECT}:{key}"] = value
+    return config, secret_keys
+
+
+def run_program(stack: str, overrides: Optional[Mapping[str, str]] = None,
+                main: Optional[Path] = None) -> ProgramRun:
+    """Run `__main__.py` for `stack` under mocks and return what it registered."""
+    config, secret_keys = load_stack_config(stack, overrides)
+    ctx = contextvars.Context()  # fresh Pulumi runtime state for every run
+    return ctx.run(_run, stack, config, secret_keys, main or ROOT / "__main__.py")
+
+
+def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
+    import asyncio
+
+    import pulumi
+    from pulumi.runtime import mocks as pmocks
+    from pulumi.runtime import set_all_config, set_mocks
+    from pulumi.runtime.settings import get_root_resource
+    from pulumi.runtime.stack import wait_for_rpcs
+    from pulumi.runtime.sync_await import _sync_await
+    from google.protobuf import json_format
+
+    from .inference.component import K3Inference
+
+    run = ProgramRun(stack=stack, config=dict(config))
+    extra = _mock_outputs()
+
+    class Mocks(pulumi.runtime.Mocks):
+        def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+            state = dict(args.inputs)
+            state.pop("__provider", None)
+            if args.typ in extra:
+                state.update(extra[args.typ](args.inputs))
+            return (f"{args.name}-id" if args.custom else None), state
+
+        def call(self, args: pulumi.runtime.MockCallArgs):
+            if args.token in extra:
+                return extra[args.token](args.args)
+            return {}
+
+    class RecordingMonitor(pmocks.MockMonitor):
+        def RegisterResource(self, request):
+            if request.type != "pulumi:pulumi:Stack":
+                inputs = _strip_secrets(json_format.MessageToDict(request.object))
+                inputs.pop("__provider", None)
+                run.resources.append({
+                    "type": request.type,
+                    "name": request.name,
+                    "parent": _name_of(request.parent),
+                    "custom": bool(request.custom),
+                    "inputs": inputs,
+                })
+            return super().RegisterResource(request)
+
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    mocks = Mocks()
+    set_all_config(config, secret_keys)
+    set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=RecordingMonitor(mocks))
+    old_cwd = os.getcwd()
+    os.chdir(main.parent)
+    try:
+        namespace = runpy.run_path(str(main), run_name="__main__")
+        _sync_await(wait_for_rpcs())
+    finally:
+        os.chdir(old_cwd)
+    run.inference = next((v for v in namespace.values() if isinstance(v, K3Inference)), None)
+    root = get_root_resource()
+    for name, value in (getattr(root, "outputs", None) or {}).items():
+        out = pulumi.Output.from_input(value)
+        secret = _sync_await(out.is_secret())
+        run.outputs[name] = SECRET if secret else _sync_await(out.future())
+    return run

@@ -1,0 +1,68 @@
+"""From parsed settings to (Plan, LaunchSpec): the pure half of the program, run before any resource.
+
+The target decides where the weights sit inside the container and how they load (its module may
+define `runtime(shared) -> Runtime`); everything else comes from the settings and the planner.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Dict, Tuple
+
+from .inference.catalog import MODELS
+from .inference.launch import LaunchSpec, Runtime, launch
+from .inference.planner import Plan, plan
+from .settings import SharedSettings
+from .targets import REGISTRY
+
+NAMESPACE = "kimi-k3"
+
+
+def default_runtime(shared: SharedSettings) -> Runtime:
+    """Runtime when the target does not define its own: weights mounted at /model (the seed)."""
+    model_path = "/model" if shared.target == "ctyun-hcc" else f"/models/{MODELS[shared.model].local_dir_name}"
+    return Runtime(
+        image=shared.image,
+        port=shared.port,
+        served_model_name=shared.served_model_name,
+        model_path=model_path,
+        vision_chunks_per_prompt=shared.vision_chunks_per_prompt,
+        api_key=shared.has_api_key,
+        hf_token=shared.has_hf_token,
+    )
+
+
+def runtime_for(shared: SharedSettings) -> Runtime:
+    module = importlib.import_module(REGISTRY[shared.target])
+    make = getattr(module, "runtime", None)
+    return make(shared) if make is not None else default_runtime(shared)
+
+
+def plan_and_launch(shared: SharedSettings) -> Tuple[Plan, LaunchSpec]:
+    """Plan and launch spec for `shared`; raises ConfigError/PlanError on bad input."""
+    p = plan(shared.plan_request())
+    return p, launch(p, runtime_for(shared))
+
+
+def raw_shared_config(project: str = NAMESPACE) -> Dict[str, object]:
+    """All `kimi-k3:*` config of the running program, prefix stripped, values as given.
+
+    Reads what the Pulumi engine passed (PULUMI_CONFIG) and what was set in-process (mocks).
+    """
+    from pulumi.runtime import config as pconfig
+
+    merged: Dict[str, object] = {}
+    merged.update(pconfig.get_config_env())
+    merged.update(pconfig.CONFIG.get())
+    out = {}
+    for key, value in merged.items():
+        ns, _, name = key.partition(":")
+        if ns == NAMESPACE and name:
+            if isinstance(value, str) and value[:1] in "[{":
+                try:
+                    value = json.loads(value)
+                except ValueError:
+                    pass
+            out[name] = value
+    return out
