@@ -51,6 +51,8 @@ def _strip_secrets(value: Any) -> Any:
         return {k: _strip_secrets(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_strip_secrets(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # protobuf Struct numbers are floats; the program passed integers
     return value
 
 

@@ -1,0 +1,1 @@
+"""Test doubles for what cannot exist on a test machine (named as doubles, used only by tests)."""
