@@ -1,0 +1,349 @@
+"""Kubernetes objects that run a LaunchSpec: plain dicts, no Pulumi, no I/O.
+
+The same dicts are written as YAML by the offline plan command and handed to pulumi_kubernetes by
+the AWS target, so what a reviewer reads is what the cluster gets. One node per replica becomes a
+Deployment; a replica spanning nodes becomes a LeaderWorkerSet (leaderworkerset.x-k8s.io/v1)
+whose leader is node 0. `render_hyperpod` turns the same spec into SageMaker HyperPod's
+`InferenceEndpointConfig` for users who run HyperPod instead of their own EKS cluster.
+
+Launch placeholders map as follows (documented in docs/aws-eks.md):
+- `${NODE0_ADDR}`: the LWS leader's address (`$(LWS_LEADER_ADDRESS)`, set by the LWS controller);
+  on a single node `127.0.0.1`.
+- `${NODE_ADDR}`: the pod IP, from the downward API (`status.podIP`).
+- `${NODE_RANK}`: the LWS worker index, from the pod label the controller sets
+  (`leaderworkerset.sigs.k8s.io/worker-index`, read through the downward API); 0 on one node.
+- `${NODE_IFNAME}`: `eth0`, the pod's own interface under the VPC CNI (pods do not use the host
+  network; NCCL reaches EFA through the device plugin's devices, not through an IP interface).
+Secrets (VLLM_API_KEY, HF_TOKEN) only ever appear as `secretKeyRef`s.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional, Tuple
+
+from .launch import LaunchSpec, RoleSpec
+from .planner import Plan
+
+LWS_API = "leaderworkerset.x-k8s.io/v1"
+LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+HYPERPOD_API = "inference.sagemaker.aws.amazon.com/v1"
+#: where nodeadm mounts the RAID0 of the instance's local NVMe disks (localStorage strategy RAID0)
+NODE_NVME_PATH = "/mnt/k8s-disks/0"
+POD_IFNAME = "eth0"
+#: env vars the seed used that vLLM no longer reads (REFERENCE section 2); never emitted
+OBSOLETE_ENV = frozenset({"VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION"})
+#: images of the staging init container, pinned (the vLLM image itself carries `hf`)
+AWS_CLI_IMAGE = "public.ecr.aws/aws-cli/aws-cli:2.27.50"
+
+STARTUP_PERIOD_S = 10
+READINESS_PERIOD_S = 10
+LIVENESS_PERIOD_S = 30
+LIVENESS_FAILURES = 4
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class WeightsStaging:
+    """How the weights reach vLLM.
+
+    - `hub`: an init container downloads `repo_id` from Hugging Face onto the node's NVMe;
+    - `s3`: an init container copies `s3_uri` onto the node's NVMe (node role needs s3:GetObject);
+    - `stream`: nothing is staged; vLLM streams from S3 (`--load-format runai_streamer`).
+    A marker file makes staging idempotent: a restarted pod on the same node does not copy again.
+    """
+
+    source: str  # "hub" | "s3" | "stream"
+    repo_id: str = ""
+    s3_uri: str = ""
+
+    def __post_init__(self):
+        if self.source not in ("hub", "s3", "stream"):
+            raise ValueError(f"unknown weights source {self.source!r}")
+        if self.source == "hub" and not self.repo_id:
+            raise ValueError("hub staging needs repo_id")
+        if self.source in ("s3", "stream") and not self.s3_uri.startswith("s3://"):
+            raise ValueError("s3 staging and streaming need an s3:// URI")
+
+
+@dataclass(frozen=True)
+class K8sLayout:
+    """Where and how the spec runs on Kubernetes (what the plan does not decide)."""
+
+    namespace: str = "kimi-k3"
+    name: str = "kimi-k3"
+    replicas: int = 1
+    gpus_per_node: int = 8
+    efa_per_node: int = 0  # EFA devices per node (p6-b300: 16); 0 = no EFA request
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: Tuple[Mapping[str, str], ...] = (
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+    weights: WeightsStaging = WeightsStaging("hub", repo_id="moonshotai/Kimi-K3")
+    node_cache_path: str = NODE_NVME_PATH + "/models"
+    models_mount: str = "/models"  # where the node cache appears in the pods
+    secret_name: str = "kimi-k3-secrets"  # keys: VLLM_API_KEY, HF_TOKEN
+    shm_size: str = "256Gi"
+    allowed_cidrs: Tuple[str, ...] = ()
+    instance_type: str = "p6-b300.48xlarge"  # for HyperPod (as ml.<type>)
+
+    def __post_init__(self):
+        for what, value in (("namespace", self.namespace), ("name", self.name)):
+            if not _DNS_LABEL.match(value):
+                raise ValueError(f"{what} {value!r} is not a DNS label")
+        if self.replicas < 1:
+            raise ValueError("replicas must be at least 1")
+
+    @property
+    def labels(self) -> Dict[str, str]:
+        return {"app.kubernetes.io/name": "kimi-k3", "app.kubernetes.io/instance": self.name}
+
+
+# ---------------------------------------------------------------- placeholders and env
+
+def _subst(text: str, single_node: bool) -> str:
+    """Map launch placeholders to Kubernetes `$(VAR)` references or literals."""
+    return (text
+            .replace("${NODE0_ADDR}", "127.0.0.1" if single_node else "$(LWS_LEADER_ADDRESS)")
+            .replace("${NODE_ADDR}", "$(NODE_ADDR)")
+            .replace("${NODE_RANK}", "0" if single_node else "$(NODE_RANK)")
+            .replace("${NODE_IFNAME}", POD_IFNAME))
+
+
+def _env(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: bool) -> List[dict]:
+    env: List[dict] = [{"name": "NODE_ADDR", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]
+    if not single_node:
+        env.append({"name": "NODE_RANK", "valueFrom": {"fieldRef": {
+            "fieldPath": f"metadata.labels['{LWS_INDEX_LABEL}']"}}})
+    for key, value in role.env:
+        if key in OBSOLETE_ENV:
+            continue
+        env.append({"name": key, "value": _subst(value, single_node)})
+    for key in spec.secret_env:
+        env.append({"name": key, "valueFrom": {"secretKeyRef": {"name": layout.secret_name, "key": key}}})
+    return env
+
+
+# ---------------------------------------------------------------- probes
+
+def probes(spec: LaunchSpec) -> Dict[str, dict]:
+    """startup/readiness/liveness on the readiness path.
+
+    The startup probe allows the plan's whole cold-start budget (`startup_timeout_s`, the same
+    number as VLLM_ENGINE_READY_TIMEOUT_S) before Kubernetes restarts the container; staging
+    happens in the init container, before the probe clock starts.
+    """
+    def http():
+        return {"path": spec.readiness_path, "port": "http"}
+
+    return {
+        "startupProbe": {"httpGet": http(), "periodSeconds": STARTUP_PERIOD_S, "timeoutSeconds": 5,
+                         "failureThreshold": math.ceil(spec.startup_timeout_s / STARTUP_PERIOD_S) + 1},
+        "readinessProbe": {"httpGet": http(), "periodSeconds": READINESS_PERIOD_S, "timeoutSeconds": 5,
+                           "failureThreshold": 3},
+        "livenessProbe": {"httpGet": http(), "periodSeconds": LIVENESS_PERIOD_S, "timeoutSeconds": 10,
+                          "failureThreshold": LIVENESS_FAILURES},
+    }
+
+
+# ---------------------------------------------------------------- pods
+
+def _stage_container(spec: LaunchSpec, layout: K8sLayout) -> Optional[dict]:
+    w = layout.weights
+    if w.source == "stream":
+        return None
+    dest = spec.model_path
+    marker = f"{dest}/.kimi-k3-staged"
+    if w.source == "s3":
+        image = AWS_CLI_IMAGE
+        copy = f'aws s3 sync --only-show-errors "{w.s3_uri.rstrip("/")}/" "{dest}/"'
+    else:
+        image = spec.image
+        copy = f'hf download "{w.repo_id}" --local-dir "{dest}"'
+    script = (f'set -eu; if [ -f "{marker}" ]; then echo "weights already staged in {dest}"; '
+              f'exit 0; fi; mkdir -p "{dest}"; {copy}; touch "{marker}"')
+    env = []
+    if w.source == "hub" and "HF_TOKEN" in spec.secret_env:
+        env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
+            "name": layout.secret_name, "key": "HF_TOKEN"}}})
+    c = {"name": "stage-weights", "image": image, "command": ["sh", "-c", script],
+         "volumeMounts": [{"name": "models", "mountPath": layout.models_mount}]}
+    if env:
+        c["env"] = env
+    return c
+
+
+def _volumes(layout: K8sLayout) -> List[dict]:
+    vols = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": layout.shm_size}}]
+    if layout.weights.source != "stream":
+        vols.append({"name": "models", "hostPath": {"path": layout.node_cache_path,
+                                                    "type": "DirectoryOrCreate"}})
+    return vols
+
+
+def _resources(layout: K8sLayout) -> dict:
+    limits = {"nvidia.com/gpu": layout.gpus_per_node}
+    if layout.efa_per_node:
+        limits["vpc.amazonaws.com/efa"] = layout.efa_per_node
+    return {"limits": dict(limits), "requests": dict(limits)}
+
+
+def _pod_spec(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: bool,
+              serving: bool) -> dict:
+    """Pod spec for one node of a replica; `serving` = this pod answers HTTP (node 0)."""
+    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    if layout.weights.source != "stream":
+        mounts.append({"name": "models", "mountPath": layout.models_mount})
+    container = {
+        "name": "vllm",
+        "image": spec.image,
+        "command": [_subst(a, single_node) for a in role.argv],
+        "env": _env(role, spec, layout, single_node),
+        "resources": _resources(layout),
+        "volumeMounts": mounts,
+    }
+    if serving:
+        container["ports"] = [{"name": "http", "containerPort": spec.port, "protocol": "TCP"}]
+        container.update(probes(spec))
+    pod = {
+        "terminationGracePeriodSeconds": 60,
+        "containers": [container],
+        "volumes": _volumes(layout),
+        "tolerations": [dict(t) for t in layout.tolerations],
+    }
+    stage = _stage_container(spec, layout)
+    if stage is not None:
+        pod["initContainers"] = [stage]
+    if layout.node_selector:
+        pod["nodeSelector"] = dict(layout.node_selector)
+    return pod
+
+
+def _meta(layout: K8sLayout, name: Optional[str] = None, labels: Optional[dict] = None) -> dict:
+    return {"name": name or layout.name, "namespace": layout.namespace,
+            "labels": dict(labels or layout.labels)}
+
+
+def render_namespace(layout: K8sLayout) -> dict:
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": layout.namespace, "labels": {"app.kubernetes.io/part-of": "kimi-k3"}}}
+
+
+def render_deployment(spec: LaunchSpec, layout: K8sLayout) -> dict:
+    """One pod per replica on one node. Recreate: a rolling update would need spare GPU nodes."""
+    if spec.nodes != 1:
+        raise ValueError("a Deployment runs one node per replica; use render_leader_worker_set")
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": _meta(layout),
+        "spec": {
+            "replicas": layout.replicas,
+            "strategy": {"type": "Recreate"},
+            "selector": {"matchLabels": layout.labels},
+            "template": {"metadata": {"labels": layout.labels},
+                         "spec": _pod_spec(spec.head, spec, layout, True, True)},
+        },
+    }
+
+
+def render_leader_worker_set(spec: LaunchSpec, layout: K8sLayout) -> dict:
+    """One LWS group per replica: the leader runs the head role, workers the worker template."""
+    if spec.nodes < 2 or spec.worker is None:
+        raise ValueError("a LeaderWorkerSet needs a multi-node spec")
+    return {
+        "apiVersion": LWS_API, "kind": "LeaderWorkerSet",
+        "metadata": _meta(layout),
+        "spec": {
+            "replicas": layout.replicas,
+            "startupPolicy": "LeaderCreated",
+            "leaderWorkerTemplate": {
+                "size": spec.nodes,
+                # any pod's loss breaks the pipeline: restart the whole group together
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": {"metadata": {"labels": {**layout.labels, "kimi-k3/role": "head"}},
+                                   "spec": _pod_spec(spec.head, spec, layout, False, True)},
+                "workerTemplate": {"metadata": {"labels": {**layout.labels, "kimi-k3/role": "worker"}},
+                                   "spec": _pod_spec(spec.worker, spec, layout, False, False)},
+            },
+        },
+    }
+
+
+def render_service(spec: LaunchSpec, layout: K8sLayout) -> dict:
+    """The endpoint. With allowed CIDRs: an NLB limited to them; without: ClusterIP only.
+
+    No CIDRs means nothing is exposed outside the cluster (reach it with `kubectl port-forward`);
+    the whole internet only when 0.0.0.0/0 is spelled out in kimi-k3:allowedCidrs.
+    """
+    selector = dict(layout.labels)
+    if spec.nodes > 1:
+        selector["kimi-k3/role"] = "head"
+    svc = {"type": "ClusterIP", "selector": selector,
+           "ports": [{"name": "http", "port": spec.port, "targetPort": "http", "protocol": "TCP"}]}
+    meta = _meta(layout)
+    if layout.allowed_cidrs:
+        svc["type"] = "LoadBalancer"
+        svc["loadBalancerSourceRanges"] = list(layout.allowed_cidrs)
+        meta["annotations"] = {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"}
+    return {"apiVersion": "v1", "kind": "Service", "metadata": meta, "spec": svc}
+
+
+def render(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
+    """Every object that serves `spec`, in apply order (namespace first)."""
+    if plan.nodes != spec.nodes:
+        raise ValueError("plan and launch spec disagree on nodes per replica")
+    workload = render_deployment(spec, layout) if spec.nodes == 1 else render_leader_worker_set(spec, layout)
+    return [render_namespace(layout), workload, render_service(spec, layout)]
+
+
+def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:
+    """SageMaker HyperPod `InferenceEndpointConfig`: one pod per replica on one node.
+
+    The operator downloads the weights into its model volume, mounted where `spec.model_path`
+    points; the argv after `vllm serve` becomes the worker args.
+    """
+    if spec.nodes != 1:
+        raise ValueError("HyperPod's InferenceEndpointConfig runs one node per replica")
+    argv = [_subst(a, True) for a in spec.head.argv]
+    env = [{"name": k, "value": _subst(v, True)} for k, v in spec.head.env if k not in OBSOLETE_ENV]
+    return {
+        "apiVersion": HYPERPOD_API,
+        "kind": "InferenceEndpointConfig",
+        "metadata": {"name": layout.name.replace("-", ""), "namespace": layout.namespace},
+        "spec": {
+            "modelName": spec.served_model_name,
+            "instanceType": f"ml.{layout.instance_type}",
+            "invocationEndpoint": "v1/chat/completions",
+            "replicas": layout.replicas,
+            "modelSourceConfig": {"huggingFaceModel": {"modelId": plan.model_repo_id},
+                                  "modelSourceType": "huggingface"},
+            "worker": {
+                "image": spec.image,
+                "modelInvocationPort": {"containerPort": spec.port, "name": "http"},
+                "modelVolumeMount": {"mountPath": spec.model_path, "name": "model-weights"},
+                # one node per replica: no inter-node traffic, so GPUs only (as the seed)
+                "resources": {"limits": {"nvidia.com/gpu": layout.gpus_per_node},
+                              "requests": {"nvidia.com/gpu": layout.gpus_per_node}},
+                "args": argv[2:],
+                "environmentVariables": env,
+            },
+        },
+    }
+
+
+def object_file_name(obj: Mapping) -> str:
+    """`manifests/<kind>-<name>.yaml`, lower case."""
+    return f"manifests/{obj['kind'].lower()}-{obj['metadata']['name']}.yaml"
+
+
+def to_yaml(obj: Mapping) -> str:
+    """One object as YAML, keys in the order written above (stable goldens)."""
+    import yaml
+
+    return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, width=120)
+
+
+def manifest_files(objs) -> Dict[str, str]:
+    """{`manifests/<kind>-<name>.yaml`: YAML text} for `objs`."""
+    return {object_file_name(o): to_yaml(o) for o in objs}
