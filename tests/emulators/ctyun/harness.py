@@ -1,0 +1,83 @@
+"""Start and drive the emulator as a separate process, the way tests and benchmarks use it.
+
+`EmulatorProcess` runs `python -m tests.emulators.ctyun --port 0 ...` on loopback, waits for its
+"listening on" line, and offers the admin calls (faults, settings, inventory, call counts).
+If the emulator cannot start, it raises: tests must fail, never skip.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[3]
+AK, SK = "emu-access-key-0001", "emu-secret-key-0001"
+
+
+class EmulatorProcess:
+    def __init__(self, job_seconds: float = 0.3, ak: str = AK, sk: str = SK):
+        self.ak, self.sk, self.job_seconds = ak, sk, job_seconds
+        self.proc: Optional[subprocess.Popen] = None
+        self.url = ""
+
+    def start(self) -> "EmulatorProcess":
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.emulators.ctyun", "--port", "0", "--credentials",
+             f"{self.ak}:{self.sk}", "--job-seconds", str(self.job_seconds)],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)})
+        line = self.proc.stdout.readline()
+        if not line.startswith("listening on "):
+            self.stop()
+            raise RuntimeError(f"CTyun emulator did not start: {line!r}")
+        self.url = line.split()[-1]
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        if self.proc is not None:
+            for stream in (self.proc.stdout, self.proc.stderr):
+                if stream:
+                    stream.close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def env(self) -> Dict[str, str]:
+        """Environment for a process that should talk to this emulator."""
+        return {"CTYUN_AK": self.ak, "CTYUN_SK": self.sk, "CTYUN_ENDPOINT": self.url}
+
+    # -- admin ------------------------------------------------------------------------
+    def _admin(self, method: str, path: str, body: Any = None) -> Any:
+        r = requests.request(method, f"{self.url}/_admin/{path}", json=body, timeout=10)
+        r.raise_for_status()
+        return r.json()
+
+    def inventory(self) -> Dict[str, Any]:
+        return self._admin("GET", "inventory")
+
+    def calls(self) -> Dict[str, int]:
+        return self._admin("GET", "calls")
+
+    def settings(self, **values) -> Dict[str, Any]:
+        return self._admin("POST", "settings", values)
+
+    def faults(self, *faults: Dict[str, Any]) -> None:
+        self._admin("POST", "faults", {"faults": list(faults)})
+
+    def reset(self) -> None:
+        self._admin("POST", "reset", {})
