@@ -1,0 +1,228 @@
+"""The aws-eks target's own `kimi-k3:*` keys, parsed and checked before anything is created.
+
+Pure: takes `SharedSettings.target_config` (the keys the shared parser did not claim) and returns
+a typed `AwsEksConfig`, or raises ConfigError naming the key, the value and the fix. A misspelt
+key is an error (`reject_unknown`), never silently ignored. `aws:region` stays AWS's own key.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Mapping, Optional, Tuple
+
+from ..inference.errors import ConfigError
+from ..settings import SharedSettings, parse_cidrs, reject_unknown
+
+SERVING_MODES = ("eks", "hyperpod")
+KEYS = frozenset({
+    "serving", "capacityReservationId", "capacityInstanceCount", "capacityDurationHours",
+    "capacityEarliestStart", "capacityLatestStart", "maxUpfrontFeeUsd", "vpcId",
+    "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
+    "kmsKeyArn", "replicas", "systemInstanceType", "systemNodeCount", "weightsS3Uri",
+    "rootVolumeGib", "namespace",
+})
+MAX_BLOCK_INSTANCES = 64
+_CR_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
+_VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
+_SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}$")
+_K8S_VERSION = re.compile(r"^1\.(2[89]|3[0-9])$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def valid_block_hours(hours: int) -> bool:
+    """Capacity Block durations: 1-14 days in 1-day steps, then 7-day steps up to 182 days."""
+    days, rest = divmod(hours, 24)
+    if rest or days < 1:
+        return False
+    return days <= 14 or (days <= 182 and days % 7 == 0)
+
+
+@dataclass(frozen=True)
+class CapacityRequest:
+    """Either adopt `reservation_id`, or look for offerings (and buy within the fee guard)."""
+
+    reservation_id: Optional[str]
+    instance_count: int
+    duration_hours: int
+    earliest_start: Optional[str]  # ISO-8601 UTC; None = now
+    latest_start: Optional[str]
+    max_upfront_fee_usd: float  # 0 = never buy: stop with the offers and their prices
+
+    @property
+    def adopt(self) -> bool:
+        return self.reservation_id is not None
+
+
+@dataclass(frozen=True)
+class AwsEksConfig:
+    serving: str
+    capacity: CapacityRequest
+    replicas: int
+    vpc_id: Optional[str]
+    private_subnet_ids: Tuple[str, ...]
+    public_subnet_ids: Tuple[str, ...]
+    vpc_cidr: str
+    cluster_version: str
+    api_access_cidrs: Tuple[str, ...]  # empty = private API endpoint only
+    kms_key_arn: Optional[str]
+    system_instance_type: str
+    system_node_count: int
+    weights_s3_uri: Optional[str]
+    root_volume_gib: int
+    namespace: str
+
+
+def _s(raw: Mapping, key: str) -> Optional[str]:
+    v = raw.get(key)
+    return None if v in (None, "") else str(v).strip()
+
+
+def _int(raw, key, default, lo, hi) -> int:
+    v = _s(raw, key)
+    if v is None:
+        return default
+    try:
+        n = int(v)
+    except ValueError:
+        raise ConfigError(f"kimi-k3:{key}", v, "give an integer", "is not an integer")
+    if not lo <= n <= hi:
+        raise ConfigError(f"kimi-k3:{key}", n, f"use {lo} to {hi}", "is out of range")
+    return n
+
+
+def _ids(raw, key, pattern, example) -> Tuple[str, ...]:
+    v = raw.get(key)
+    if v in (None, "", []):
+        return ()
+    if isinstance(v, str):
+        items = json.loads(v) if v.strip().startswith("[") else v.split(",")
+    else:
+        items = list(v)
+    out = tuple(str(i).strip() for i in items if str(i).strip())
+    for i in out:
+        if not pattern.match(i):
+            raise ConfigError(f"kimi-k3:{key}", i, f"give ids such as {example}", "is not a valid id")
+    return out
+
+
+def _when(raw, key) -> Optional[str]:
+    v = _s(raw, key)
+    if v is None:
+        return None
+    try:
+        t = datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"kimi-k3:{key}", v, "give an ISO-8601 time such as 2026-12-01T11:30:00Z",
+                          "is not a time")
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse(shared: SharedSettings) -> AwsEksConfig:
+    """Typed aws-eks settings from `shared.target_config`; ConfigError on the first bad key."""
+    raw = shared.target_config
+    reject_unknown(raw, KEYS)
+    serving = _s(raw, "serving") or "eks"
+    if serving not in SERVING_MODES:
+        raise ConfigError("kimi-k3:serving", serving, f"use one of {', '.join(SERVING_MODES)}",
+                          "is not a serving mode")
+    replicas = _int(raw, "replicas", 1, 1, 64)
+    nodes_needed = shared.nodes * replicas
+    if serving == "hyperpod" and shared.nodes != 1:
+        raise ConfigError("kimi-k3:nodes", shared.nodes, "use kimi-k3:serving=eks for a replica that "
+                          "spans nodes", "is more than HyperPod's one node per replica")
+    if nodes_needed > MAX_BLOCK_INSTANCES:
+        raise ConfigError("kimi-k3:replicas", replicas, f"keep nodes x replicas at most {MAX_BLOCK_INSTANCES}",
+                          f"needs {nodes_needed} instances, more than one Capacity Block holds")
+
+    cr = _s(raw, "capacityReservationId")
+    if cr is not None and not _CR_ID.match(cr):
+        raise ConfigError("kimi-k3:capacityReservationId", cr,
+                          "give the id of your Capacity Block reservation (cr-0123456789abcdef0)",
+                          "is not a capacity reservation id")
+    count = _int(raw, "capacityInstanceCount", nodes_needed, 1, MAX_BLOCK_INSTANCES)
+    if count < nodes_needed:
+        raise ConfigError("kimi-k3:capacityInstanceCount", count, f"use at least {nodes_needed}",
+                          f"is fewer than nodes x replicas ({nodes_needed})")
+    hours = _int(raw, "capacityDurationHours", 24, 24, 182 * 24)
+    if not valid_block_hours(hours):
+        raise ConfigError("kimi-k3:capacityDurationHours", hours, "use 24 to 336 in steps of 24, "
+                          "then multiples of 168 up to 4368", "is not a Capacity Block duration")
+    fee = raw.get("maxUpfrontFeeUsd")
+    try:
+        max_fee = float(fee) if fee not in (None, "") else 0.0
+    except (TypeError, ValueError):
+        raise ConfigError("kimi-k3:maxUpfrontFeeUsd", fee, "give a number of US dollars", "is not a number")
+    if max_fee < 0:
+        raise ConfigError("kimi-k3:maxUpfrontFeeUsd", max_fee, "use 0 (never buy) or more", "is negative")
+    if cr is not None and any(_s(raw, k) for k in ("maxUpfrontFeeUsd", "capacityEarliestStart",
+                                                  "capacityLatestStart", "capacityDurationHours")):
+        raise ConfigError("kimi-k3:capacityReservationId", cr, "either adopt this reservation or "
+                          "unset it to buy one (maxUpfrontFeeUsd, capacity* keys), not both",
+                          "conflicts with the purchase keys")
+    earliest, latest = _when(raw, "capacityEarliestStart"), _when(raw, "capacityLatestStart")
+    if earliest and latest and latest < earliest:
+        raise ConfigError("kimi-k3:capacityLatestStart", latest, "give a time after capacityEarliestStart",
+                          "is before the earliest start")
+
+    vpc_id = _s(raw, "vpcId")
+    if vpc_id is not None and not _VPC_ID.match(vpc_id):
+        raise ConfigError("kimi-k3:vpcId", vpc_id, "give an id such as vpc-0123456789abcdef0",
+                          "is not a VPC id")
+    private = _ids(raw, "privateSubnetIds", _SUBNET_ID, "subnet-0123456789abcdef0")
+    public = _ids(raw, "publicSubnetIds", _SUBNET_ID, "subnet-0123456789abcdef0")
+    if vpc_id and len(private) < 2:
+        raise ConfigError("kimi-k3:privateSubnetIds", list(private) or None, "give at least two private "
+                          "subnets of that VPC (in two zones, one in the block's zone)",
+                          "is needed with kimi-k3:vpcId")
+    if (private or public) and not vpc_id:
+        raise ConfigError("kimi-k3:vpcId", None, "give the VPC of those subnets", "is needed with subnet ids")
+    vpc_cidr = _s(raw, "vpcCidr") or "10.0.0.0/16"
+    try:
+        net = ipaddress.ip_network(vpc_cidr, strict=True)
+    except ValueError:
+        raise ConfigError("kimi-k3:vpcCidr", vpc_cidr, "give an IPv4 /16 such as 10.0.0.0/16", "is not a CIDR")
+    if net.version != 4 or net.prefixlen != 16:
+        raise ConfigError("kimi-k3:vpcCidr", vpc_cidr, "give an IPv4 /16 such as 10.0.0.0/16",
+                          "is not an IPv4 /16")
+    version = _s(raw, "clusterVersion") or "1.34"
+    if not _K8S_VERSION.match(version):
+        raise ConfigError("kimi-k3:clusterVersion", version, "give an EKS version such as 1.34",
+                          "is not a Kubernetes minor version")
+    api_cidrs = parse_cidrs(raw.get("apiAccessCidrs"), "kimi-k3:apiAccessCidrs") \
+        if raw.get("apiAccessCidrs") not in (None, "", []) else shared.allowed_cidrs
+    kms = _s(raw, "kmsKeyArn")
+    if kms is not None and not kms.startswith("arn:aws"):
+        raise ConfigError("kimi-k3:kmsKeyArn", kms, "give a KMS key ARN (arn:aws:kms:...)", "is not an ARN")
+    s3 = _s(raw, "weightsS3Uri")
+    if s3 is not None and not re.match(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$", s3):
+        raise ConfigError("kimi-k3:weightsS3Uri", s3, "give s3://bucket/prefix", "is not an S3 URI")
+    if (shared.weights_source == "s3" or shared.stream_weights) and s3 is None:
+        raise ConfigError("kimi-k3:weightsS3Uri", None, "give s3://bucket/prefix holding the weights",
+                          "is needed with kimi-k3:weightsSource=s3")
+    namespace = _s(raw, "namespace") or "kimi-k3"
+    if not _DNS_LABEL.match(namespace):
+        raise ConfigError("kimi-k3:namespace", namespace, "use lower-case letters, digits and '-'",
+                          "is not a Kubernetes namespace name")
+    return AwsEksConfig(
+        serving=serving,
+        capacity=CapacityRequest(cr, count, hours, earliest, latest, max_fee),
+        replicas=replicas,
+        vpc_id=vpc_id,
+        private_subnet_ids=private,
+        public_subnet_ids=public,
+        vpc_cidr=str(net),
+        cluster_version=version,
+        api_access_cidrs=tuple(api_cidrs),
+        kms_key_arn=kms,
+        system_instance_type=_s(raw, "systemInstanceType") or "m7i.xlarge",
+        system_node_count=_int(raw, "systemNodeCount", 2, 1, 10),
+        weights_s3_uri=s3,
+        root_volume_gib=_int(raw, "rootVolumeGib", 200, 50, 16384),
+        namespace=namespace,
+    )

@@ -1,0 +1,64 @@
+"""From settings and the plan to the K8sLayout and Runtime the aws-eks target uses. Pure.
+
+Kept apart from target.py so the plan command, serving.py and the tests all build the same
+layout from the same inputs (what is rendered is what is applied).
+"""
+
+from __future__ import annotations
+
+from ..inference.catalog import MODELS, NODE_SHAPES
+from ..inference.launch import Runtime
+from ..inference.render_k8s import K8sLayout, WeightsStaging
+from ..settings import SharedSettings
+from .config import AwsEksConfig
+
+GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+GPU_NODE_LABEL = "kimi-k3/gpu-node"
+HYPERPOD_MODEL_PATH = "/opt/ml/model"
+MODELS_MOUNT = "/models"
+
+
+def weights_staging(shared: SharedSettings, cfg: AwsEksConfig) -> WeightsStaging:
+    if shared.stream_weights:
+        return WeightsStaging("stream", s3_uri=cfg.weights_s3_uri or "")
+    if (shared.weights_source or "hub") == "s3":
+        return WeightsStaging("s3", s3_uri=cfg.weights_s3_uri or "")
+    return WeightsStaging("hub", repo_id=MODELS[shared.model].repo_id)
+
+
+def model_path(shared: SharedSettings, cfg: AwsEksConfig) -> str:
+    """Where vLLM finds the weights: the node's NVMe cache, S3 (streamed) or HyperPod's volume."""
+    if cfg.serving == "hyperpod":
+        return HYPERPOD_MODEL_PATH
+    if shared.stream_weights:
+        return cfg.weights_s3_uri or ""
+    return f"{MODELS_MOUNT}/{MODELS[shared.model].local_dir_name}"
+
+
+def runtime(shared: SharedSettings, cfg: AwsEksConfig) -> Runtime:
+    return Runtime(
+        image=shared.image,
+        port=shared.port,
+        served_model_name=shared.served_model_name,
+        model_path=model_path(shared, cfg),
+        vision_chunks_per_prompt=shared.vision_chunks_per_prompt,
+        api_key=shared.has_api_key,
+        hf_token=shared.has_hf_token,
+    )
+
+
+def k8s_layout(shared: SharedSettings, cfg: AwsEksConfig) -> K8sLayout:
+    shape = NODE_SHAPES[shared.node_shape]
+    return K8sLayout(
+        namespace=cfg.namespace,
+        name="kimi-k3",
+        replicas=cfg.replicas,
+        gpus_per_node=shape.devices,
+        efa_per_node=shape.efa_network_cards,
+        node_selector={GPU_NODE_LABEL: "true", "node.kubernetes.io/instance-type": shape.key},
+        tolerations=(GPU_TAINT,),
+        weights=weights_staging(shared, cfg),
+        models_mount=MODELS_MOUNT,
+        allowed_cidrs=shared.allowed_cidrs,
+        instance_type=shape.key,
+    )
