@@ -33,7 +33,7 @@ import pulumi
 from pulumi.dynamic import (CheckFailure, CheckResult, ConfigureRequest, CreateResult,
                             DiffResult, ReadResult, ResourceProvider, UpdateResult)
 
-from .client import TransportError
+from .client import ApiError, TransportError
 from .config import (STORAGE_TYPES, cluster_name_problem, root_password_problem,
                      storage_size_problem)
 from .ehpc import Ehpc, JobFailed, Resolved, new_client_token
@@ -318,6 +318,10 @@ class HccClusterProvider(ResourceProvider):
                 job = api.delete_cluster(id_, deadline)
             except TransportError:
                 job = {}  # the answer was lost: the wait below tells whether it took effect
+            except ApiError as e:
+                if "deleting" not in e.code.lower():
+                    raise
+                job = {}  # a retried call found our own deletion under way
             if job.get("jobUUID"):
                 api.wait_job(job["jobUUID"], f"deletion of cluster {name}", deadline, setting)
         api.wait_gone(id_, name, deadline, setting)

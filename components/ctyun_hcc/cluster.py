@@ -1,0 +1,138 @@
+"""`CtyunHccCluster`: the CTyun E-HPC cluster that serves Kimi K3, as one Pulumi component.
+
+Type token `kimi-k3:ctyun:HccCluster`. It declares two dynamic resources:
+
+- `<name>-sg` (`HccSecurityGroup`): a security group created for the cluster (or our rules in
+  the existing group `ctyun:securityGroup`) that admits only TCP 22 (SSH) and the model port
+  (`kimi-k3:port`) from each CIDR in `kimi-k3:allowedCidrs`. No CIDRs, no ingress rule: nothing
+  is open to 0.0.0.0/0 unless it is written in `allowedCidrs`.
+- `<name>-cluster` (`HccCluster`): the E-HPC cluster, master plus `compute_node_count` Ascend
+  910C bare-metal compute nodes (see cluster_provider.py).
+
+Contract used by `components/ctyun_hcc/target.py` (keep these names stable):
+
+    CtyunHccCluster(name, config: HccConfig, shared: SharedSettings, secrets: Secrets, opts=None)
+    .node_shape_key() -> "atlas-800-a3"
+    .node_count() -> nodes that serve (compute nodes, plus the master when it joins the queue)
+    Outputs: .cluster_id, .master_public_ip, .master_inner_ip,
+             .nodes ([{"name", "inner_ip", "role"}], master first), .scheduler_version,
+             .security_group_id, .root_password (secret), .queue_name (plain str),
+             .master_in_compute (plain bool)
+
+The root password is the secret stack config `ctyun:rootPassword` (required: E-HPC needs one and
+the bootstrap logs in with it). API credentials are not read here: the provider host reads
+CTYUN_AK/CTYUN_SK or the secret config `ctyun:accessKey`/`ctyun:secretKey` at call time.
+`load_hcc_config(shared)` reads and checks the program's `ctyun:*` config.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Optional
+
+import pulumi
+
+from ..inference.errors import ConfigError
+from ..settings import SharedSettings
+from .cluster_provider import HccCluster
+from .config import HccConfig, parse_hcc_config
+from .sg_provider import HccSecurityGroup
+
+NODE_SHAPE = "atlas-800-a3"
+NAMESPACE = "ctyun"
+
+
+def raw_ctyun_config() -> Dict[str, object]:
+    """All `ctyun:*` config of the running program, prefix stripped (secrets included as
+    given by the engine: only used to spot unknown keys, never printed)."""
+    from pulumi.runtime import config as pconfig
+
+    merged: Dict[str, object] = {}
+    merged.update(pconfig.get_config_env())
+    merged.update(pconfig.CONFIG.get())
+    out: Dict[str, object] = {}
+    for key, value in merged.items():
+        ns, _, name = key.partition(":")
+        if ns == NAMESPACE and name:
+            if isinstance(value, str) and value[:1] in "[{":
+                try:
+                    value = json.loads(value)
+                except ValueError:
+                    pass
+            out[name] = value
+    return out
+
+
+def load_hcc_config(shared: SharedSettings) -> HccConfig:
+    """The checked `HccConfig` of the running program (ConfigError on bad input)."""
+    return parse_hcc_config(raw_ctyun_config(), shared)
+
+
+def ingress_rules(shared: SharedSettings) -> list:
+    """SSH and the model port from each allowed CIDR; nothing else."""
+    return [{"protocol": "TCP", "port": port, "cidr": cidr}
+            for cidr in shared.allowed_cidrs for port in (22, shared.port)]
+
+
+class CtyunHccCluster(pulumi.ComponentResource):
+    cluster_id: pulumi.Output[str]
+    master_public_ip: pulumi.Output[str]
+    master_inner_ip: pulumi.Output[str]
+    nodes: pulumi.Output[list]
+    scheduler_version: pulumi.Output[str]
+    security_group_id: pulumi.Output[str]
+    root_password: pulumi.Output[str]
+
+    def __init__(self, name: str, config: HccConfig, shared: SharedSettings, secrets: Any = None,
+                 opts: Optional[pulumi.ResourceOptions] = None):
+        root_password = pulumi.Config(NAMESPACE).get_secret("rootPassword")
+        if root_password is None:
+            raise ConfigError("ctyun:rootPassword", None,
+                              "run `pulumi config set --secret ctyun:rootPassword <password>` "
+                              "(8-30 chars, upper, lower, digit, special)", "is required")
+        super().__init__("kimi-k3:ctyun:HccCluster", name, None, opts)
+        self.config = config
+        self.queue_name = config.queue_name
+        self.master_in_compute = config.master_in_compute
+        child = pulumi.ResourceOptions(parent=self)
+        endpoint = config.endpoint or ""
+        sg = HccSecurityGroup(f"{name}-sg", {
+            "regionID": config.region_id, "vpcID": config.vpc_id,
+            "securityGroup": config.security_group,
+            "groupName": f"{config.cluster_name}-sg", "rules": ingress_rules(shared),
+            "endpoint": endpoint, "timeoutS": min(config.delete_timeout_s, 1800),
+            "pollIntervalS": min(config.poll_interval_s, 10),
+        }, child)
+        cluster = HccCluster(f"{name}-cluster", {
+            "regionID": config.region_id, "azName": config.az_name,
+            "clusterName": config.cluster_name, "clusterType": config.cluster_type,
+            "vpcID": config.vpc_id, "subnetID": config.subnet_id,
+            "securityGroupName": sg.securityGroupName, "onDemand": config.on_demand,
+            "publicIP": config.public_ip, "storageType": config.storage_type,
+            "storageSizeGB": config.storage_size_gb, "storageName": config.storage_name,
+            "specification": config.specification or "", "image": config.image or "",
+            "queueName": config.queue_name, "computeNodeCount": config.compute_node_count,
+            "rootPassword": root_password, "endpoint": endpoint,
+            "createTimeoutS": config.create_timeout_s, "updateTimeoutS": config.update_timeout_s,
+            "deleteTimeoutS": config.delete_timeout_s, "pollIntervalS": config.poll_interval_s,
+        }, child)
+        self.cluster_id = cluster.clusterUUID
+        self.master_public_ip = cluster.masterPublicIP
+        self.master_inner_ip = cluster.masterInnerIP
+        self.nodes = cluster.nodes.apply(lambda ns: [
+            {"name": n["name"], "inner_ip": n["innerIP"], "role": n["role"]} for n in ns or []])
+        self.scheduler_version = cluster.schedulerVersion
+        self.security_group_id = sg.securityGroupID
+        self.root_password = pulumi.Output.secret(cluster.rootPassword)
+        self.register_outputs({
+            "cluster_id": self.cluster_id, "master_public_ip": self.master_public_ip,
+            "master_inner_ip": self.master_inner_ip, "nodes": self.nodes,
+            "scheduler_version": self.scheduler_version,
+            "security_group_id": self.security_group_id, "root_password": self.root_password,
+        })
+
+    def node_shape_key(self) -> str:
+        return NODE_SHAPE
+
+    def node_count(self) -> int:
+        return self.config.serving_nodes
