@@ -1,0 +1,38 @@
+"""Shared pieces of the CTyun integration tests: the emulator fixture and standard inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.emulators.ctyun.harness import EmulatorProcess
+from tests.emulators.ctyun.state import AZ, REGION, SUBNET, VPC
+
+PASSWORD = "K3-Passw0rd!"
+
+
+def cluster_inputs(**over):
+    base = dict(regionID=REGION, azName=AZ, clusterName="k3-test", clusterType="大模型精简版",
+                vpcID=VPC, subnetID=SUBNET, securityGroupName="default", computeNodeCount=3,
+                rootPassword=PASSWORD, pollIntervalS=0.05, createTimeoutS=60,
+                updateTimeoutS=60, deleteTimeoutS=60)
+    base.update(over)
+    return base
+
+
+@pytest.fixture(scope="module")
+def emulator():
+    emu = EmulatorProcess(job_seconds=0.15).start()
+    try:
+        yield emu
+    finally:
+        emu.stop()
+
+
+@pytest.fixture
+def emu(emulator, monkeypatch):
+    """The module's emulator, reset, with this process's CTYUN_* pointing at it."""
+    emulator.reset()
+    emulator.settings(job_seconds=0.15)
+    for key, value in emulator.env().items():
+        monkeypatch.setenv(key, value)
+    return emulator
