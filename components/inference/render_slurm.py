@@ -1,0 +1,473 @@
+"""Render a LaunchSpec as the shell scripts that run it under Slurm + Apptainer (CTyun HCC).
+
+Plain functions from (Plan, LaunchSpec, SlurmLayout) to script text, so the offline plan command
+can write them and golden tests can show a reviewer every changed line. No I/O, no Pulumi.
+
+The scripts fix the CTyun seed's errata (REFERENCE section 3): one port (the spec's), the
+planner's integer `--max-model-len`, bash everywhere with `set -euo pipefail`, an Apptainer
+instance named after the job and stopped by a trap on exit or `scancel`, one work-dir path,
+node 0's address taken from the first host of `$SLURM_JOB_NODELIST` (its Slurm NodeAddr,
+resolved if it is a name), and each node's own address and interface derived from its route
+to node 0 instead of a hard-coded `eno0`. Secret env values (`VLLM_API_KEY`, `HF_TOKEN`) are
+read on the node from root-only files; no script contains them.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import List, Mapping, Sequence, Tuple
+
+from .errors import ConfigError
+from .launch import PLACEHOLDERS, LaunchSpec, RoleSpec
+from .planner import Plan
+
+#: placeholder name -> shell variable that node.sh sets
+SHELL_VARS: Mapping[str, str] = {
+    "NODE0_ADDR": "NODE0_ADDR",
+    "NODE_ADDR": "NODE_ADDR",
+    "NODE_IFNAME": "NODE_IFNAME",
+    "NODE_RANK": "SLURM_NODEID",
+}
+_PLACEHOLDER = re.compile(r"\$\{(" + "|".join(PLACEHOLDERS) + r")\}")
+_SAFE_PATH = re.compile(r"^/[A-Za-z0-9._/+-]*$")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+
+SCRIPT_NAMES = ("srun.sh", "node.sh", "bcast.sh", "mount_nvme.sh", "check.sh")
+
+
+@dataclass(frozen=True)
+class SlurmLayout:
+    """Where things live on the cluster and which Slurm names to use (defaults: the CTyun seed).
+
+    `work_dir` must be on storage every node sees (the cluster's shared /home), because srun
+    runs `node.sh` from there and the secret files live under it.
+    """
+
+    partition: str = "batch"
+    gres_name: str = "gpu"  # read from the cluster by the service; `gpu` on the seed's cluster
+    job_name: str = "kimi-k3"
+    work_dir: str = "/home/kimi-k3"
+    model_dir: str = "/mnt/nvme1n1/model/Kimi-K3-w4a8"
+    sif_dir: str = "/mnt/nvme0n1/apptainer"
+    sif_file: str = "vllm-ascend_kimi-k3-a3.sif"
+    binds: Tuple[Tuple[str, str], ...] = (
+        ("/usr/local/sbin", "/usr/local/sbin"),
+        ("/usr/local/Ascend/driver", "/usr/local/Ascend/driver"),
+    )
+    #: (device, mount point) pairs for mount_nvme.sh
+    disks: Tuple[Tuple[str, str], ...] = (
+        ("/dev/nvme0n1", "/mnt/nvme0n1"),
+        ("/dev/nvme1n1", "/mnt/nvme1n1"),
+    )
+    fs_type: str = "xfs"
+    #: environment modules the bcast job loads (the seed's MPI build of cthpc_model_bcast)
+    bcast_modules: Tuple[str, ...] = ("mpich/3.2.1/gcc-10.3.1", "cthpc_910b/2.0.0/mpich-3.2.1")
+    bcast_mpi: str = "pmi2"
+    bcast_time: str = "01:00:00"
+
+    @property
+    def secret_dir(self) -> str:
+        """Root-only directory (0700) holding one file (0600) per secret env variable."""
+        return f"{self.work_dir}/secrets"
+
+    @property
+    def log_dir(self) -> str:
+        return f"{self.work_dir}/logs"
+
+    def validate(self) -> "SlurmLayout":
+        """Raise ConfigError for values that would break the scripts; return self."""
+        for key, path in (("workDir", self.work_dir), ("modelDir", self.model_dir),
+                          ("sifDir", self.sif_dir)):
+            if not _SAFE_PATH.match(path) or path == "/":
+                raise ConfigError(f"kimi-k3:{key}", path, "give an absolute path of letters, "
+                                  "digits and . _ / + -", "is not a usable path")
+        for host, cont in self.binds:
+            if not (_SAFE_PATH.match(host) and _SAFE_PATH.match(cont)):
+                raise ConfigError("kimi-k3:binds", f"{host}:{cont}", "give absolute paths",
+                                  "is not a usable bind mount")
+        for dev, mnt in self.disks:
+            if not (_SAFE_PATH.match(dev) and _SAFE_PATH.match(mnt)) or mnt == "/":
+                raise ConfigError("kimi-k3:disks", f"{dev}:{mnt}", "give /dev/... and /mnt/...",
+                                  "is not a usable disk mapping")
+        for key, name in (("partition", self.partition), ("gresName", self.gres_name),
+                          ("jobName", self.job_name), ("sifFile", self.sif_file),
+                          ("fsType", self.fs_type)):
+            if not _SAFE_NAME.match(name):
+                raise ConfigError(f"kimi-k3:{key}", name, "use letters, digits, '.', '_', '-'",
+                                  "is not a usable name")
+        return self
+
+
+def shell_word(arg: str) -> str:
+    """`arg` as one shell word; `${PLACEHOLDER}`s become double-quoted shell variables."""
+    parts: List[str] = []
+    pos = 0
+    for m in _PLACEHOLDER.finditer(arg):
+        if m.start() > pos:
+            parts.append(shlex.quote(arg[pos:m.start()]))
+        parts.append('"${' + SHELL_VARS[m.group(1)] + '}"')
+        pos = m.end()
+    if pos < len(arg) or not parts:
+        parts.append(shlex.quote(arg[pos:]))
+    return "".join(parts)
+
+
+def _argv_lines(argv: Sequence[str], indent: str) -> str:
+    """One flag (with its value) per line, as a bash array body."""
+    lines: List[str] = []
+    i = 0
+    if len(argv) >= 3 and argv[1] == "serve":  # `vllm serve MODEL` on one line
+        lines.append(indent + " ".join(shell_word(a) for a in argv[:3]))
+        i = 3
+    while i < len(argv):
+        word = shell_word(argv[i])
+        if argv[i].startswith("--") and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            word += " " + shell_word(argv[i + 1])
+            i += 1
+        lines.append(indent + word)
+        i += 1
+    return "\n".join(lines)
+
+
+def _secret_block(spec: LaunchSpec, layout: SlurmLayout) -> str:
+    if not spec.secret_env:
+        return ""
+    names = " ".join(spec.secret_env)
+    return f"""# secrets come from root-only files, one per variable, never from this script
+secret_dir={shlex.quote(layout.secret_dir)}
+secret_names=({names})
+for name in "${{secret_names[@]}}"; do
+  file="$secret_dir/$name"
+  if [ ! -r "$file" ] || [ "$(stat -c %a "$file")" != 600 ]; then
+    echo "secret $file is missing or not mode 600" >&2
+    exit 1
+  fi
+  export "$name=$(cat "$file")"
+done
+
+"""
+
+
+def _env_lines(role: RoleSpec) -> str:
+    return "\n".join(f"  export {k}={shell_word(v)}" for k, v in role.env)
+
+
+def _header(what: str) -> str:
+    return f"#!/bin/bash\n# {what}\n# Rendered by kimi-k3 (components/inference/render_slurm.py); do not edit by hand.\n"
+
+
+def render_srun_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
+    """The sbatch script: allocate the nodes, find node 0's address, run node.sh on each node."""
+    layout.validate()
+    devices = plan.devices_per_node
+    wd = layout.work_dir
+    return _header("sbatch script: one vLLM replica over all allocated nodes (submit: sbatch srun.sh)") + f"""\
+#SBATCH --job-name={layout.job_name}
+#SBATCH --nodes={spec.nodes}
+#SBATCH --ntasks-per-node=1
+#SBATCH --partition={layout.partition}
+#SBATCH --gres={layout.gres_name}:{devices}
+#SBATCH --exclusive
+#SBATCH --chdir={wd}
+#SBATCH --output={layout.log_dir}/job_%j.out
+#SBATCH --error={layout.log_dir}/job_%j.err
+set -euo pipefail
+export LC_CTYPE=C.UTF-8
+
+# node 0 is the first host of the allocation; take its Slurm NodeAddr, resolve it if it is a name
+node0_host=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | awk 'NR == 1')
+node0_addr=$(scontrol show node "$node0_host" | tr ' ' '\\n' | awk -F= '$1 == "NodeAddr" {{print $2}}')
+case "$node0_addr" in
+  *[!0-9.]* | "") node0_addr=$(getent ahostsv4 "${{node0_addr:-$node0_host}}" | awk 'NR == 1 {{print $1}}') ;;
+esac
+case "$node0_addr" in
+  "" | 127.*)
+    echo "cannot find a cluster address for node 0 ($node0_host): got '$node0_addr'" >&2
+    exit 1 ;;
+esac
+export NODE0_ADDR="$node0_addr"
+
+echo "endpoint: http://$NODE0_ADDR:{spec.port}/v1 served model: {spec.served_model_name}"
+echo "nodes: $SLURM_JOB_NODELIST"
+
+srun --ntasks-per-node=1 --kill-on-bad-exit=1 \\
+  --output={layout.log_dir}/node_%j.%t.out \\
+  --error={layout.log_dir}/node_%j.%t.err \\
+  {wd}/node.sh
+"""
+
+
+def render_node_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
+    """Per-node launcher: start an Apptainer instance, run the head or a worker in it, clean up."""
+    layout.validate()
+    binds = list(layout.binds) + [(layout.model_dir, spec.model_path)]
+    bind_args = " \\\n".join(f"  --bind {shlex.quote(h + ':' + c)}" for h, c in binds)
+    secret_block = _secret_block(spec, layout)
+    head = spec.head
+    if spec.worker is not None:
+        worker_block = f"""else
+{_env_lines(spec.worker)}
+  argv=(
+{_argv_lines(spec.worker.argv, "    ")}
+  )
+fi"""
+    else:
+        worker_block = f"""else
+  echo "this spec runs on 1 node; node $SLURM_NODEID has nothing to do" >&2
+  exit 1
+fi"""
+    return _header("per-node launcher, run by srun on every node of the job (see srun.sh)") + f"""\
+set -euo pipefail
+export LC_CTYPE=C.UTF-8
+
+: "${{SLURM_JOB_ID:?run me through srun.sh}}" "${{SLURM_NODEID:?run me through srun.sh}}"
+: "${{NODE0_ADDR:?srun.sh exports NODE0_ADDR}}"
+sif={shlex.quote(layout.sif_dir + "/" + layout.sif_file)}
+instance="{layout.job_name}-${{SLURM_JOB_ID}}"
+
+# this node's address is the source of its route to node 0; the interface is the one owning it
+NODE_ADDR=$(ip -o route get "$NODE0_ADDR" | awk '{{for (i = 1; i < NF; i++) if ($i == "src") {{print $(i + 1); exit}}}}')
+NODE_IFNAME=$(ip -o -4 addr show | awk -v a="$NODE_ADDR" '{{split($4, p, "/"); if (p[1] == a) {{print $2; exit}}}}')
+if [ -z "$NODE_ADDR" ] || [ -z "$NODE_IFNAME" ]; then
+  echo "node $SLURM_NODEID: no route to node 0 at $NODE0_ADDR" >&2
+  exit 1
+fi
+export NODE_ADDR NODE_IFNAME
+
+{secret_block}child=""
+cleanup() {{
+  trap - EXIT INT TERM
+  if [ -n "$child" ]; then kill "$child" 2>/dev/null || true; fi
+  apptainer instance stop "$instance" >/dev/null 2>&1 || true
+}}
+trap cleanup EXIT
+trap 'cleanup; exit 143' TERM
+trap 'cleanup; exit 130' INT
+
+apptainer instance start --no-home --writable-tmpfs \\
+{bind_args} \\
+  "$sif" "$instance"
+
+if [ "$SLURM_NODEID" -eq 0 ]; then
+{_env_lines(head)}
+  argv=(
+{_argv_lines(head.argv, "    ")}
+  )
+{worker_block}
+
+echo "node $SLURM_NODEID ($NODE_ADDR on $NODE_IFNAME): starting ${{argv[0]}} in instance $instance"
+apptainer exec "instance://$instance" "${{argv[@]}}" &
+child=$!
+wait "$child"
+"""
+
+
+def render_bcast_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
+    """The broadcast job: copy the SIF dir and the weights from the submit host to every node.
+
+    Run it as `sbatch bcast.sh` from the host that holds the files (the master); the same file
+    is the per-node step (`bcast.sh --node SRC DST`), so one script covers both sides.
+    """
+    layout.validate()
+    modules = "\n".join(f"  module load {m}" for m in layout.bcast_modules)
+    module_block = (
+        "if [ -r /etc/profile.d/modules.sh ]; then\n"
+        "  # shellcheck disable=SC1091\n"
+        "  . /etc/profile.d/modules.sh\n"
+        f"{modules}\n"
+        "fi\n") if layout.bcast_modules else ""
+    mpi = f" --mpi={layout.bcast_mpi}" if layout.bcast_mpi else ""
+    return _header("broadcast job: SIF image and weights from the submit host to every node (sbatch bcast.sh)") + f"""\
+#SBATCH --job-name={layout.job_name}-bcast
+#SBATCH --nodes={spec.nodes}
+#SBATCH --ntasks-per-node=1
+#SBATCH --partition={layout.partition}
+#SBATCH --time={layout.bcast_time}
+#SBATCH --chdir={layout.work_dir}
+#SBATCH --output={layout.log_dir}/bcast_%j.out
+#SBATCH --error={layout.log_dir}/bcast_%j.err
+set -euo pipefail
+
+if [ "${{1:-}}" = "--node" ]; then
+  # one step on one node: bind MPI to the interface that reaches the source host
+  src_host=$2 path=$3
+  src_addr=$(getent ahostsv4 "$src_host" | awk 'NR == 1 {{print $1}}')
+  MPICH_NET_DEV=$(ip -o route get "$src_addr" | awk '{{for (i = 1; i < NF; i++) if ($i == "dev") {{print $(i + 1); exit}}}}')
+  export MPICH_NET_DEV
+  mkdir -p "$path"
+  exec cthpc_model_bcast "$src_host" "$path" "$path"
+fi
+if [ "${{1:-}}" = "--size" ]; then
+  echo "$(hostname -s) $(du -sb "$2" | awk '{{print $1}}')"
+  exit 0
+fi
+
+{module_block}src_host="${{BCAST_SOURCE:-$SLURM_SUBMIT_HOST}}"
+for path in {shlex.quote(layout.sif_dir)} {shlex.quote(layout.model_dir)}; do
+  echo "broadcasting $path from $src_host to $SLURM_JOB_NODELIST"
+  srun{mpi} --ntasks-per-node=1 \\
+    --output={layout.log_dir}/bcast_%j.%t.out \\
+    --error={layout.log_dir}/bcast_%j.%t.err \\
+    {layout.work_dir}/bcast.sh --node "$src_host" "$path"
+done
+
+# verify: every node holds the same number of bytes as the source host
+for path in {shlex.quote(layout.sif_dir)} {shlex.quote(layout.model_dir)}; do
+  sizes=$(srun --ntasks-per-node=1 {layout.work_dir}/bcast.sh --size "$path")
+  want=$(printf '%s\\n' "$sizes" | awk -v h="$src_host" '$1 == h {{print $2}}')
+  want=${{want:-$(du -sb "$path" | awk '{{print $1}}')}}
+  bad=$(printf '%s\\n' "$sizes" | awk -v w="$want" '$2 != w {{print $1 "=" $2}}')
+  if [ -n "$bad" ]; then
+    echo "broadcast of $path incomplete: source has $want bytes, but $bad" >&2
+    exit 1
+  fi
+done
+echo "broadcast complete"
+"""
+
+
+def render_mount_nvme_sh(layout: SlurmLayout) -> str:
+    """Mount the local NVMe disks; format only a disk with no file system and no partitions.
+
+    Idempotent: a disk already mounted where it belongs is left alone; fstab lines are keyed
+    by UUID and added once. Any signature on a disk (file system, partition table, RAID or
+    LVM member) means it holds data: it is never formatted.
+    """
+    layout.validate()
+    pairs = "\n".join(f"  {shlex.quote(d)} {shlex.quote(m)}" for d, m in layout.disks)
+    return _header("mount the local NVMe disks (run as root on every node; safe to re-run)") + f"""\
+set -euo pipefail
+fs_type={shlex.quote(layout.fs_type)}
+fstab=${{FSTAB:-/etc/fstab}}
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "run as root" >&2
+  exit 1
+fi
+
+mount_one() {{
+  local dev=$1 mnt=$2 fs uuid current
+  if [ ! -b "$dev" ]; then
+    echo "$dev: not a block device" >&2
+    return 1
+  fi
+  mkdir -p "$mnt"
+  fs=$(blkid -p -s TYPE -o value "$dev" || true)
+  if [ -z "$fs" ]; then
+    if [ -n "$(blkid -p -s PTTYPE -o value "$dev" || true)" ] || [ -n "$(wipefs --noheadings "$dev")" ] \\
+        || [ "$(lsblk -nro NAME "$dev" | wc -l)" -gt 1 ]; then
+      echo "$dev: holds a partition table or other signature; refusing to format it" >&2
+      return 1
+    fi
+    echo "$dev: empty; creating $fs_type"
+    "mkfs.$fs_type" -q "$dev"
+    fs=$fs_type
+  else
+    echo "$dev: already holds $fs; not formatting"
+  fi
+  uuid=$(blkid -p -s UUID -o value "$dev")
+  current=$(findmnt -rno SOURCE --target "$mnt" --mountpoint "$mnt" || true)
+  if [ -z "$current" ]; then
+    mount -t "$fs" UUID="$uuid" "$mnt"
+    echo "$dev: mounted on $mnt"
+  elif [ "$(readlink -f "$current")" != "$(readlink -f "$dev")" ]; then
+    echo "$mnt: already holds $current, not $dev" >&2
+    return 1
+  fi
+  if ! grep -q "^UUID=$uuid " "$fstab"; then
+    echo "UUID=$uuid $mnt $fs defaults,nofail 0 0" >>"$fstab"
+    echo "$dev: added to $fstab"
+  fi
+}}
+
+while read -r dev mnt; do
+  mount_one "$dev" "$mnt"
+done <<'DISKS'
+{pairs}
+DISKS
+echo "disks mounted"
+"""
+
+
+def render_check_sh(spec: LaunchSpec, layout: SlurmLayout) -> str:
+    """Readiness checks in the order the service gates on them: health, models, one chat reply.
+
+    `check.sh [BASE_URL] [health|models|chat|all]`; the API key, when the spec uses one, is read
+    from its root-only file and handed to curl on stdin, so it never appears in a process list.
+    """
+    layout.validate()
+    key_file = f"{layout.secret_dir}/VLLM_API_KEY"
+    uses_key = "VLLM_API_KEY" in spec.secret_env
+    model = spec.served_model_name
+    body = ('{"model":' + _json_str(model) +
+            ',"messages":[{"role":"user","content":"Reply with one word: ready"}],'
+            '"max_tokens":16,"temperature":0}')
+    return _header("check the endpoint: check.sh [BASE_URL] [health|models|chat|all]") + f"""\
+set -euo pipefail
+base=${{1:-http://127.0.0.1:{spec.port}}}
+what=${{2:-all}}
+key_file={shlex.quote(key_file)}
+use_key={"yes" if uses_key else "no"}
+
+call() {{
+  # curl reads its auth header from stdin (-K -), never from the command line
+  if [ "$use_key" = yes ]; then
+    printf 'header = "Authorization: Bearer %s"\\n' "$(cat "$key_file")" |
+      curl -fsS --max-time 60 -K - "$@"
+  else
+    curl -fsS --max-time 60 "$@"
+  fi
+}}
+
+health() {{
+  call -o /dev/null "$base{spec.readiness_path}"
+  echo "health: ok"
+}}
+
+models() {{
+  local out
+  out=$(call "$base/v1/models")
+  if ! printf '%s' "$out" | grep -Eq {shlex.quote('"id" *: *' + _json_str(model))}; then
+    echo "models: {model} not served: $out" >&2
+    return 1
+  fi
+  echo "models: {model} listed"
+}}
+
+chat() {{
+  local out
+  out=$(call -H 'Content-Type: application/json' "$base/v1/chat/completions" \\
+    -d {shlex.quote(body)})
+  if ! printf '%s' "$out" | grep -q '"choices"'; then
+    echo "chat: no completion: $out" >&2
+    return 1
+  fi
+  echo "chat: $out"
+}}
+
+case "$what" in
+  health) health ;;
+  models) models ;;
+  chat) chat ;;
+  all) health && models && chat ;;
+  *) echo "usage: check.sh [BASE_URL] [health|models|chat|all]" >&2; exit 2 ;;
+esac
+"""
+
+
+def _json_str(s: str) -> str:
+    import json
+    return json.dumps(s)
+
+
+def render_all(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> Mapping[str, str]:
+    """Every script, by file name (SCRIPT_NAMES)."""
+    return {
+        "srun.sh": render_srun_sh(plan, spec, layout),
+        "node.sh": render_node_sh(plan, spec, layout),
+        "bcast.sh": render_bcast_sh(plan, spec, layout),
+        "mount_nvme.sh": render_mount_nvme_sh(layout),
+        "check.sh": render_check_sh(spec, layout),
+    }

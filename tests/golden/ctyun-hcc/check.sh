@@ -1,0 +1,52 @@
+#!/bin/bash
+# check the endpoint: check.sh [BASE_URL] [health|models|chat|all]
+# Rendered by kimi-k3 (components/inference/render_slurm.py); do not edit by hand.
+set -euo pipefail
+base=${1:-http://127.0.0.1:11025}
+what=${2:-all}
+key_file=/home/kimi-k3/secrets/VLLM_API_KEY
+use_key=no
+
+call() {
+  # curl reads its auth header from stdin (-K -), never from the command line
+  if [ "$use_key" = yes ]; then
+    printf 'header = "Authorization: Bearer %s"\n' "$(cat "$key_file")" |
+      curl -fsS --max-time 60 -K - "$@"
+  else
+    curl -fsS --max-time 60 "$@"
+  fi
+}
+
+health() {
+  call -o /dev/null "$base/health"
+  echo "health: ok"
+}
+
+models() {
+  local out
+  out=$(call "$base/v1/models")
+  if ! printf '%s' "$out" | grep -Eq '"id" *: *"Kimi-K3"'; then
+    echo "models: Kimi-K3 not served: $out" >&2
+    return 1
+  fi
+  echo "models: Kimi-K3 listed"
+}
+
+chat() {
+  local out
+  out=$(call -H 'Content-Type: application/json' "$base/v1/chat/completions" \
+    -d '{"model":"Kimi-K3","messages":[{"role":"user","content":"Reply with one word: ready"}],"max_tokens":16,"temperature":0}')
+  if ! printf '%s' "$out" | grep -q '"choices"'; then
+    echo "chat: no completion: $out" >&2
+    return 1
+  fi
+  echo "chat: $out"
+}
+
+case "$what" in
+  health) health ;;
+  models) models ;;
+  chat) chat ;;
+  all) health && models && chat ;;
+  *) echo "usage: check.sh [BASE_URL] [health|models|chat|all]" >&2; exit 2 ;;
+esac

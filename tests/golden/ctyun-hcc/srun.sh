@@ -1,0 +1,35 @@
+#!/bin/bash
+# sbatch script: one vLLM replica over all allocated nodes (submit: sbatch srun.sh)
+# Rendered by kimi-k3 (components/inference/render_slurm.py); do not edit by hand.
+#SBATCH --job-name=kimi-k3
+#SBATCH --nodes=4
+#SBATCH --ntasks-per-node=1
+#SBATCH --partition=batch
+#SBATCH --gres=gpu:16
+#SBATCH --exclusive
+#SBATCH --chdir=/home/kimi-k3
+#SBATCH --output=/home/kimi-k3/logs/job_%j.out
+#SBATCH --error=/home/kimi-k3/logs/job_%j.err
+set -euo pipefail
+export LC_CTYPE=C.UTF-8
+
+# node 0 is the first host of the allocation; take its Slurm NodeAddr, resolve it if it is a name
+node0_host=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | awk 'NR == 1')
+node0_addr=$(scontrol show node "$node0_host" | tr ' ' '\n' | awk -F= '$1 == "NodeAddr" {print $2}')
+case "$node0_addr" in
+  *[!0-9.]* | "") node0_addr=$(getent ahostsv4 "${node0_addr:-$node0_host}" | awk 'NR == 1 {print $1}') ;;
+esac
+case "$node0_addr" in
+  "" | 127.*)
+    echo "cannot find a cluster address for node 0 ($node0_host): got '$node0_addr'" >&2
+    exit 1 ;;
+esac
+export NODE0_ADDR="$node0_addr"
+
+echo "endpoint: http://$NODE0_ADDR:11025/v1 served model: Kimi-K3"
+echo "nodes: $SLURM_JOB_NODELIST"
+
+srun --ntasks-per-node=1 --kill-on-bad-exit=1 \
+  --output=/home/kimi-k3/logs/node_%j.%t.out \
+  --error=/home/kimi-k3/logs/node_%j.%t.err \
+  /home/kimi-k3/node.sh
