@@ -37,11 +37,11 @@ from .client import ApiError, TransportError
 from .config import (STORAGE_TYPES, cluster_name_problem, root_password_problem,
                      storage_size_problem)
 from .ehpc import Ehpc, JobFailed, Resolved, new_client_token
-from .provider_runtime import deadline_in, make_api, remember_config, strip
+from .provider_runtime import (UNKNOWN, deadline_in, is_unknown, make_api,  # noqa: F401
+                               remember_config, strip)
 
 log = logging.getLogger("kimi_k3.ctyun")
 
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # pulumi.runtime.rpc.UNKNOWN
 #: inputs, with the default used when absent
 INPUT_DEFAULTS: Dict[str, Any] = {
     "regionID": None, "azName": None, "clusterName": None, "clusterType": None,
@@ -67,7 +67,7 @@ OUTPUT_KEYS = ("clusterUUID", "masterInnerIP", "masterPublicIP", "nodes", "sched
 
 
 def _known(value: Any) -> bool:
-    return value is not None and value != UNKNOWN
+    return value is not None and not is_unknown(value)
 
 
 def check_inputs(news: Dict[str, Any]) -> List[CheckFailure]:
@@ -184,7 +184,7 @@ class HccClusterProvider(ResourceProvider):
     def diff(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> DiffResult:
         old_in, new_in = inputs_of(strip(olds)), inputs_of(strip(news))
         changed = [k for k in INPUT_DEFAULTS if k not in IGNORED_KEYS
-                   and (new_in[k] == UNKNOWN or old_in[k] != new_in[k])]
+                   and (is_unknown(new_in[k]) or old_in[k] != new_in[k])]
         replaces = [k for k in changed if k in REPLACE_KEYS]
         return DiffResult(changes=bool(changed), replaces=replaces,
                           stables=["clusterUUID"] if not replaces else [],

@@ -17,6 +17,14 @@ from .client import CtyunClient, credentials_from
 from .ehpc import Ehpc
 
 PROVIDER_KEY = "__provider"
+#: how an unknown value (preview) is spelled on the wire (pulumi.runtime.rpc.UNKNOWN)
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+def is_unknown(value: Any) -> bool:
+    """True for a value not known until apply: the wire sentinel or the host's Unknown()."""
+    return value == UNKNOWN or type(value).__name__ == "Unknown"
+
 #: stack config the dynamic-provider host received (process-local; never pickled)
 RUNTIME_CONFIG: Dict[str, Any] = {}
 

@@ -20,9 +20,8 @@ from pulumi.dynamic import (CheckFailure, CheckResult, ConfigureRequest, CreateR
 
 from .client import ApiError, TransportError
 from .ehpc import DeadlineExceeded, Ehpc, new_client_token
-from .provider_runtime import deadline_in, make_api, remember_config, strip
+from .provider_runtime import deadline_in, is_unknown, make_api, remember_config, strip
 
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 INPUT_DEFAULTS: Dict[str, Any] = {"regionID": None, "vpcID": None, "securityGroup": "create",
                                   "groupName": None, "rules": [], "endpoint": "",
                                   "timeoutS": 600, "pollIntervalS": 5}
@@ -48,17 +47,17 @@ def check_inputs(news: Dict[str, Any]) -> List[CheckFailure]:
         if not news.get(key):
             f.append(CheckFailure(key, f"{key} is required"))
     rules = news.get("rules", [])
-    if rules == UNKNOWN:
+    if is_unknown(rules):
         return f
     if not isinstance(rules, list):
         return f + [CheckFailure("rules", "rules must be a list")]
     for i, r in enumerate(rules):
-        if r == UNKNOWN or not isinstance(r, dict):
+        if is_unknown(r) or not isinstance(r, dict):
             continue
         port, cidr = r.get("port"), r.get("cidr")
-        if port != UNKNOWN and not (isinstance(port, (int, float)) and 1 <= port <= 65535):
+        if not is_unknown(port) and not (isinstance(port, (int, float)) and 1 <= port <= 65535):
             f.append(CheckFailure("rules", f"rules[{i}].port={port!r} must be 1-65535"))
-        if cidr != UNKNOWN:
+        if not is_unknown(cidr):
             try:
                 ipaddress.ip_network(str(cidr), strict=True)
             except ValueError:
@@ -83,7 +82,7 @@ class HccSecurityGroupProvider(ResourceProvider):
 
     def diff(self, id_, olds, news) -> DiffResult:
         o, n = _inputs(strip(olds)), _inputs(strip(news))
-        changed = [k for k in INPUT_DEFAULTS if n[k] == UNKNOWN or o[k] != n[k]]
+        changed = [k for k in INPUT_DEFAULTS if is_unknown(n[k]) or o[k] != n[k]]
         return DiffResult(changes=bool(changed), replaces=[k for k in changed
                                                            if k in REPLACE_KEYS],
                           delete_before_replace=False)
