@@ -1,0 +1,190 @@
+#!/bin/bash
+# Start the real local services the CTyun bootstrap/service integration tests run against:
+#   - sshd on 127.0.0.1:${KK3_SSH_PORT:-2222} with generated host and user keys (root login by key)
+#   - munge + slurmctld in the root namespace + four slurmd "nodes" kk3n0..kk3n3, each in its own
+#     network namespace with its own hostname, address 10.77.0.1{0..3} and a differently named NIC,
+#     declaring GRES gpu:16 backed by mknod'd character devices.
+# Installs openssh-server, slurm-wlm and munge with apt when missing (fails loudly).
+# Idempotent: running it again with everything up changes nothing. Stop with stop.sh.
+# Writes ${KK3_CI_DIR:-/tmp/kimi-k3-ci}/env.sh describing what it started.
+set -euo pipefail
+
+dir=${KK3_CI_DIR:-/tmp/kimi-k3-ci}
+ssh_port=${KK3_SSH_PORT:-2222}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+doubles=$(cd "$here/../../tests/doubles" && pwd)
+host=$(hostname -s)
+nodes=(kk3n0 kk3n1 kk3n2 kk3n3)
+nics=(ens3 enp0s4 eth5 ib6)   # deliberately different per node: nothing may assume eno0
+bridge=kk3br0
+bridge_ip=10.77.0.1
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "start.sh must run as root (network namespaces, sshd, slurmd)" >&2
+  exit 1
+fi
+
+need=()
+for tool in sshd munged slurmctld slurmd sbatch ip nsenter unshare mknod; do
+  command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
+done
+if [ "${#need[@]}" -gt 0 ]; then
+  echo "installing openssh-server slurm-wlm munge (missing: ${need[*]})"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq openssh-server slurm-wlm munge iproute2 util-linux xfsprogs >/dev/null
+fi
+for tool in sshd munged slurmctld slurmd sbatch; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "FATAL: $tool still missing after apt-get" >&2; exit 1; }
+done
+
+mkdir -p "$dir"/{ssh,munge,slurm,dev,log,state,spool,run,home}
+chmod 700 "$dir/ssh" "$dir/munge"
+
+# ---- network: a bridge and one namespace per node ---------------------------------------------
+if ! ip link show "$bridge" >/dev/null 2>&1; then
+  ip link add "$bridge" type bridge
+fi
+ip addr replace "$bridge_ip/24" dev "$bridge"
+ip link set "$bridge" up
+for i in "${!nodes[@]}"; do
+  n=${nodes[$i]} nic=${nics[$i]} addr="10.77.0.1$i"
+  [ -e "/run/netns/$n" ] || ip netns add "$n"
+  if ! ip link show "kk3v$i" >/dev/null 2>&1; then
+    ip link add "kk3v$i" type veth peer name "$nic" netns "$n"
+  fi
+  ip link set "kk3v$i" master "$bridge" up
+  nsenter --net="/run/netns/$n" ip link set lo up
+  nsenter --net="/run/netns/$n" ip addr replace "$addr/24" dev "$nic"
+  nsenter --net="/run/netns/$n" ip link set "$nic" up
+  nsenter --net="/run/netns/$n" ip route replace default via "$bridge_ip"
+done
+
+# ---- names: every node and the controller/master resolve to their cluster address -----------
+tmp=$(mktemp)
+grep -v '# kimi-k3-ci$' /etc/hosts >"$tmp" || true
+[ -z "$(tail -c1 "$tmp")" ] || echo >>"$tmp"
+{
+  echo "$bridge_ip kk3master # kimi-k3-ci"
+  for i in "${!nodes[@]}"; do echo "10.77.0.1$i ${nodes[$i]} # kimi-k3-ci"; done
+} >>"$tmp"
+cat "$tmp" >/etc/hosts
+rm -f "$tmp"
+
+# ---- sshd with generated keys -------------------------------------------------------------------
+[ -f "$dir/ssh/host_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/ssh/host_ed25519"
+[ -f "$dir/ssh/user_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/ssh/user_ed25519"
+cp "$dir/ssh/user_ed25519.pub" "$dir/ssh/authorized_keys"
+chmod 600 "$dir/ssh/authorized_keys"
+mkdir -p /run/sshd
+cat >"$dir/ssh/sshd_config" <<CONF
+Port $ssh_port
+ListenAddress 127.0.0.1
+HostKey $dir/ssh/host_ed25519
+PidFile $dir/run/sshd.pid
+AuthorizedKeysFile $dir/ssh/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+MaxStartups 50:30:100
+MaxSessions 50
+SetEnv SLURM_CONF=$dir/slurm/slurm.conf PATH=$doubles/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin KK3_DOUBLES_LOG=$dir/log/doubles.log KK3_DOUBLES_STATE=$dir/state/doubles
+CONF
+running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+if ! running "$dir/run/sshd.pid"; then
+  "$(command -v sshd)" -f "$dir/ssh/sshd_config" -E "$dir/log/sshd.log"
+fi
+
+# ---- munge ----------------------------------------------------------------------------------------
+if [ ! -f "$dir/munge/munge.key" ]; then
+  dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
+  chmod 400 "$dir/munge/munge.key"
+fi
+chown -R root:root "$dir/munge"
+if ! running "$dir/run/munged.pid"; then
+  munged --force -S "$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
+    --pid-file="$dir/run/munged.pid" --log-file="$dir/log/munged.log" --seed-file="$dir/munge/seed"
+fi
+
+# ---- slurm -----------------------------------------------------------------------------------------
+for d in $(seq 0 15); do
+  [ -c "$dir/dev/npu$d" ] || mknod "$dir/dev/npu$d" c 1 3
+done
+cat >"$dir/slurm/slurm.conf" <<CONF
+ClusterName=kk3
+SlurmctldHost=$host($bridge_ip)
+SlurmctldPort=16817
+SlurmdPort=16818
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.socket
+CryptoType=crypto/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$dir/state/slurmctld
+SlurmdSpoolDir=$dir/spool/%n
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd.%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+ReturnToService=2
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+KillWait=5
+MinJobAge=30
+InactiveLimit=0
+SlurmdTimeout=60
+NodeName=kk3n0 NodeAddr=10.77.0.10 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN
+NodeName=kk3n1 NodeAddr=10.77.0.11 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN
+NodeName=kk3n2 NodeAddr=10.77.0.12 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN
+NodeName=kk3n3 NodeAddr=10.77.0.13 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN
+PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+CONF
+echo "NodeName=kk3n[0-3] Name=gpu File=$dir/dev/npu[0-15]" >"$dir/slurm/gres.conf"
+mkdir -p "$dir/state/slurmctld"
+for n in "${nodes[@]}"; do mkdir -p "$dir/spool/$n"; done
+export SLURM_CONF=$dir/slurm/slurm.conf
+if ! running "$dir/run/slurmctld.pid"; then
+  slurmctld -f "$SLURM_CONF"
+fi
+for n in "${nodes[@]}"; do
+  if ! running "$dir/run/slurmd.$n.pid"; then
+    PATH="$doubles/bin:$PATH" KK3_DOUBLES_LOG="$dir/log/doubles.log" KK3_DOUBLES_STATE="$dir/state/doubles" \
+      nsenter --net="/run/netns/$n" unshare --uts sh -c "hostname $n; exec slurmd -f '$SLURM_CONF' -N $n"
+  fi
+done
+
+# ---- wait until the four nodes are idle -------------------------------------------------------------
+for _ in $(seq 1 60); do
+  idle=$(sinfo -h -N -t idle -o '%N' 2>/dev/null | sort -u | wc -l)
+  [ "$idle" -eq 4 ] && break
+  sleep 1
+done
+if [ "$idle" -ne 4 ]; then
+  echo "FATAL: only $idle of 4 Slurm nodes became idle" >&2
+  sinfo -N -l >&2 || true
+  tail -n 20 "$dir/log/slurmctld.log" >&2 || true
+  exit 1
+fi
+
+cat >"$dir/env.sh" <<ENV
+export KK3_CI_DIR=$dir
+export KK3_SSH_HOST=127.0.0.1
+export KK3_SSH_PORT=$ssh_port
+export KK3_SSH_USER=root
+export KK3_SSH_KEY=$dir/ssh/user_ed25519
+export KK3_SSH_HOST_PUB=$dir/ssh/host_ed25519.pub
+export KK3_SLURM_NODES="${nodes[*]}"
+export KK3_MASTER_HOST=kk3master
+export SLURM_CONF=$SLURM_CONF
+ENV
+echo "services up: sshd 127.0.0.1:$ssh_port, slurm nodes ${nodes[*]} (env: $dir/env.sh)"
