@@ -12,6 +12,14 @@ from components.ctyun_hcc.config import parse_hcc_config
 from components.inference.errors import ConfigError
 from components.settings import parse_settings
 
+@pytest.fixture(autouse=True)
+def _restore_config():
+    """Config set by these tests must not leak into other tests of the same process."""
+    saved = dict(pulumi.runtime.config.CONFIG.get())
+    yield
+    pulumi.runtime.config.CONFIG.set(saved)
+
+
 BASE = {"regionId": "r1", "azName": "az1", "vpcId": "vpc-1", "subnetId": "subnet-1"}
 
 
