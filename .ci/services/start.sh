@@ -90,6 +90,7 @@ UsePAM no
 StrictModes no
 MaxStartups 50:30:100
 MaxSessions 50
+Subsystem sftp /usr/lib/openssh/sftp-server
 SetEnv SLURM_CONF=$dir/slurm/slurm.conf PATH=$doubles/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin KK3_DOUBLES_LOG=$dir/log/doubles.log KK3_DOUBLES_STATE=$dir/state/doubles
 CONF
 running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
