@@ -28,7 +28,7 @@ CTYUN_AK/CTYUN_SK or the secret config `ctyun:accessKey`/`ctyun:secretKey` at ca
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Iterable, Optional
 
 import pulumi
 
@@ -63,9 +63,12 @@ def raw_ctyun_config() -> Dict[str, object]:
     return out
 
 
-def load_hcc_config(shared: SharedSettings) -> HccConfig:
-    """The checked `HccConfig` of the running program (ConfigError on bad input)."""
-    return parse_hcc_config(raw_ctyun_config(), shared)
+def load_hcc_config(shared: SharedSettings, other_known: Iterable[str] = ()) -> HccConfig:
+    """The checked `HccConfig` of the running program (ConfigError on bad input).
+
+    `other_known`: `ctyun:*` keys parsed elsewhere (e.g. by bootstrap.py), not refused here.
+    """
+    return parse_hcc_config(raw_ctyun_config(), shared, other_known)
 
 
 def ingress_rules(shared: SharedSettings) -> list:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Iterable, Mapping, Optional
 
 from ..inference.errors import ConfigError
 from ..settings import SharedSettings
@@ -136,9 +136,14 @@ def _bool(raw, key, default) -> bool:
     raise ConfigError(f"ctyun:{key}", value, "use true or false", "is not a boolean")
 
 
-def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings) -> HccConfig:
-    """Typed, checked `HccConfig` from the raw `ctyun:*` config and the shared settings."""
-    for key in sorted(set(raw) - KNOWN_KEYS):
+def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
+                     other_known: Iterable[str] = ()) -> HccConfig:
+    """Typed, checked `HccConfig` from the raw `ctyun:*` config and the shared settings.
+
+    `other_known` names `ctyun:*` keys that other modules parse (the bootstrap's SSH and disk
+    keys); any key in neither set is refused as a likely misspelling.
+    """
+    for key in sorted(set(raw) - KNOWN_KEYS - set(other_known)):
         raise ConfigError(f"ctyun:{key}", raw[key], "remove it or check the spelling "
                           "(docs/ctyun-hcc.md lists the keys)", "is not a known key")
     region = _str(raw, "regionId", required=True)

@@ -100,3 +100,10 @@ def test_root_password_rules(pw, ok):
 @given(st.text(min_size=0, max_size=40))
 def test_default_cluster_name_always_valid(stack):
     assert cfg.cluster_name_problem(cfg.default_cluster_name(stack)) is None
+
+
+def test_keys_parsed_by_other_modules_can_be_declared():
+    raw = {**BASE, "sshPrivateKey": "x"}
+    with pytest.raises(ConfigError, match="ctyun:sshPrivateKey"):
+        cfg.parse_hcc_config(raw, shared())
+    assert cfg.parse_hcc_config(raw, shared(), other_known={"sshPrivateKey"}).vpc_id == "vpc-1"
