@@ -262,8 +262,10 @@ class HccClusterProvider(ResourceProvider):
         nodes = api.list_nodes(id_, deadline)
         out = _outputs(p, cluster, nodes, strip(props).get("resolved") or {})
         out["rootPassword"] = p["rootPassword"]
-        inputs = {k: out[k] for k in INPUT_DEFAULTS}
-        return ReadResult(id_, out, inputs)
+        # no `inputs` in the answer: they would carry the root password outside the outputs
+        # that additional_secret_outputs protects; the engine diffs against these outputs, so a
+        # changed computeNodeCount still shows as drift
+        return ReadResult(id_, out)
 
     # -- update ---------------------------------------------------------------------------
     def update(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> UpdateResult:
@@ -319,9 +321,11 @@ class HccClusterProvider(ResourceProvider):
             except TransportError:
                 job = {}  # the answer was lost: the wait below tells whether it took effect
             except ApiError as e:
-                if "deleting" not in e.code.lower():
+                # a repeated call (its first answer lost) finds our own deletion under way or
+                # already done: the wait below confirms
+                if not any(w in e.code.lower() for w in ("deleting", "notfound")):
                     raise
-                job = {}  # a retried call found our own deletion under way
+                job = {}
             if job.get("jobUUID"):
                 api.wait_job(job["jobUUID"], f"deletion of cluster {name}", deadline, setting)
         api.wait_gone(id_, name, deadline, setting)

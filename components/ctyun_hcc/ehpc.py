@@ -204,19 +204,46 @@ class Ehpc:
 
     def shrink(self, cluster_uuid: str, node_uuids: Iterable[str], deadline: float,
                setting: str) -> int:
-        """Remove compute nodes, 1-10 per call, waiting for each job. Returns calls made."""
-        ids = list(node_uuids)
-        calls = 0
-        for i in range(0, len(ids), SHRINK_BATCH):
-            batch = ids[i:i + SHRINK_BATCH]
-            obj = self.client.post("hpc", f"{HPC}/hpc/shrink-cluster",
-                                   {"regionID": self.region_id, "clusterUUID": cluster_uuid,
-                                    "nodeUUIDList": batch}, deadline=deadline) or {}
+        """Remove compute nodes, 1-10 per call, waiting for each job. Returns calls made.
+
+        Safe to repeat: if a call is refused because its nodes are already gone (a retried call
+        whose first answer was lost) or the cluster is busy, it waits for the cluster to be idle,
+        lists the nodes again and carries on with those still there.
+        """
+        pending = list(node_uuids)
+        calls = refusals = 0
+        while pending:
+            batch = pending[:SHRINK_BATCH]
+            try:
+                obj = self.client.post("hpc", f"{HPC}/hpc/shrink-cluster",
+                                       {"regionID": self.region_id, "clusterUUID": cluster_uuid,
+                                        "nodeUUIDList": batch}, deadline=deadline) or {}
+            except ApiError as e:
+                refusals += 1
+                if not _code_has(e, "notfound", "busy") or refusals > 3:
+                    raise
+                self.wait_idle(cluster_uuid, "the cluster to be idle before removing nodes",
+                               deadline, setting)
+                listed = {n.get("nodeUUID") for n in self.list_nodes(cluster_uuid, deadline)
+                          if str(n.get("nodeStatus", "")).lower() != "deleting"}
+                pending = [i for i in pending if i in listed]
+                continue
             calls += 1
             if obj.get("jobUUID"):
                 self.wait_job(obj["jobUUID"], f"removal of {len(batch)} compute node(s)",
                               deadline, setting)
+            pending = pending[SHRINK_BATCH:]
         return calls
+
+    def wait_idle(self, cluster_uuid: str, what: str, deadline: float, setting: str) -> None:
+        """Poll until the cluster is no longer creating/expanding/shrinking (or is gone)."""
+        started = self.clock()
+        while True:
+            c = self.get_cluster(cluster_uuid, deadline=deadline)
+            status = str((c or {}).get("clusterAvailableStatus") or "").lower()
+            if c is None or status in ("available", "failed"):
+                return
+            self._pause(what, started, deadline, setting, f"cluster is {status}")
 
     def delete_cluster(self, cluster_uuid: str, deadline: float) -> Dict[str, Any]:
         """The older delete-cluster call (the only delete found); its answer may carry a job."""
@@ -285,6 +312,11 @@ class Ehpc:
         except ApiError as e:
             if "notfound" not in e.code.replace(".", "").lower():
                 raise
+
+
+def _code_has(err: ApiError, *words: str) -> bool:
+    code = err.code.replace(".", "").replace("_", "").lower()
+    return any(w in code for w in words)
 
 
 def pick_specification(specs: List[Dict[str, Any]], wanted: Optional[str]) -> Dict[str, Any]:

@@ -79,7 +79,8 @@ def test_full_lifecycle_over_grpc(env):
     assert emu.sk not in outs[PROVIDER_KEY] and emu.ak not in outs[PROVIDER_KEY]
 
     rid, routs, rinputs = host.read(id_, URN, outs, inputs)
-    assert rid == id_ and rinputs["computeNodeCount"] == 3 and routs["masterPublicIP"]
+    assert rid == id_ and routs["computeNodeCount"] == 3 and routs["masterPublicIP"]
+    assert "rootPassword" not in rinputs
 
     grown = news(computeNodeCount=4)
     d = host.diff(id_, URN, outs, grown)

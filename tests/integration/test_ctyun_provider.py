@@ -41,7 +41,7 @@ def test_create_read_update_delete_leaves_nothing(emu):
     assert names == ["a3master0001", "a3compute0001", "a3compute0002"]
 
     read = P.read(r.id, shrunk)
-    assert read.id == r.id and read.inputs["computeNodeCount"] == 2
+    assert read.id == r.id and read.outs["computeNodeCount"] == 2 and read.inputs is None
     assert read.outs["rootPassword"] == PASSWORD
 
     P.delete(r.id, shrunk)
@@ -83,7 +83,7 @@ def test_read_reports_drift_and_disappearance(emu):
     victim = [n for n in r.outs["nodes"] if n["role"] == "compute"][0]["nodeUUID"]
     api.shrink(r.id, [victim], deadline=1e12, setting="-")  # someone removed a node by hand
     read = P.read(r.id, r.outs)
-    assert read.inputs["computeNodeCount"] == 2 and len(read.outs["nodes"]) == 3
+    assert read.outs["computeNodeCount"] == 2 and len(read.outs["nodes"]) == 3
     diff = P.diff(r.id, read.outs, cluster_inputs(computeNodeCount=3))
     assert diff.changes and diff.replaces == []
     P.delete(r.id, r.outs)
