@@ -276,8 +276,8 @@ class State:
             raise Refusal("HPC.Quota.BareMetal", "bare-metal quota exceeded")
         cluster = Cluster(f"hpc-{uuid.uuid4().hex[:16]}", name, d)
         self.clusters[cluster.uuid] = cluster
-        master = self._new_node(cluster, "master", str(mo["specificationUUID"]),
-                                "batch" if m.get("joinQueue") else "")
+        # the master joins a queue only when someone adds it on the node (seed, step 3)
+        master = self._new_node(cluster, "master", str(mo["specificationUUID"]), "")
         computes = [self._new_node(cluster, "compute", str(o["specificationUUID"]),
                                    str(o.get("queueName") or "batch"))
                     for o in orders for _ in range(int(o["orderCount"]))]
