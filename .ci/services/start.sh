@@ -113,7 +113,7 @@ fi
 for d in $(seq 0 15); do
   [ -c "$dir/dev/npu$d" ] || mknod "$dir/dev/npu$d" c 1 3
 done
-cat >"$dir/slurm/slurm.conf" <<CONF
+cat >"$dir/slurm/slurm.conf.new" <<CONF
 ClusterName=kk3
 SlurmctldHost=$host($bridge_ip)
 SlurmctldPort=16817
@@ -148,14 +148,28 @@ NodeName=kk3n0 NodeAddr=10.77.0.10 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNO
 NodeName=kk3n1 NodeAddr=10.77.0.11 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN
 NodeName=kk3n2 NodeAddr=10.77.0.12 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN
 NodeName=kk3n3 NodeAddr=10.77.0.13 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN
-PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+# as on a fresh E-HPC cluster: the compute nodes are in the queue, the "master" kk3n0 is not
+# until the bootstrap runs the seed's launcher commands (the launcher double adds it)
+PartitionName=batch Nodes=kk3n[1-3] Default=YES MaxTime=INFINITE State=UP
+PartitionName=all Nodes=kk3n[0-3] Default=NO MaxTime=INFINITE State=UP
 CONF
+reconfigure=no
+if ! cmp -s "$dir/slurm/slurm.conf.new" "$dir/slurm/slurm.conf"; then
+  mv "$dir/slurm/slurm.conf.new" "$dir/slurm/slurm.conf"
+  reconfigure=yes
+else
+  rm -f "$dir/slurm/slurm.conf.new"
+fi
 echo "NodeName=kk3n[0-3] Name=gpu File=$dir/dev/npu[0-15]" >"$dir/slurm/gres.conf"
+# the galaxy launcher's config as the seed edits it (the path is an input of MasterInQueue)
+[ -f "$dir/launcher.conf" ] || printf '[node]\nnoderole = server\n' >"$dir/launcher.conf"
 mkdir -p "$dir/state/slurmctld"
 for n in "${nodes[@]}"; do mkdir -p "$dir/spool/$n"; done
 export SLURM_CONF=$dir/slurm/slurm.conf
 if ! running "$dir/run/slurmctld.pid"; then
   slurmctld -f "$SLURM_CONF"
+elif [ "$reconfigure" = yes ]; then
+  scontrol reconfigure
 fi
 for n in "${nodes[@]}"; do
   if ! running "$dir/run/slurmd.$n.pid"; then
@@ -166,7 +180,7 @@ done
 
 # ---- wait until the four nodes are idle -------------------------------------------------------------
 for _ in $(seq 1 60); do
-  idle=$(sinfo -h -N -t idle -o '%N' 2>/dev/null | sort -u | wc -l)
+  idle=$(sinfo -h -N -p all -t idle -o '%N' 2>/dev/null | sort -u | wc -l)
   [ "$idle" -eq 4 ] && break
   sleep 1
 done
@@ -187,5 +201,8 @@ export KK3_SSH_HOST_PUB=$dir/ssh/host_ed25519.pub
 export KK3_SLURM_NODES="${nodes[*]}"
 export KK3_MASTER_HOST=kk3master
 export SLURM_CONF=$SLURM_CONF
+export KK3_DOUBLES_STATE=$dir/state/doubles
+export KK3_DOUBLES_LOG=$dir/log/doubles.log
+export KK3_LAUNCHER_CONF=$dir/launcher.conf
 ENV
 echo "services up: sshd 127.0.0.1:$ssh_port, slurm nodes ${nodes[*]} (env: $dir/env.sh)"

@@ -91,8 +91,10 @@ class SlurmLayout:
             if not (_SAFE_PATH.match(dev) and _SAFE_PATH.match(mnt)) or mnt == "/":
                 raise ConfigError("kimi-k3:disks", f"{dev}:{mnt}", "give /dev/... and /mnt/...",
                                   "is not a usable disk mapping")
-        for key, name in (("partition", self.partition), ("gresName", self.gres_name),
-                          ("jobName", self.job_name), ("sifFile", self.sif_file),
+        if self.gres_name and not _SAFE_NAME.match(self.gres_name):
+            raise ConfigError("kimi-k3:slurmGres", self.gres_name, "use gpu, npu or leave empty",
+                              "is not a usable GRES name")
+        for key, name in (("partition", self.partition), ("jobName", self.job_name), ("sifFile", self.sif_file),
                           ("fsType", self.fs_type)):
             if not _SAFE_NAME.match(name):
                 raise ConfigError(f"kimi-k3:{key}", name, "use letters, digits, '.', '_', '-'",
@@ -163,13 +165,13 @@ def render_srun_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
     layout.validate()
     devices = plan.devices_per_node
     wd = layout.work_dir
+    gres = f"#SBATCH --gres={layout.gres_name}:{devices}\n" if layout.gres_name else ""
     return _header("sbatch script: one vLLM replica over all allocated nodes (submit: sbatch srun.sh)") + f"""\
 #SBATCH --job-name={layout.job_name}
 #SBATCH --nodes={spec.nodes}
 #SBATCH --ntasks-per-node=1
 #SBATCH --partition={layout.partition}
-#SBATCH --gres={layout.gres_name}:{devices}
-#SBATCH --exclusive
+{gres}#SBATCH --exclusive
 #SBATCH --chdir={wd}
 #SBATCH --output={layout.log_dir}/job_%j.out
 #SBATCH --error={layout.log_dir}/job_%j.err
@@ -368,7 +370,7 @@ mount_one() {{
     echo "$dev: already holds $fs; not formatting"
   fi
   uuid=$(blkid -p -s UUID -o value "$dev")
-  current=$(findmnt -rno SOURCE --target "$mnt" --mountpoint "$mnt" || true)
+  current=$(findmnt -rno SOURCE --mountpoint "$mnt" || true)
   if [ -z "$current" ]; then
     mount -t "$fs" UUID="$uuid" "$mnt"
     echo "$dev: mounted on $mnt"

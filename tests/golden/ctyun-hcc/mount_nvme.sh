@@ -31,7 +31,7 @@ mount_one() {
     echo "$dev: already holds $fs; not formatting"
   fi
   uuid=$(blkid -p -s UUID -o value "$dev")
-  current=$(findmnt -rno SOURCE --target "$mnt" --mountpoint "$mnt" || true)
+  current=$(findmnt -rno SOURCE --mountpoint "$mnt" || true)
   if [ -z "$current" ]; then
     mount -t "$fs" UUID="$uuid" "$mnt"
     echo "$dev: mounted on $mnt"

@@ -1,0 +1,279 @@
+"""The seed's hand steps after the cluster exists, as idempotent dynamic resources (module ctyun).
+
+Each step runs on the master over SSH (see ssh_resource.py for the shared plumbing) and can be
+re-run after a failure half-way: `apply` first looks at what is there and only does what is
+missing, and every step verifies its result before reporting success.
+
+- `HostKeyPin`: first contact with the master; its output `hostKey` is the pin every other step
+  verifies (a changed key fails them all).
+- `MasterInQueue`: the seed's `launcher` commands that put the master node into the Slurm
+  partition, when the plan needs the master as a compute node; verified with `sinfo`.
+- `NvmeMount`: runs the rendered `mount_nvme.sh` on every serving node (one node at a time via
+  `srun -w`): never formats a disk that holds anything, persists mounts by UUID.
+- `ModelWeights`: `cthpc model install` or `modelscope download` (both resume), then checks the
+  checkpoint is complete (config.json, every shard the index names, no partial files).
+- `SifImage`: `cthpc apptainer install` or a resumable download; checks the SIF header.
+- `Broadcast`: the seed's bcast sbatch job (rendered `bcast.sh`); awaits the job id and fails
+  with the job's log tail; the job itself compares bytes on every node with the source.
+
+Deleting a step leaves data in place (weights, images, mounts, queue membership): they live on
+the cluster's own disks and go with the cluster; `pulumi destroy` removes the service first.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import time
+from typing import Any, Dict, List, Optional
+
+import pulumi
+import pulumi.dynamic
+
+from .slurm_jobs import JobFailed, log_tail, partition_nodes, submit, wait_done
+from .ssh import SshRunner
+from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider, poll
+
+log = logging.getLogger("kimi_k3.ctyun.bootstrap")
+
+SEED_LAUNCHER_CONF = "/usr/local/galaxy/cluster/default/galaxy-launcher/etc/launcher.conf"
+
+
+def _q(s: Any) -> str:
+    return shlex.quote(str(s))
+
+
+# ---- HostKeyPin ----------------------------------------------------------------------------------
+class HostKeyPinProvider(SshStepProvider):
+    """Pin the master's host key on first contact; verify it on refresh."""
+
+    def apply(self, runner, p):
+        runner.run("true", label="first contact")
+        return {"hostKey": runner.host_key}
+
+    def observe(self, runner, p):
+        runner.run("true", label="verify host key")  # raises HostKeyChanged on a new key
+        return {"hostKey": runner.host_key}
+
+    def diff(self, id_, olds, news):
+        # the pin is our output: a new input hostKey (empty) must not re-pin silently
+        o = {k: v for k, v in self.inputs(olds).items() if k != "hostKey"}
+        n = {k: v for k, v in self.inputs(news).items() if k != "hostKey"}
+        changed = [k for k in n if o.get(k) != n.get(k)]
+        replaces = [k for k in changed if k in ("sshHost", "sshPort")]
+        return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=replaces,
+                                         delete_before_replace=True)
+
+    def update(self, id_, olds, news):
+        p = {**self.inputs(news), "hostKey": olds.get("hostKey")}
+        out = self._run(self.apply, p)  # connects with the old pin: a changed key fails here
+        return pulumi.dynamic.UpdateResult({**p, **out})
+
+    def read(self, id_, props):
+        p = {**self.inputs(props), "hostKey": props.get("hostKey")}
+        out = self._run(self.observe, p)
+        return pulumi.dynamic.ReadResult(id_, {**p, **out})
+
+
+# ---- MasterInQueue -------------------------------------------------------------------------------
+class MasterInQueueProvider(SshStepProvider):
+    STEP_INPUTS = {"nodeName": "", "queueName": "batch", "launcherConf": SEED_LAUNCHER_CONF,
+                   "timeoutS": 600, "pollIntervalS": 5}
+    REPLACE_KEYS = ("nodeName", "queueName")
+
+    def _in_queue(self, runner, p) -> bool:
+        return p["nodeName"] in partition_nodes(runner, p["queueName"])
+
+    def apply(self, runner, p):
+        if self._in_queue(runner, p):
+            return {"inQueue": True, "changed": False}
+        conf = _q(p["launcherConf"])
+        runner.run(f"test -f {conf} || {{ echo 'launcher config {p['launcherConf']} not found' >&2;"
+                   f" exit 1; }}; sed -i 's/^\\s*noderole\\s*=.*/NodeRole=server,execute/I' {conf}",
+                   label="launcher.conf NodeRole=server,execute")
+        for cmd in ("launcher resource setup_scheduler",
+                    f"launcher resource add_node --node_name {_q(p['nodeName'])} "
+                    f"--queue_name {_q(p['queueName'])}"):
+            out = runner.run(cmd, label=cmd.split(" --")[0]).stdout
+            if '"success": true' not in out.replace("'", '"').lower():
+                raise RuntimeError(f"`{cmd}` did not report success: {out.strip()}")
+        poll(f"{p['nodeName']} in partition {p['queueName']}", lambda: self._in_queue(runner, p),
+             time.monotonic() + float(p["timeoutS"]), float(p["pollIntervalS"]))
+        return {"inQueue": True, "changed": True}
+
+    def observe(self, runner, p):
+        return {"inQueue": self._in_queue(runner, p)}
+
+
+# ---- NvmeMount -----------------------------------------------------------------------------------
+class NvmeMountProvider(SshStepProvider):
+    STEP_INPUTS = {"script": "", "workDir": "/home/kimi-k3", "partition": "batch", "nodes": [],
+                   "fstab": "", "timeoutS": 1800}
+    REPLACE_KEYS = ()
+
+    def apply(self, runner, p):
+        wd = p["workDir"]
+        runner.upload(f"{wd}/mount_nvme.sh", p["script"], 0o755)
+        nodes: List[str] = list(p["nodes"]) or partition_nodes(runner, p["partition"])
+        env = f"FSTAB={_q(p['fstab'])} " if p.get("fstab") else ""
+        # one node at a time: a node's failure stops the rest and is reported with its output
+        outs = []
+        for node in nodes:
+            res = runner.run(
+                f"{env}srun -p {_q(p['partition'])} -N 1 -n 1 -w {_q(node)} --time=30 "
+                f"{_q(wd + '/mount_nvme.sh')} 2>&1", timeout_s=float(p["timeoutS"]),
+                label=f"mount_nvme.sh on {node}")
+            outs.append(f"{node}: " + res.stdout.strip().replace("\n", "; "))
+        return {"mounted": nodes, "report": outs}
+
+    def observe(self, runner, p):
+        return {}
+
+
+# ---- ModelWeights --------------------------------------------------------------------------------
+VERIFY_CHECKPOINT = r"""
+d={dir}
+[ -f "$d/config.json" ] || {{ echo "missing $d/config.json"; exit 3; }}
+if find "$d" -name '*.part' -o -name '*.incomplete' -o -name '*.tmp' | grep -q .; then
+  echo "partial files left in $d"; exit 3
+fi
+for idx in "$d"/*.index.json; do
+  [ -f "$idx" ] || continue
+  for shard in $(grep -o '"[^"]*\.safetensors"' "$idx" | tr -d '"' | sort -u); do
+    [ -s "$d/$shard" ] || {{ echo "missing shard $shard"; exit 3; }}
+  done
+done
+echo "bytes $(du -sb "$d" | awk '{{print $1}}') files $(find "$d" -type f | wc -l)"
+"""
+
+
+class ModelWeightsProvider(SshStepProvider):
+    STEP_INPUTS = {"source": "cthpc", "modelName": "Kimi-K3-w4a8",
+                   "repo": "Eco-Tech/Kimi-K3-w4a8", "modelRoot": "/mnt/nvme1n1/model",
+                   "installTimeoutS": 14400}
+    REPLACE_KEYS = ("source", "modelName", "repo", "modelRoot")
+
+    def _dir(self, p) -> str:
+        return f"{p['modelRoot'].rstrip('/')}/{p['modelName']}"
+
+    def _verify(self, runner, p):
+        res = runner.run(VERIFY_CHECKPOINT.format(dir=_q(self._dir(p))), check=False,
+                         label="verify checkpoint")
+        if res.code != 0:
+            return None
+        words = res.stdout.split()
+        return {"path": self._dir(p), "bytes": int(words[1]), "files": int(words[3])}
+
+    def apply(self, runner, p):
+        done = self._verify(runner, p)
+        if done:
+            return {**done, "installed": False}
+        root, d = _q(p["modelRoot"]), _q(self._dir(p))
+        if p["source"] == "cthpc":
+            cmd = (f"mkdir -p {root} && cthpc model makecache && "
+                   f"cthpc model install {_q(p['modelName'])} --dir {root}/")
+        elif p["source"] == "modelscope":
+            cmd = (f"mkdir -p {d} && modelscope download --model {_q(p['repo'])} --local_dir {d}")
+        else:
+            raise ValueError(f"source={p['source']!r}: use cthpc or modelscope")
+        runner.run(cmd, timeout_s=float(p["installTimeoutS"]), label=f"{p['source']} install")
+        done = self._verify(runner, p)
+        if not done:
+            res = runner.run(VERIFY_CHECKPOINT.format(dir=d), check=False, label="verify")
+            raise RuntimeError(f"{self._dir(p)} is incomplete after install: {res.stdout.strip()}")
+        return {**done, "installed": True}
+
+    def observe(self, runner, p):
+        return self._verify(runner, p) or {"path": self._dir(p), "bytes": 0, "files": 0}
+
+
+# ---- SifImage ------------------------------------------------------------------------------------
+SIF_CHECK = "f={f}; [ -s \"$f\" ] && [ \"$(dd if=\"$f\" bs=1 skip=32 count=9 2>/dev/null)\" = SIF_MAGIC ] " \
+            "&& stat -c %s \"$f\""
+
+
+class SifImageProvider(SshStepProvider):
+    STEP_INPUTS = {"source": "cthpc", "name": "vllm-ascend_kimi-k3-a3",
+                   "sifDir": "/mnt/nvme0n1/apptainer", "url": "", "installTimeoutS": 3600}
+    REPLACE_KEYS = ("source", "name", "sifDir", "url")
+
+    def _file(self, p) -> str:
+        return f"{p['sifDir'].rstrip('/')}/{p['name']}.sif"
+
+    def _verify(self, runner, p):
+        res = runner.run(SIF_CHECK.format(f=_q(self._file(p))), check=False, label="verify SIF")
+        return {"path": self._file(p), "bytes": int(res.stdout.strip())} if res.code == 0 else None
+
+    def apply(self, runner, p):
+        done = self._verify(runner, p)
+        if done:
+            return {**done, "installed": False}
+        sif_dir = _q(p["sifDir"])
+        if p["source"] == "cthpc":
+            cmd = (f"mkdir -p {sif_dir} && cthpc apptainer makecache && "
+                   f"cthpc apptainer install {_q(p['name'])} --dir {sif_dir}/")
+        elif p["source"] == "url":
+            cmd = f"mkdir -p {sif_dir} && wget -q -c -O {_q(self._file(p))} {_q(p['url'])}"
+        else:
+            raise ValueError(f"source={p['source']!r}: use cthpc or url")
+        runner.run(cmd, timeout_s=float(p["installTimeoutS"]), label=f"{p['source']} SIF install")
+        done = self._verify(runner, p)
+        if not done:
+            raise RuntimeError(f"{self._file(p)} is not a SIF image after install")
+        return {**done, "installed": True}
+
+    def observe(self, runner, p):
+        return self._verify(runner, p) or {"path": self._file(p), "bytes": 0}
+
+
+# ---- Broadcast -----------------------------------------------------------------------------------
+class BroadcastProvider(SshStepProvider):
+    STEP_INPUTS = {"script": "", "workDir": "/home/kimi-k3", "sourceHost": "",
+                   "contentKey": "", "timeoutS": 7200, "pollIntervalS": 10}
+    #: new content (weights or image changed) means broadcasting again
+    REPLACE_KEYS = ()
+
+    def apply(self, runner, p):
+        wd = p["workDir"]
+        runner.run(f"mkdir -p {_q(wd)}/logs", label="mkdir work dir")
+        runner.upload(f"{wd}/bcast.sh", p["script"], 0o755)
+        export = {"BCAST_SOURCE": p["sourceHost"]} if p.get("sourceHost") else None
+        job_id = submit(runner, wd, "bcast.sh", export=export)
+        log.info("broadcast job %s submitted", job_id)
+        info = wait_done(runner, job_id, time.monotonic() + float(p["timeoutS"]),
+                         float(p["pollIntervalS"]))
+        if info.state != "COMPLETED":
+            ok = runner.run(f"grep -q '^broadcast complete' {_q(wd)}/logs/bcast_{job_id}.out",
+                            check=False, label="bcast result").code == 0
+            if not (info.state == "GONE" and ok):
+                tail = log_tail(runner, [f"{wd}/logs/bcast_{job_id}*"])
+                raise JobFailed(f"broadcast job {job_id} ended {info.state}; log tail:\n{tail}")
+        return {"jobId": job_id}
+
+    def observe(self, runner, p):
+        return {}
+
+
+# ---- resources ---------------------------------------------------------------------------------
+def _resource(provider_cls, type_name: str, output_names: List[str]):
+    class _Step(pulumi.dynamic.Resource, module="ctyun", name=type_name):
+        def __init__(self, resource_name: str, inputs: Dict[str, Any],
+                     opts: Optional[pulumi.ResourceOptions] = None):
+            keys = {**SSH_INPUTS, **provider_cls.STEP_INPUTS}
+            props = {**{k: None for k in keys}, **inputs, **{k: None for k in output_names}}
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+                additional_secret_outputs=SECRET_OUTPUTS))
+            super().__init__(provider_cls(), resource_name, props, opts)
+
+    _Step.__name__ = _Step.__qualname__ = type_name
+    _Step.__doc__ = provider_cls.__doc__ or f"{type_name} (see components/ctyun_hcc/bootstrap.py)"
+    return _Step
+
+
+HostKeyPin = _resource(HostKeyPinProvider, "HostKeyPin", ["hostKey"])
+MasterInQueue = _resource(MasterInQueueProvider, "MasterInQueue", ["inQueue", "changed"])
+NvmeMount = _resource(NvmeMountProvider, "NvmeMount", ["mounted", "report"])
+ModelWeights = _resource(ModelWeightsProvider, "ModelWeights",
+                         ["path", "bytes", "files", "installed"])
+SifImage = _resource(SifImageProvider, "SifImage", ["path", "bytes", "installed"])
+Broadcast = _resource(BroadcastProvider, "Broadcast", ["jobId"])

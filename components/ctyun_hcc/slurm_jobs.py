@@ -1,0 +1,153 @@
+"""Slurm job operations on the master, over an `SshRunner`: submit, observe, wait, cancel, logs.
+
+Shared by the broadcast step (bootstrap.py) and the serving job (service.py), so both read job
+states, surface failures and clean up the same way. Only Slurm's own commands are used
+(`sbatch --parsable`, `scontrol show job -o`, `scancel`, `sinfo`), so it works without
+accounting (`sacct`) configured.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import time
+from dataclasses import dataclass
+from typing import Dict, List, Mapping, Optional, Tuple
+
+from .ssh import CommandFailed, SshRunner
+from .ssh_resource import poll
+
+TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
+            "BOOT_FAIL", "DEADLINE", "PREEMPTED"}
+ACTIVE = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED",
+          "RESIZING"}
+
+
+class JobFailed(RuntimeError):
+    """A Slurm job ended badly; the message carries the job's log tail."""
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    job_id: str
+    state: str  # a Slurm JobState, or "GONE" when Slurm no longer knows the job
+    nodes: Tuple[str, ...]
+    reason: str = ""
+    comment: str = ""
+
+
+def parse_job(job_id: str, text: str) -> JobInfo:
+    """JobInfo from `scontrol show job -o ID` output (one line of KEY=VALUE)."""
+    fields: Dict[str, str] = {}
+    for m in re.finditer(r"(\w+)=(\S*)", text):
+        fields.setdefault(m.group(1), m.group(2))
+    return JobInfo(job_id, fields.get("JobState", "GONE"), (), fields.get("Reason", ""),
+                   fields.get("Comment", ""))
+
+
+def job(runner: SshRunner, job_id: str) -> JobInfo:
+    """The job as Slurm sees it now (state GONE when it has been purged)."""
+    res = runner.run(
+        f"out=$(scontrol show job -o {shlex.quote(job_id)} 2>&1) || true; echo \"$out\"; "
+        f"nl=$(printf '%s' \"$out\" | tr ' ' '\\n' | awk -F= '$1 == \"NodeList\" {{print $2}}'); "
+        "if [ -n \"$nl\" ] && [ \"$nl\" != '(null)' ]; then echo \"HOSTS $(scontrol show hostnames \"$nl\" | tr '\\n' ' ')\"; fi",
+        label=f"scontrol show job {job_id}")
+    if "Invalid job id" in res.stdout:
+        return JobInfo(job_id, "GONE", ())
+    info = parse_job(job_id, res.stdout)
+    hosts = ()
+    for line in res.stdout.splitlines():
+        if line.startswith("HOSTS "):
+            hosts = tuple(line.split()[1:])
+    return JobInfo(job_id, info.state, hosts, info.reason, info.comment)
+
+
+def submit(runner: SshRunner, work_dir: str, script: str, args: Tuple[str, ...] = (),
+           export: Optional[Mapping[str, str]] = None) -> str:
+    """`sbatch --parsable` `script` from `work_dir`; returns the job id."""
+    opts = list(args)
+    if export:
+        opts.append("--export=ALL," + ",".join(f"{k}={v}" for k, v in sorted(export.items())))
+    cmd = (f"cd {shlex.quote(work_dir)} && sbatch --parsable "
+           + " ".join(shlex.quote(o) for o in opts) + f" {shlex.quote(script)}")
+    out = runner.run(cmd, label=f"sbatch {script}").stdout.strip()
+    job_id = out.split(";")[0].strip()
+    if not job_id.isdigit():
+        raise RuntimeError(f"sbatch {script} did not return a job id: {out!r}")
+    return job_id
+
+
+def log_tail(runner: SshRunner, patterns: List[str], lines: int = 30) -> str:
+    """The last `lines` lines of each existing file matching `patterns` (shell globs)."""
+    globs = " ".join(patterns)  # callers pass globs made of safe paths
+    res = runner.run(
+        f"for f in {globs}; do [ -s \"$f\" ] || continue; echo \"==> $f <==\"; "
+        f"tail -n {int(lines)} \"$f\"; done", check=False, label="log tail")
+    return res.stdout.strip()
+
+
+def wait_done(runner: SshRunner, job_id: str, deadline: float, interval_s: float) -> JobInfo:
+    """Poll until the job is no longer active; returns its final JobInfo."""
+    return poll(f"Slurm job {job_id}",
+                lambda: (lambda j: j if j.state not in ACTIVE else None)(job(runner, job_id)),
+                deadline, interval_s)
+
+
+def cancel(runner: SshRunner, job_id: str, deadline: float, interval_s: float) -> JobInfo:
+    """`scancel` and wait until Slurm reports the job finished or gone."""
+    runner.run(f"scancel {shlex.quote(job_id)} 2>/dev/null || true", label=f"scancel {job_id}")
+    return wait_done(runner, job_id, deadline, interval_s)
+
+
+def jobs_named(runner: SshRunner, name: str) -> List[Tuple[str, str, str]]:
+    """(job id, state, comment) of the active jobs called `name`."""
+    out = runner.run(f"squeue -h -n {shlex.quote(name)} -o '%i|%T|%k'",
+                     label=f"squeue -n {name}").stdout
+    rows = []
+    for line in out.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) == 3:
+            rows.append((parts[0], parts[1], parts[2]))
+    return rows
+
+
+def gres_name(runner: SshRunner, partition: str) -> str:
+    """The accelerator GRES name the partition's nodes declare (`gpu`, `npu`), or '' if none."""
+    out = runner.run(f"sinfo -h -p {shlex.quote(partition)} -o '%G'",
+                     label=f"sinfo -p {partition}").stdout
+    names = set()
+    for field in out.split():
+        for item in field.split(","):
+            name = item.split(":", 1)[0].split("(", 1)[0]
+            if name and name != "(null)":
+                names.add(name)
+    for preferred in ("npu", "gpu"):
+        if preferred in names:
+            return preferred
+    return sorted(names)[0] if names else ""
+
+
+def partition_nodes(runner: SshRunner, partition: str) -> List[str]:
+    out = runner.run(f"sinfo -h -N -p {shlex.quote(partition)} -o '%N'",
+                     label=f"sinfo -N -p {partition}").stdout
+    return sorted(set(out.split()))
+
+
+def stop_instances(runner: SshRunner, partition: str, prefix: str, nodes: List[str],
+                   timeout_s: int = 120) -> str:
+    """Stop every Apptainer instance named `prefix`* on `nodes` (a short srun step per node).
+
+    Returns what was still running (empty when nothing leaked)."""
+    if not nodes:
+        return ""
+    node_list = ",".join(nodes)
+    script = (f"for i in $(apptainer instance list 2>/dev/null | awk 'NR > 1 {{print $1}}'); do "
+              f"case \"$i\" in {shlex.quote(prefix)}*) apptainer instance stop \"$i\" >/dev/null "
+              f"&& echo \"$(hostname -s) stopped $i\";; esac; done")
+    res = runner.run(
+        f"timeout {int(timeout_s)} srun -p {shlex.quote(partition)} -N {len(nodes)} "
+        f"-w {shlex.quote(node_list)} --ntasks-per-node=1 --time=5 bash -c {shlex.quote(script)}",
+        check=False, timeout_s=timeout_s + 30, label="stop leftover apptainer instances")
+    if res.code != 0:
+        raise CommandFailed("stop leftover apptainer instances", res.code, res.stdout, res.stderr)
+    return res.stdout.strip()

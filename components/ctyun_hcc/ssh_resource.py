@@ -1,0 +1,138 @@
+"""The common base of every CTyun dynamic resource that works over SSH (bootstrap, service).
+
+A subclass declares its own inputs (`STEP_INPUTS`, with defaults), which of them force a
+replacement (`REPLACE_KEYS`), and implements `apply` (make it so; idempotent) and `observe`
+(what is there now). This base handles the SSH plumbing the same way for all of them:
+
+- the SSH inputs (`SSH_INPUTS`) are resolved at call time into a fresh `SshRunner`; the
+  provider object keeps nothing (it is pickled into the state);
+- `__provider` is stripped before anything is used;
+- changing only SSH inputs (a new bastion, a rotated key) updates in place without re-running
+  the step; `hostKey` is the pin from `HostKeyPin` and is verified on every connection;
+- outputs are the inputs plus what the step reports; `sshPrivateKey`/`sshPassword` are secret.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Dict, Mapping, Tuple
+
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
+
+from .ssh import SshRunner, credentials_from_props, target_from_props
+
+log = logging.getLogger("kimi_k3.ctyun.bootstrap")
+
+PROVIDER_KEY = "__provider"
+SSH_INPUTS: Dict[str, Any] = {
+    "sshHost": None, "sshPort": 22, "sshUser": "root", "sshBastion": "", "hostKey": "",
+    "bastionHostKey": "", "sshPrivateKey": "", "sshPassword": "", "remoteEnv": {},
+    "connectTimeoutS": 20, "commandTimeoutS": 600,
+}
+SECRET_OUTPUTS = ["sshPrivateKey", "sshPassword"]
+#: counters of the last operations in this process (read by bench/ctyun_bootstrap.py)
+STATS: Dict[str, float] = {"round_trips": 0, "connects": 0, "poll_wait_s": 0.0, "ops": 0}
+
+
+def strip(props: Mapping[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in props.items() if k != PROVIDER_KEY}
+
+
+class SshStepProvider(ResourceProvider):
+    """Base provider: a step on the cluster, run through the master over SSH."""
+
+    STEP_INPUTS: Dict[str, Any] = {}
+    REPLACE_KEYS: Tuple[str, ...] = ()
+    #: step inputs whose change re-runs `apply` in place (all non-replace step inputs by default)
+    DELETE_BEFORE_REPLACE = True
+
+    # ---- helpers ---------------------------------------------------------------------------
+    def inputs(self, props: Mapping[str, Any]) -> Dict[str, Any]:
+        p = strip(props)
+        out = {}
+        for key, default in {**SSH_INPUTS, **self.STEP_INPUTS}.items():
+            v = p.get(key)
+            out[key] = default if v is None else v
+        return out
+
+    def runner(self, p: Mapping[str, Any]) -> SshRunner:
+        return SshRunner(target_from_props(p), credentials_from_props(p),
+                         redact=self.secret_values(p))
+
+    def secret_values(self, p: Mapping[str, Any]):
+        """Values to redact from output and errors (subclasses add theirs)."""
+        return []
+
+    def _run(self, fn, p: Dict[str, Any]):
+        runner = self.runner(p)
+        try:
+            with runner:
+                return fn(runner, p)
+        finally:
+            STATS["round_trips"] += runner.round_trips
+            STATS["connects"] += runner.connects
+            STATS["ops"] += 1
+
+    # ---- to implement ---------------------------------------------------------------------
+    def apply(self, runner: SshRunner, p: Dict[str, Any]) -> Dict[str, Any]:
+        """Make the step true on the cluster (idempotent); return its outputs."""
+        raise NotImplementedError
+
+    def observe(self, runner: SshRunner, p: Dict[str, Any]) -> Dict[str, Any]:
+        """The step's outputs as the cluster shows them now (for refresh)."""
+        return {}
+
+    def remove(self, runner: SshRunner, p: Dict[str, Any]) -> None:
+        """Undo the step (idempotent: gone already is success)."""
+
+    def resource_id(self, p: Dict[str, Any], outs: Dict[str, Any]) -> str:
+        return f"{p['sshHost']}:{type(self).__name__}"
+
+    # ---- the dynamic provider protocol -----------------------------------------------------
+    def create(self, props):
+        p = self.inputs(props)
+        outs = self._run(self.apply, p)
+        return CreateResult(self.resource_id(p, outs), {**p, **outs})
+
+    def read(self, id_, props):
+        p = self.inputs(props)
+        outs = self._run(self.observe, p)
+        return ReadResult(id_, {**strip(props), **outs})
+
+    def diff(self, id_, olds, news):
+        o, n = self.inputs(olds), self.inputs(news)
+        changed = [k for k in n if o.get(k) != n.get(k)]
+        replaces = [k for k in changed if k in self.REPLACE_KEYS]
+        return DiffResult(changes=bool(changed), replaces=replaces,
+                          delete_before_replace=self.DELETE_BEFORE_REPLACE)
+
+    def update(self, id_, olds, news):
+        o, n = self.inputs(olds), self.inputs(news)
+        step_changed = any(o.get(k) != n.get(k) for k in self.STEP_INPUTS)
+        if step_changed:
+            outs = self._run(self.apply, n)
+        else:  # only how we reach the cluster changed: keep the step's outputs
+            outs = {k: v for k, v in strip(olds).items() if k not in n}
+        return UpdateResult({**n, **outs})
+
+    def delete(self, id_, props):
+        p = self.inputs(props)
+        self._run(self.remove, p)
+
+
+def poll(label: str, fn, deadline: float, interval_s: float):
+    """Call `fn()` until it returns a truthy value or `deadline` (monotonic) passes.
+
+    Time spent sleeping is added to STATS["poll_wait_s"]; on timeout raises TimeoutError with
+    `label` and the last value seen.
+    """
+    last = None
+    while True:
+        last = fn()
+        if last:
+            return last
+        if time.monotonic() + interval_s > deadline:
+            raise TimeoutError(f"gave up waiting for {label}")
+        time.sleep(interval_s)
+        STATS["poll_wait_s"] += interval_s

@@ -1,0 +1,143 @@
+"""Fixtures for the CTyun bootstrap/service tests: real sshd + real 4-node Slurm on this machine.
+
+`.ci/services/start.sh` starts them (idempotent; needs root). When they cannot start, the tests
+fail under CI=true and are skipped only on a developer machine without root.
+Imported explicitly by the test modules (`from tests.integration.slurm_env import *`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Dict
+
+import pytest
+
+from components.inference.launch import Runtime, launch
+from components.inference.planner import PlanRequest, plan
+from components.inference.render_slurm import SlurmLayout, render_all
+
+ROOT = Path(__file__).resolve().parents[2]
+START = ROOT / ".ci" / "services" / "start.sh"
+IMAGE = "quay.io/ascend/vllm-ascend:kimi-k3-a3"
+
+
+def _env_file(path: Path) -> Dict[str, str]:
+    env = {}
+    for line in path.read_text().splitlines():
+        if line.startswith("export "):
+            k, _, v = line[len("export "):].partition("=")
+            env[k] = v.strip('"')
+    return env
+
+
+@pytest.fixture(scope="session")
+def services() -> Dict[str, str]:
+    """Start (or find running) sshd + Slurm; the env.sh values as a dict."""
+    ci = os.environ.get("CI", "").lower() == "true"
+    problem = None
+    if os.geteuid() != 0:
+        problem = "needs root (network namespaces, sshd, slurmd)"
+    else:
+        res = subprocess.run(["bash", str(START)], capture_output=True, text=True, timeout=300)
+        if res.returncode != 0:
+            problem = f"start.sh failed:\n{res.stdout}\n{res.stderr}"
+    if problem:
+        if ci:
+            pytest.fail(f"CTyun test services could not start (CI=true): {problem}")
+        pytest.skip(f"CTyun test services unavailable: {problem}")
+    env = _env_file(Path(os.environ.get("KK3_CI_DIR", "/tmp/kimi-k3-ci")) / "env.sh")
+    os.environ["SLURM_CONF"] = env["SLURM_CONF"]
+    return env
+
+
+def sh(cmd: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run a local shell command against the test cluster (the test's own view)."""
+    return subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, check=check)
+
+
+def ssh_props(env: Dict[str, str], **extra) -> Dict:
+    """SSH inputs of a dynamic resource pointing at the test master."""
+    props = {"sshHost": env["KK3_SSH_HOST"], "sshPort": int(env["KK3_SSH_PORT"]),
+             "sshUser": env["KK3_SSH_USER"],
+             "sshPrivateKey": Path(env["KK3_SSH_KEY"]).read_text(),
+             "commandTimeoutS": 120, "connectTimeoutS": 10}
+    props.update(extra)
+    return props
+
+
+def host_key(env: Dict[str, str]) -> str:
+    return " ".join(Path(env["KK3_SSH_HOST_PUB"]).read_text().split()[:2])
+
+
+@pytest.fixture
+def workspace(services) -> Path:
+    """A fresh directory (shared by all test nodes) for one test: work dir, disks, model."""
+    base = Path(services["KK3_CI_DIR"]) / "t" / uuid.uuid4().hex[:8]
+    base.mkdir(parents=True)
+    return base
+
+
+def layout_for(base: Path, **kw) -> SlurmLayout:
+    return SlurmLayout(work_dir=str(base / "home" / "kimi-k3"),
+                       model_dir=str(base / "nvme1" / "model" / "Kimi-K3-w4a8"),
+                       sif_dir=str(base / "nvme0" / "apptainer"), binds=(),
+                       bcast_modules=(), bcast_mpi="", **kw)
+
+
+def default_plan_spec(**runtime):
+    p = plan(PlanRequest("w4a8", "atlas-800-a3", 4, max_model_len=131072))
+    return p, launch(p, Runtime(image=IMAGE, port=11025, **runtime))
+
+
+def rendered(base: Path, **runtime):
+    p, spec = default_plan_spec(**runtime)
+    lay = layout_for(base)
+    return p, spec, lay, render_all(p, spec, lay)
+
+
+def doubles_calls(env: Dict[str, str], tool: str):
+    path = Path(env["KK3_DOUBLES_LOG"])
+    if not path.exists():
+        return []
+    calls = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [c for c in calls if c["tool"] == tool]
+
+
+def inject_fault(env: Dict[str, str], name: str, value: str = "1") -> None:
+    d = Path(env["KK3_DOUBLES_STATE"]) / "faults"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_text(value)
+
+
+def clear_faults(env: Dict[str, str]) -> None:
+    d = Path(env["KK3_DOUBLES_STATE"]) / "faults"
+    for f in d.glob("*") if d.exists() else []:
+        f.unlink()
+
+
+def instances(env: Dict[str, str]) -> Dict[str, list]:
+    """Apptainer instances the double knows, per host."""
+    root = Path(env["KK3_DOUBLES_STATE"]) / "apptainer"
+    return {h.name: sorted(p.stem for p in h.glob("*.json")) for h in root.glob("*")} \
+        if root.exists() else {}
+
+
+def ensure_master_in_queue(env: Dict[str, str]) -> None:
+    """The bootstrap order: the master node joins the queue before anything runs on 4 nodes."""
+    from components.ctyun_hcc.bootstrap import MasterInQueueProvider
+    MasterInQueueProvider().create(ssh_props(
+        env, nodeName="kk3n0", queueName="batch", launcherConf=env["KK3_LAUNCHER_CONF"],
+        timeoutS=60, pollIntervalS=1))
+
+
+def squeue_names() -> str:
+    return sh("squeue -h -o '%i %j %T'").stdout
+
+
+def quote(s: str) -> str:
+    return shlex.quote(s)
