@@ -23,7 +23,7 @@ KEYS = frozenset({
     "capacityEarliestStart", "capacityLatestStart", "maxUpfrontFeeUsd", "vpcId",
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
     "kmsKeyArn", "replicas", "systemInstanceType", "systemNodeCount", "weightsS3Uri",
-    "rootVolumeGib", "namespace",
+    "rootVolumeGib", "namespace", "hyperpodClusterName",
 })
 MAX_BLOCK_INSTANCES = 64
 _CR_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
@@ -74,6 +74,7 @@ class AwsEksConfig:
     weights_s3_uri: Optional[str]
     root_volume_gib: int
     namespace: str
+    hyperpod_cluster_name: Optional[str] = None
 
 
 def _s(raw: Mapping, key: str) -> Optional[str]:
@@ -209,6 +210,10 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
     if not _DNS_LABEL.match(namespace):
         raise ConfigError("kimi-k3:namespace", namespace, "use lower-case letters, digits and '-'",
                           "is not a Kubernetes namespace name")
+    hp_cluster = _s(raw, "hyperpodClusterName")
+    if serving == "hyperpod" and hp_cluster is None:
+        raise ConfigError("kimi-k3:hyperpodClusterName", None, "give the name of the EKS cluster that "
+                          "orchestrates your HyperPod cluster", "is needed with kimi-k3:serving=hyperpod")
     return AwsEksConfig(
         serving=serving,
         capacity=CapacityRequest(cr, count, hours, earliest, latest, max_fee),
@@ -225,4 +230,5 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
         weights_s3_uri=s3,
         root_volume_gib=_int(raw, "rootVolumeGib", 200, 50, 16384),
         namespace=namespace,
+        hyperpod_cluster_name=hp_cluster,
     )

@@ -1,0 +1,150 @@
+"""The EKS cluster (pulumi-eks), its node IAM role, a small system node group, and the add-ons
+the GPU nodes need: NVIDIA device plugin, EFA device plugin, and the LeaderWorkerSet controller
+when a replica spans nodes.
+
+API authentication mode (no aws-auth ConfigMap), no default node group, secrets encrypted with
+KMS, a private API endpoint unless public CIDRs are configured. Add-ons are Helm releases with
+pinned chart versions, tolerating the GPU taint and pinned to the GPU nodes where they belong.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from .config import AwsEksConfig
+from .layout import GPU_NODE_LABEL
+
+#: pinned add-on charts (chart repo, chart, version)
+NVIDIA_DEVICE_PLUGIN = ("https://nvidia.github.io/k8s-device-plugin", "nvidia-device-plugin", "0.17.1")
+EFA_DEVICE_PLUGIN = ("https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin", "v0.5.21")
+LWS_CHART = ("oci://registry.k8s.io/lws/charts/lws", "0.8.0")
+NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def cluster_args(cfg: AwsEksConfig, cluster_name: str, kms_arn: Any, network) -> Dict[str, Any]:
+    """pulumi-eks Cluster inputs (pure apart from the Outputs passed in)."""
+    public = bool(cfg.api_access_cidrs)
+    return {
+        "name": cluster_name,
+        "version": cfg.cluster_version,
+        "vpc_id": network.vpc_id,
+        "private_subnet_ids": network.private_subnet_ids,
+        "public_subnet_ids": network.public_subnet_ids,
+        "skip_default_node_group": True,
+        "authentication_mode": eks.AuthenticationMode.API,
+        "endpoint_private_access": True,
+        "endpoint_public_access": public,
+        "public_access_cidrs": list(cfg.api_access_cidrs) if public else None,
+        "encryption_config_key_arn": kms_arn,
+        "node_associate_public_ip_address": False,
+        "create_oidc_provider": False,
+        "enabled_cluster_log_types": ["api", "audit", "authenticator"],
+    }
+
+
+def s3_read_policy(s3_uri: str) -> str:
+    """Read-only access to the weights prefix (node role; the staging container uses it)."""
+    bucket, _, prefix = s3_uri[len("s3://"):].partition("/")
+    prefix = prefix.rstrip("/")
+    objects = f"arn:aws:s3:::{bucket}/{prefix}/*" if prefix else f"arn:aws:s3:::{bucket}/*"
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": [objects]},
+        {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [f"arn:aws:s3:::{bucket}"]},
+    ]})
+
+
+class Cluster:
+    """EKS control plane, node role, system nodes, kubeconfig and a Kubernetes provider."""
+
+    def __init__(self, name: str, cluster_name: str, cfg: AwsEksConfig, network, parent: pulumi.Resource,
+                 depends_on: List[pulumi.Resource]):
+        opts = pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
+        kms_arn: Any = cfg.kms_key_arn
+        if kms_arn is None:
+            key = aws.kms.Key(f"{name}-secrets-key", description=f"{cluster_name} Kubernetes secrets",
+                              enable_key_rotation=True, deletion_window_in_days=7, opts=opts)
+            kms_arn = key.arn
+        self.eks = eks.Cluster(f"{name}-eks", **cluster_args(cfg, cluster_name, kms_arn, network), opts=opts)
+        self.name = cluster_name
+        # the EKS-managed cluster security group (node interfaces must carry it explicitly)
+        self.security_group_id = aws.eks.get_cluster_output(
+            name=self.eks.kubeconfig_json.apply(lambda _: cluster_name),
+            opts=pulumi.InvokeOutputOptions(parent=parent)).vpc_config.cluster_security_group_id
+        self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
+
+        self.node_role = aws.iam.Role(f"{name}-node-role", assume_role_policy=json.dumps({
+            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                    "Principal": {"Service": "ec2.amazonaws.com"}}]}),
+            opts=opts)
+        self._attachments = [aws.iam.RolePolicyAttachment(
+            f"{name}-node-{p}", role=self.node_role.name, policy_arn=f"arn:aws:iam::aws:policy/{p}",
+            opts=pulumi.ResourceOptions(parent=self.node_role)) for p in NODE_POLICIES]
+        if cfg.weights_s3_uri:
+            self._attachments.append(aws.iam.RolePolicy(
+                f"{name}-node-weights", role=self.node_role.name, policy=s3_read_policy(cfg.weights_s3_uri),
+                opts=pulumi.ResourceOptions(parent=self.node_role)))
+        # CoreDNS, the LWS controller and the device-plugin controllers run here, not on GPUs
+        self.system_nodes = aws.eks.NodeGroup(
+            f"{name}-system",
+            cluster_name=cluster_name,
+            node_role_arn=self.node_role.arn,
+            subnet_ids=network.private_subnet_ids,
+            capacity_type="ON_DEMAND",
+            ami_type="AL2023_x86_64_STANDARD",
+            instance_types=[cfg.system_instance_type],
+            scaling_config={"min_size": cfg.system_node_count, "max_size": cfg.system_node_count + 1,
+                            "desired_size": cfg.system_node_count},
+            labels={"kimi-k3/system-node": "true"},
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=[self.eks, *self._attachments]))
+        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig,
+                                     enable_server_side_apply=True,
+                                     opts=pulumi.ResourceOptions(parent=parent))
+
+    def add_ons(self, name: str, parent: pulumi.Resource, multi_node: bool) -> List[pulumi.Resource]:
+        """Device plugins (and LWS for multi-node replicas), after the system nodes exist."""
+        opts = pulumi.ResourceOptions(parent=parent, provider=self.provider, depends_on=[self.system_nodes])
+        gpu_only = {"tolerations": [GPU_TOLERATION], "nodeSelector": {GPU_NODE_LABEL: "true"}}
+        repo, chart, version = NVIDIA_DEVICE_PLUGIN
+        out: List[pulumi.Resource] = [k8s.helm.v3.Release(
+            f"{name}-nvidia-device-plugin", chart=chart, version=version, namespace="kube-system",
+            repository_opts={"repo": repo}, values=gpu_only, opts=opts)]
+        repo, chart, version = EFA_DEVICE_PLUGIN
+        out.append(k8s.helm.v3.Release(
+            f"{name}-efa-device-plugin", chart=chart, version=version, namespace="kube-system",
+            repository_opts={"repo": repo}, values=gpu_only, opts=opts))
+        if multi_node:
+            chart, version = LWS_CHART
+            out.append(k8s.helm.v3.Release(
+                f"{name}-lws", chart=chart, version=version, namespace="lws-system",
+                create_namespace=True, opts=opts))
+        return out
+
+
+def exec_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:
+    """A kubeconfig for an existing EKS cluster that gets tokens from `aws eks get-token` (no
+    credentials inside it)."""
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": cluster_name,
+        "clusters": [{"name": cluster_name, "cluster": {"server": endpoint,
+                                                        "certificate-authority-data": ca_data}}],
+        "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
+        "users": [{"name": cluster_name, "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws",
+            "args": ["eks", "get-token", "--cluster-name", cluster_name, "--region", region]}}}],
+    })
+
+
+def existing_cluster_provider(name: str, cluster_name: str, region: str, parent: pulumi.Resource):
+    """(kubeconfig secret Output, Kubernetes provider) for a cluster kimi-k3 does not manage."""
+    c = aws.eks.get_cluster_output(name=cluster_name, opts=pulumi.InvokeOutputOptions(parent=parent))
+    kubeconfig = pulumi.Output.secret(pulumi.Output.all(c.endpoint, c.certificate_authorities[0].data).apply(
+        lambda a: exec_kubeconfig(cluster_name, a[0], a[1], region)))
+    provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig, opts=pulumi.ResourceOptions(parent=parent))
+    return kubeconfig, provider

@@ -1,0 +1,81 @@
+"""Outputs AWS would compute, for the offline plan command and tests under Pulumi's mock engine.
+
+Only what the aws-eks program reads back: the Capacity Block (dynamic resource), the zones, the
+EKS-managed cluster security group, pulumi-eks's kubeconfig (a remote component), the node
+group's Auto Scaling group and the load balancer's host name. Values are obviously fake
+(`mock` in them) so nobody mistakes a plan for a deployment.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Dict, Mapping
+
+MOCK_ZONES = ["us-east-2a", "us-east-2b", "us-east-2c"]
+MOCK_BLOCK_ZONE = "us-east-2b"
+
+
+def _next_block_start(now: datetime) -> datetime:
+    """Blocks start at 11:30 UTC: the next one after a day from now (a block in the future)."""
+    start = (now + timedelta(days=1)).replace(hour=11, minute=30, second=0, microsecond=0)
+    return start
+
+
+def capacity_block(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    start = _next_block_start(datetime.now(timezone.utc))
+    hours = int(inputs.get("duration_hours") or 24)
+    end = start + timedelta(hours=hours)
+    purchased = not inputs.get("reservation_id")
+    return {
+        "reservation_id": inputs.get("reservation_id") or "cr-0mock0000000000000",
+        "availability_zone": MOCK_BLOCK_ZONE,
+        "instance_count": inputs.get("instance_count"),
+        "start_date": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "end_date": end.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "instances_stop_at": (end - timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "state": "scheduled",
+        "purchased": purchased,
+        "upfront_fee_usd": None,
+    }
+
+
+def eks_cluster(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    name = inputs.get("name") or "mock"
+    kubeconfig = {"apiVersion": "v1", "kind": "Config", "clusters": [{"name": name, "cluster": {
+        "server": "https://mock.eks.invalid", "certificate-authority-data": "bW9jaw=="}}],
+        "contexts": [], "users": []}
+    return {"kubeconfig": kubeconfig, "kubeconfigJson": json.dumps(kubeconfig)}
+
+
+def get_cluster(args: Mapping[str, Any]) -> Dict[str, Any]:
+    return {"name": args.get("name"), "endpoint": "https://mock.eks.invalid",
+            "certificateAuthorities": [{"data": "bW9jaw=="}],
+            "vpcConfig": {"clusterSecurityGroupId": "sg-0mock00000000000", "subnetIds": [],
+                           "securityGroupIds": [], "endpointPrivateAccess": True,
+                           "endpointPublicAccess": False, "publicAccessCidrs": [], "vpcId": "vpc-0mock"},
+            "id": args.get("name")}
+
+
+def node_group(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    return {"resources": [{"autoscalingGroups": [{"name": "eks-mock-gpu-asg"}], "remoteAccessSecurityGroupId": ""}],
+            "nodeGroupName": "mock-node-group"}
+
+
+def service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    spec = inputs.get("spec") or {}
+    if spec.get("type") != "LoadBalancer":
+        return {}
+    return {"status": {"loadBalancer": {"ingress": [{"hostname": "mock-nlb.elb.us-east-2.amazonaws.com"}]}}}
+
+
+MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
+    "pulumi-python:dynamic/aws:CapacityBlock": capacity_block,
+    "eks:index:Cluster": eks_cluster,
+    "aws:eks/getCluster:getCluster": get_cluster,
+    "aws:index/getAvailabilityZones:getAvailabilityZones": lambda a: {
+        "names": MOCK_ZONES, "zoneIds": ["use2-az1", "use2-az2", "use2-az3"], "id": "mock"},
+    "aws:ec2/getSubnet:getSubnet": lambda a: {"id": a.get("id"), "availabilityZone": MOCK_BLOCK_ZONE},
+    "aws:eks/nodeGroup:NodeGroup": node_group,
+    "kubernetes:core/v1:Service": service,
+}

@@ -1,0 +1,174 @@
+"""The GPU node group on a Capacity Block: own launch template + `aws.eks.NodeGroup` + scaling.
+
+pulumi-eks cannot express a capacity-block launch template together with an EFA layout that fits
+p6-b300 (card 0 ENA only, cards 1-16 EFA-only), so the launch template is built here. Its pieces
+are pure functions (`network_interfaces`, `user_data`, `launch_template_args`) so tests read
+exactly what AWS gets. Rules (REFERENCE section 5): market type `capacity-block` and a
+reservation target in the template, no subnet in it; the cluster security group on every
+interface (EKS stops attaching it once interfaces are listed); node group `CAPACITY_BLOCK`
+without `instance_types`/`disk_size`; subnets only in the block's zone.
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime, timedelta, timezone
+from typing import Any, Dict, List, Optional
+
+import pulumi
+import pulumi_aws as aws
+
+from ..inference.catalog import NodeShape
+from . import capacity as cap
+from .layout import GPU_NODE_LABEL
+
+AMI_TYPE = "AL2023_x86_64_NVIDIA"
+MIME_BOUNDARY = "KIMIK3BOUNDARY"
+#: p6-b300-style shapes: card 0 is ENA only, the EFA cards are EFA-only
+ENA_ONLY_PRIMARY = frozenset({"p6-b300.48xlarge"})
+
+
+def network_interfaces(shape: NodeShape, security_group_id: Any) -> List[Dict[str, Any]]:
+    """One interface per network card, the cluster security group on each.
+
+    Card 0 carries the node's IP traffic (ENA; EFA too where the card supports it); cards
+    1..N get one EFA-only interface each (device index 1), which serves RDMA without using an IP.
+    """
+    ena_primary = shape.key in ENA_ONLY_PRIMARY or not shape.efa_network_cards
+    nics = [{"network_card_index": 0, "device_index": 0,
+             "interface_type": "interface" if ena_primary else "efa",
+             "security_groups": [security_group_id], "delete_on_termination": "true"}]
+    # ENA-only card 0: all `efa_network_cards` come after it; otherwise card 0 is one of them
+    efa_only_cards = range(1, shape.efa_network_cards + (1 if ena_primary else 0))
+    for card in efa_only_cards:
+        nics.append({"network_card_index": card, "device_index": 1, "interface_type": "efa-only",
+                     "security_groups": [security_group_id], "delete_on_termination": "true"})
+    return nics
+
+
+def user_data() -> str:
+    """MIME multi-part nodeadm config: RAID0 of the local NVMe disks (model cache).
+
+    EKS merges its own NodeConfig (cluster endpoint, CA) into a managed node group's user data;
+    ours only adds local storage. nodeadm mounts the array at /mnt/k8s-disks/0.
+    """
+    node_config = (
+        "apiVersion: node.eks.aws/v1alpha1\n"
+        "kind: NodeConfig\n"
+        "spec:\n"
+        "  instance:\n"
+        "    localStorage:\n"
+        "      strategy: RAID0\n"
+    )
+    return (
+        "MIME-Version: 1.0\n"
+        f'Content-Type: multipart/mixed; boundary="{MIME_BOUNDARY}"\n\n'
+        f"--{MIME_BOUNDARY}\n"
+        "Content-Type: application/node.eks.aws\n\n"
+        f"{node_config}\n"
+        f"--{MIME_BOUNDARY}--\n"
+    )
+
+
+def launch_template_args(shape: NodeShape, reservation_id: Any, security_group_id: Any,
+                         root_volume_gib: int, name: str) -> Dict[str, Any]:
+    """Inputs of the GPU launch template (no subnet, no AMI: EKS picks the NVIDIA AL2023 AMI)."""
+    return {
+        "instance_type": shape.key,
+        "instance_market_options": {"market_type": "capacity-block"},
+        "capacity_reservation_specification": {
+            "capacity_reservation_target": {"capacity_reservation_id": reservation_id}},
+        "metadata_options": {
+            "http_endpoint": "enabled",
+            "http_tokens": "required",  # IMDSv2 only
+            # 2 hops: the weights staging container reads S3 with the node role
+            "http_put_response_hop_limit": 2,
+        },
+        "block_device_mappings": [{
+            "device_name": "/dev/xvda",
+            "ebs": {"volume_size": root_volume_gib, "volume_type": "gp3", "encrypted": "true",
+                    "delete_on_termination": "true"},
+        }],
+        "network_interfaces": network_interfaces(shape, security_group_id),
+        "user_data": base64.b64encode(user_data().encode()).decode(),
+        "tag_specifications": [{"resource_type": "instance", "tags": {"Name": f"{name}-gpu"}}],
+        "update_default_version": True,
+    }
+
+
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}
+
+
+def node_group_args(cluster_name: Any, role_arn: Any, subnet_ids: Any, launch_template: Any,
+                    instance_count: int, desired: Any, shape: NodeShape) -> Dict[str, Any]:
+    return {
+        "cluster_name": cluster_name,
+        "node_role_arn": role_arn,
+        "subnet_ids": subnet_ids,
+        "capacity_type": "CAPACITY_BLOCK",
+        "ami_type": AMI_TYPE,
+        "launch_template": launch_template,
+        "scaling_config": {"min_size": 0, "max_size": instance_count, "desired_size": desired},
+        "update_config": {"max_unavailable": 1},
+        "taints": [dict(GPU_TAINT)],
+        "labels": {GPU_NODE_LABEL: "true", "kimi-k3/instance-type": shape.key},
+    }
+
+
+class GpuNodes:
+    """Launch template, node group and scheduled scaling for one Capacity Block."""
+
+    def __init__(self, name: str, *, shape: NodeShape, block: cap.CapacityBlock, cluster_name: Any,
+                 role_arn: Any, subnet_id: Any, security_group_id: Any, instance_count: int,
+                 root_volume_gib: int, parent: pulumi.Resource, depends_on=()):
+        opts = pulumi.ResourceOptions(parent=parent)
+        self.launch_template = aws.ec2.LaunchTemplate(
+            f"{name}-gpu-lt",
+            **launch_template_args(shape, block.reservation_id, security_group_id, root_volume_gib, name),
+            opts=opts)
+        # started blocks get their nodes now; future ones at their start (scheduled below).
+        # The schedules own desired size afterwards, so later `up`s leave it alone.
+        desired = block.start_date.apply(
+            lambda s: instance_count if s and cap.scaling_times(s, s, _now())["scale_up_at"] is None else 0)
+        self.node_group = aws.eks.NodeGroup(
+            f"{name}-gpu",
+            **node_group_args(cluster_name, role_arn, [subnet_id],
+                              {"id": self.launch_template.id,
+                               "version": self.launch_template.latest_version.apply(str)},
+                              instance_count, desired, shape),
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on),
+                                        ignore_changes=["scalingConfig.desiredSize"]))
+        asg = self.node_group.resources.apply(_asg_name)
+        times = pulumi.Output.all(block.start_date, block.end_date).apply(
+            lambda se: cap.scaling_times(se[0], se[1], _now()) if se[0] and se[1] else
+            {"scale_up_at": None, "scale_down_at": None})
+        # a block already running needs no scale-up; AWS rejects schedules in the past, so the
+        # scale-up runs at the block's start or, if that has passed, a few minutes from now
+        self.scale_up = aws.autoscaling.Schedule(
+            f"{name}-gpu-scale-up",
+            scheduled_action_name=f"{name}-block-start",
+            autoscaling_group_name=asg,
+            min_size=0, max_size=instance_count, desired_capacity=instance_count,
+            start_time=pulumi.Output.all(times, block.start_date).apply(
+                lambda ts: ts[0]["scale_up_at"] or cap.fmt(_now() + timedelta(minutes=5))),
+            opts=pulumi.ResourceOptions(parent=parent, ignore_changes=["startTime"]))
+        self.scale_down = aws.autoscaling.Schedule(
+            f"{name}-gpu-scale-down",
+            scheduled_action_name=f"{name}-block-end",
+            autoscaling_group_name=asg,
+            min_size=0, max_size=instance_count, desired_capacity=0,
+            start_time=times.apply(lambda t: t["scale_down_at"]),
+            opts=pulumi.ResourceOptions(parent=parent))
+
+
+def _asg_name(resources: Optional[list]) -> Optional[str]:
+    for r in resources or []:
+        groups = r.get("autoscaling_groups") or r.get("autoscalingGroups") or []
+        for g in groups:
+            if g.get("name"):
+                return g["name"]
+    return None
+
+
+def _now():
+    return datetime.now(timezone.utc)

@@ -1,0 +1,82 @@
+"""Declare the rendered Kubernetes objects (render_k8s) with pulumi_kubernetes.
+
+The dicts are exactly those the plan command writes to `manifests/`; here they become typed
+resources on the cluster's provider. The Secret holding VLLM_API_KEY / HF_TOKEN is built from
+Pulumi secret config (its values never appear in files, logs or plain state). The workload is
+not awaited: on a Capacity Block that starts later its pods stay Pending until the scheduled
+scale-up brings the nodes, and `pulumi up` must not fail meanwhile.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Mapping, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..inference.render_k8s import K8sLayout
+
+
+def secret_data(api_key: Optional[Any], hf_token: Optional[Any]) -> Dict[str, Any]:
+    data = {}
+    if api_key is not None:
+        data["VLLM_API_KEY"] = pulumi.Output.secret(api_key)
+    if hf_token is not None:
+        data["HF_TOKEN"] = pulumi.Output.secret(hf_token)
+    return data
+
+
+def _skip_await(obj: Mapping) -> dict:
+    obj = copy.deepcopy(dict(obj))
+    obj["metadata"].setdefault("annotations", {})["pulumi.com/skipAwait"] = "true"
+    return obj
+
+
+class Serving:
+    """Namespace, Secret, workload (Deployment or LeaderWorkerSet) and Service."""
+
+    def __init__(self, name: str, objs: List[dict], layout: K8sLayout, secrets: Dict[str, Any],
+                 provider: k8s.Provider, parent: pulumi.Resource, depends_on: List[pulumi.Resource]):
+        base = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends_on)
+        by_kind = {o["kind"]: o for o in objs}
+        ns = by_kind["Namespace"]
+        self.namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=ns["metadata"], opts=base)
+        in_ns = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[self.namespace])
+        waits: List[pulumi.Resource] = [self.namespace]
+        if secrets:
+            self.secret = k8s.core.v1.Secret(
+                f"{name}-secrets", metadata={"name": layout.secret_name, "namespace": layout.namespace},
+                type="Opaque", string_data=secrets,
+                opts=pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(
+                    additional_secret_outputs=["stringData", "data"])))
+            waits.append(self.secret)
+        after = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=waits)
+        if "Deployment" in by_kind:
+            d = _skip_await(by_kind["Deployment"])
+            self.workload = k8s.apps.v1.Deployment(f"{name}-vllm", metadata=d["metadata"], spec=d["spec"],
+                                                   opts=after)
+        else:
+            lws = _skip_await(by_kind["LeaderWorkerSet"])
+            self.workload = k8s.apiextensions.CustomResource(
+                f"{name}-vllm", api_version=lws["apiVersion"], kind=lws["kind"], metadata=lws["metadata"],
+                spec=lws["spec"], opts=after)
+        svc = by_kind["Service"]
+        self.service = k8s.core.v1.Service(f"{name}-svc", metadata=svc["metadata"], spec=svc["spec"],
+                                           opts=pulumi.ResourceOptions(parent=parent, provider=provider,
+                                                                       depends_on=[self.namespace]))
+        port = svc["spec"]["ports"][0]["port"]
+        in_cluster = f"http://{svc['metadata']['name']}.{layout.namespace}.svc.cluster.local:{port}/v1"
+        if svc["spec"]["type"] == "LoadBalancer":
+            self.endpoint = self.service.status.apply(lambda st: _lb_url(st, port) or in_cluster)
+        else:
+            self.endpoint = pulumi.Output.from_input(in_cluster)
+
+
+def _lb_url(status, port: int) -> Optional[str]:
+    try:
+        ingress = status.load_balancer.ingress[0]
+    except (AttributeError, IndexError, TypeError):
+        return None
+    host = getattr(ingress, "hostname", None) or getattr(ingress, "ip", None)
+    return f"http://{host}:{port}/v1" if host else None

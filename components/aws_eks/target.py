@@ -1,0 +1,178 @@
+"""The aws-eks target: `AwsEksCluster` (`kimi-k3:aws:EksCluster`) implements InferenceTarget.
+
+`create()` parses and checks the target's keys before anything is registered. `render()` is pure
+(the plan command writes its files). `serve()` declares, in order: the Capacity Block (adopted
+or bought), the network pinned to its zone, EKS, the GPU node group on the block with its
+scheduled scaling, the add-ons, and the serving objects. With `kimi-k3:serving=hyperpod` it only
+applies the HyperPod `InferenceEndpointConfig` to the user's HyperPod cluster.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional
+
+import pulumi
+
+from ..inference import render_k8s as rk
+from ..inference.catalog import NODE_SHAPES
+from ..inference.launch import LaunchSpec, Runtime
+from ..inference.planner import Plan
+from ..inference.target import InferenceTarget, Served
+from ..settings import SharedSettings
+from . import config as cfgmod
+from . import layout as lay
+
+TYPE = "kimi-k3:aws:EksCluster"
+
+
+def runtime(shared: SharedSettings) -> Runtime:
+    """Where the weights are as vLLM sees them, for this target's staging (see layout.py)."""
+    return lay.runtime(shared, cfgmod.parse(shared))
+
+
+def render_files(plan: Plan, spec: LaunchSpec, shared: SharedSettings,
+                 cfg: cfgmod.AwsEksConfig) -> Dict[str, str]:
+    layout = lay.k8s_layout(shared, cfg)
+    if cfg.serving == "hyperpod":
+        return rk.manifest_files([rk.render_hyperpod(plan, spec, layout)])
+    return rk.manifest_files(rk.render(plan, spec, layout))
+
+
+def curl_line(endpoint: str, served_model_name: str, api_key: bool, port_forward: Optional[str]) -> str:
+    """A command that sends one chat request (the key is read from the shell, never printed)."""
+    auth = ' -H "Authorization: Bearer $VLLM_API_KEY"' if api_key else ""
+    body = ('{"model":"%s","messages":[{"role":"user","content":"Say hello"}],"max_tokens":32}'
+            % served_model_name)
+    cmd = f"curl -sS {endpoint}/chat/completions -H 'Content-Type: application/json'{auth} -d '{body}'"
+    return f"{port_forward} & sleep 2; {cmd}" if port_forward else cmd
+
+
+class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
+    """An EKS cluster with a GPU node group on an EC2 Capacity Block, serving a LaunchSpec."""
+
+    target_name = "aws-eks"
+
+    def __init__(self, name: str, shared: SharedSettings, cfg: cfgmod.AwsEksConfig, secrets,
+                 opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__(TYPE, name, {"serving": cfg.serving, "nodeShape": shared.node_shape}, opts)
+        self._name, self.shared, self.cfg, self.secrets = name, shared, cfg, secrets
+
+    def node_shape_key(self) -> str:
+        return self.shared.node_shape
+
+    def node_count(self) -> int:
+        return self.shared.nodes
+
+    def render(self, plan: Plan, spec: LaunchSpec) -> Mapping[str, str]:
+        return render_files(plan, spec, self.shared, self.cfg)
+
+    def serve(self, plan: Plan, spec: LaunchSpec, parent: Optional[Any] = None) -> Served:
+        served = self._hyperpod(plan, spec) if self.cfg.serving == "hyperpod" else self._eks(plan, spec)
+        self.register_outputs({"endpoint": served.endpoint})
+        return served
+
+    # ------------------------------------------------------------ EKS path
+
+    def _eks(self, plan: Plan, spec: LaunchSpec) -> Served:
+        from . import capacity as cap
+        from .cluster import Cluster
+        from .network import Network
+        from .nodegroup import GpuNodes
+        from .serving import Serving, secret_data
+
+        name, shared, cfg = self._name, self.shared, self.cfg
+        shape = NODE_SHAPES[shared.node_shape]
+        region = pulumi.Config("aws").get("region") or "us-east-1"
+        c = cfg.capacity
+        if not c.adopt:
+            pulumi.log.warn(
+                "kimi-k3 will look for Capacity Block offerings and buy the cheapest one only if its "
+                f"upfront fee is at most ${c.max_upfront_fee_usd:,.2f} (kimi-k3:maxUpfrontFeeUsd). A "
+                "purchased block cannot be cancelled; `pulumi destroy` only forgets it.", resource=self)
+        block = cap.CapacityBlock(f"{name}-capacity", {
+            "region": region, "instance_type": shape.key, "instance_count": c.instance_count,
+            "reservation_id": c.reservation_id, "duration_hours": None if c.adopt else c.duration_hours,
+            "earliest_start": c.earliest_start, "latest_start": c.latest_start,
+            "max_upfront_fee_usd": None if c.adopt else c.max_upfront_fee_usd,
+        }, opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True))
+        pulumi.Output.all(block.reservation_id, block.start_date, block.end_date, block.instances_stop_at).apply(
+            lambda b: pulumi.log.info(
+                f"Capacity Block {b[0]}: {b[1]} to {b[2]} (instances stop at {b[3]}); the GPU node group "
+                "scales up at its start and back to 0 an hour before its end", resource=self)
+            if b[0] else None)
+        # nothing else is created before the block exists (a refused purchase stops everything)
+        network = Network(name, cfg, block.availability_zone, self, depends_on=[block])
+        cluster_name = f"{name}-{shared.stack}"[:100]
+        cluster = Cluster(name, cluster_name, cfg, network, self, depends_on=[block])
+        nodes_needed = shared.nodes * cfg.replicas
+        gpu = GpuNodes(name, shape=shape, block=block, cluster_name=cluster_name,
+                       role_arn=cluster.node_role.arn, subnet_id=network.gpu_subnet_id,
+                       security_group_id=cluster.security_group_id, instance_count=c.instance_count,
+                       root_volume_gib=cfg.root_volume_gib, parent=self,
+                       depends_on=[cluster.eks, *cluster._attachments])
+        add_ons = cluster.add_ons(name, self, multi_node=spec.nodes > 1)
+        layout = lay.k8s_layout(shared, cfg)
+        objs = rk.render(plan, spec, layout)
+        serving = Serving(name, objs, layout,
+                          secret_data(self.secrets.api_key if shared.has_api_key else None,
+                                      self.secrets.hf_token if shared.has_hf_token else None),
+                          cluster.provider, self, depends_on=add_ons)
+        public = bool(layout.allowed_cidrs)
+        pf = None if public else (f"kubectl -n {layout.namespace} port-forward svc/{layout.name} "
+                                  f"{spec.port}:{spec.port}")
+        local = f"http://127.0.0.1:{spec.port}/v1"
+        endpoint = serving.endpoint
+        curl = endpoint.apply(lambda e: curl_line(e if public else local, spec.served_model_name,
+                                                  shared.has_api_key, pf))
+        cost = pulumi.Output.all(block.purchased, block.upfront_fee_usd).apply(
+            lambda a: _cost_text(c, a[0], a[1], plan, nodes_needed))
+        return Served(endpoint=endpoint, outputs={
+            "kubeconfig": cluster.kubeconfig,
+            "capacityReservationId": block.reservation_id,
+            "reservationWindow": pulumi.Output.all(block.start_date, block.end_date, block.instances_stop_at)
+                .apply(lambda w: {"start": w[0], "end": w[1], "instancesStopAt": w[2]}),
+            "capacityCost": cost,
+            "curl": curl,
+            "gpuNodeGroup": gpu.node_group.node_group_name,
+        })
+
+    # ------------------------------------------------------------ HyperPod path
+
+    def _hyperpod(self, plan: Plan, spec: LaunchSpec) -> Served:
+        import pulumi_kubernetes as k8s
+
+        from .cluster import existing_cluster_provider
+
+        name, cfg = self._name, self.cfg
+        region = pulumi.Config("aws").get("region") or "us-east-1"
+        kubeconfig, provider = existing_cluster_provider(name, cfg.hyperpod_cluster_name, region, self)
+        iec = rk.render_hyperpod(plan, spec, lay.k8s_layout(self.shared, cfg))
+        k8s.apiextensions.CustomResource(
+            f"{name}-endpoint-config", api_version=iec["apiVersion"], kind=iec["kind"],
+            metadata=iec["metadata"], spec=iec["spec"],
+            opts=pulumi.ResourceOptions(parent=self, provider=provider))
+        endpoint = f"sagemaker:{iec['metadata']['name']}"
+        curl = (f"aws sagemaker-runtime invoke-endpoint --region {region} --endpoint-name "
+                f"{iec['metadata']['name']} --content-type application/json --body "
+                f"'{{\"model\":\"{spec.served_model_name}\",\"messages\":[{{\"role\":\"user\","
+                f"\"content\":\"Say hello\"}}]}}' --cli-binary-format raw-in-base64-out /dev/stdout")
+        return Served(endpoint=endpoint, outputs={"kubeconfig": kubeconfig, "curl": curl})
+
+
+def _cost_text(c: cfgmod.CapacityRequest, purchased, fee, plan: Plan, nodes: int) -> str:
+    """What the GPU capacity costs, as far as kimi-k3 knows it."""
+    if purchased and fee is not None:
+        hours = c.duration_hours
+        return f"${float(fee):,.2f} paid upfront (${float(fee) / hours:,.2f}/h for {hours} h)"
+    if not c.adopt:
+        return (f"not bought yet: a {c.duration_hours} h block of {c.instance_count} instances is bought "
+                f"only if its upfront fee is at most ${c.max_upfront_fee_usd:,.2f}")
+    if plan.usd_per_hour is not None:
+        return f"adopted reservation; on-demand equivalent ${plan.usd_per_hour * nodes:,.2f}/h"
+    return "adopted reservation: prepaid when it was bought (see its upfront fee in the EC2 console)"
+
+
+def create(name: str, shared: SharedSettings, secrets) -> AwsEksCluster:
+    """Parse the target's keys (ConfigError on bad input), then register the component."""
+    cfg = cfgmod.parse(shared)
+    return AwsEksCluster(name, shared, cfg, secrets)
