@@ -1,0 +1,210 @@
+"""The ctyun-hcc target: an E-HPC cluster, bootstrapped over SSH, serving K3 as a Slurm job.
+
+`create(name, shared, secrets)` checks every input (the `ctyun:*` keys through config.py, this
+module's `kimi-k3:*` keys below) before anything is registered. `render()` is pure: it writes
+the five scripts of the seed guide, errata fixed (srun.sh, node.sh, bcast.sh, mount_nvme.sh,
+check.sh). `serve()` declares, each step depending explicitly on the one before:
+
+    CtyunHccCluster -> HostKeyPin -> MasterInQueue (when the master serves) -> NvmeMount
+      -> ModelWeights + SifImage -> Broadcast -> SlurmService
+
+so `pulumi destroy` runs in reverse: the service job is cancelled (and instances stopped)
+before the cluster goes. Target keys (namespace kimi-k3; defaults are the seed's):
+`sshUser` (root), `sshPort` (22), `sshHost` (the master's public IP), `sshBastion`
+(user@host:port, none), `sshPrivateKey` (secret; without it the root password is used),
+`workDir` (/home/kimi-k3), `modelRoot` (/mnt/nvme1n1/model), `sifDir` (/mnt/nvme0n1/apptainer),
+`sifName` (vllm-ascend_kimi-k3-a3), `modelSource` (cthpc | modelscope), `sifSource`
+(cthpc | url), `sifUrl`, `mountDisks` (true).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, Mapping, Optional
+
+from ..inference.catalog import MODELS
+from ..inference.errors import ConfigError
+from ..inference.launch import LaunchSpec
+from ..inference.planner import Plan
+from ..inference.render_slurm import SlurmLayout, render_all, render_bcast_sh, \
+    render_mount_nvme_sh
+from ..inference.target import InferenceTarget, Served
+from ..settings import SharedSettings, reject_unknown
+
+TARGET_KEYS = ("sshUser", "sshPort", "sshHost", "sshBastion", "sshPrivateKey", "workDir",
+               "modelRoot", "sifDir", "sifName", "modelSource", "sifSource", "sifUrl",
+               "mountDisks")
+NODE_SHAPE = "atlas-800-a3"
+
+
+@dataclass(frozen=True)
+class HccServeConfig:
+    """This target's own `kimi-k3:*` keys (the cluster's `ctyun:*` keys live in HccConfig)."""
+
+    ssh_user: str = "root"
+    ssh_port: int = 22
+    ssh_host: str = ""
+    ssh_bastion: str = ""
+    work_dir: str = "/home/kimi-k3"
+    model_root: str = "/mnt/nvme1n1/model"
+    sif_dir: str = "/mnt/nvme0n1/apptainer"
+    sif_name: str = "vllm-ascend_kimi-k3-a3"
+    model_source: str = "cthpc"
+    sif_source: str = "cthpc"
+    sif_url: str = ""
+    mount_disks: bool = True
+
+
+def parse_serve_config(raw: Mapping[str, object]) -> HccServeConfig:
+    """Typed HccServeConfig from the target's `kimi-k3:*` keys; ConfigError on bad input."""
+    reject_unknown(raw, TARGET_KEYS)
+    s = {k: str(v).strip() for k, v in raw.items() if v is not None and k != "sshPrivateKey"}
+
+    def choice(key, options, default):
+        v = s.get(key, default)
+        if v not in options:
+            raise ConfigError(f"kimi-k3:{key}", v, f"use one of {', '.join(options)}",
+                              "is not a supported source")
+        return v
+
+    port = s.get("sshPort", "22")
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ConfigError("kimi-k3:sshPort", port, "use a TCP port such as 22", "is not a port")
+    bastion = s.get("sshBastion", "")
+    if bastion and not re.match(r"^([A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+(:\d{1,5})?$", bastion):
+        raise ConfigError("kimi-k3:sshBastion", bastion, "write user@host:port", "is not a host")
+    mount = s.get("mountDisks", "true").lower()
+    if mount not in ("true", "false"):
+        raise ConfigError("kimi-k3:mountDisks", mount, "use true or false", "is not a boolean")
+    cfg = HccServeConfig(
+        ssh_user=s.get("sshUser", "root"), ssh_port=int(port), ssh_host=s.get("sshHost", ""),
+        ssh_bastion=bastion, work_dir=s.get("workDir", "/home/kimi-k3"),
+        model_root=s.get("modelRoot", "/mnt/nvme1n1/model"),
+        sif_dir=s.get("sifDir", "/mnt/nvme0n1/apptainer"),
+        sif_name=s.get("sifName", "vllm-ascend_kimi-k3-a3"),
+        model_source=choice("modelSource", ("cthpc", "modelscope"), "cthpc"),
+        sif_source=choice("sifSource", ("cthpc", "url"), "cthpc"),
+        sif_url=s.get("sifUrl", ""), mount_disks=mount == "true")
+    if cfg.sif_source == "url" and not re.match(r"^https?://\S+$", cfg.sif_url):
+        raise ConfigError("kimi-k3:sifUrl", cfg.sif_url or None,
+                          "give the SIF download URL (https://...)", "is required for sifSource=url")
+    return cfg
+
+
+def slurm_layout(plan: Plan, cfg: HccServeConfig, partition: str = "batch") -> SlurmLayout:
+    """Where the scripts, weights and image live on the nodes; checked (ConfigError)."""
+    model_dir = f"{cfg.model_root.rstrip('/')}/{MODELS[plan.model].local_dir_name}"
+    return SlurmLayout(partition=partition, work_dir=cfg.work_dir, model_dir=model_dir,
+                       sif_dir=cfg.sif_dir, sif_file=f"{cfg.sif_name}.sif").validate()
+
+
+def curl_line(endpoint: str, served_model_name: str, api_key: bool) -> str:
+    """One chat request against the endpoint (the key comes from the caller's shell)."""
+    auth = ' -H "Authorization: Bearer $VLLM_API_KEY"' if api_key else ""
+    body = ('{"model":"%s","messages":[{"role":"user","content":"Who are you?"}],'
+            '"max_tokens":64}' % served_model_name)
+    return (f"curl -sS {endpoint}/chat/completions -H 'Content-Type: application/json'"
+            f"{auth} -d '{body}'")
+
+
+class CtyunHccTarget(InferenceTarget):
+    """InferenceTarget for CTyun E-HPC; owns the cluster component and the bootstrap chain."""
+
+    target_name = "ctyun-hcc"
+
+    def __init__(self, name: str, shared: SharedSettings, hcc_config, serve_cfg: HccServeConfig,
+                 secrets: Any):
+        self._name, self.shared, self.hcc, self.cfg, self.secrets = \
+            name, shared, hcc_config, serve_cfg, secrets
+
+    def node_shape_key(self) -> str:
+        return NODE_SHAPE
+
+    def node_count(self) -> int:
+        return self.hcc.serving_nodes if self.hcc is not None else self.shared.nodes
+
+    def _partition(self) -> str:
+        return self.hcc.queue_name if self.hcc is not None else "batch"
+
+    def render(self, plan: Plan, spec: LaunchSpec) -> Mapping[str, str]:
+        return render_all(plan, spec, slurm_layout(plan, self.cfg, self._partition()))
+
+    def serve(self, plan: Plan, spec: LaunchSpec, parent: Optional[Any] = None) -> Served:
+        import pulumi
+
+        from .bootstrap import Broadcast, HostKeyPin, MasterInQueue, ModelWeights, NvmeMount, \
+            SifImage
+        from .cluster import CtyunHccCluster
+        from .service import SlurmService, fingerprint
+
+        name, cfg, hcc = self._name, self.cfg, self.hcc
+        layout = slurm_layout(plan, cfg, hcc.queue_name)
+        files = render_all(plan, spec, layout)
+        cluster = CtyunHccCluster(f"{name}-hcc", hcc, self.shared, self.secrets,
+                                  pulumi.ResourceOptions(parent=parent))
+        key = pulumi.Config("kimi-k3").get_secret("sshPrivateKey")
+        master_name = cluster.nodes.apply(
+            lambda ns: next((n["name"] for n in ns or [] if n.get("role") == "master"), ""))
+        serving_nodes = cluster.nodes.apply(
+            lambda ns: [n["name"] for n in ns or []
+                        if n.get("role") != "master" or hcc.master_in_compute])
+        ssh: Dict[str, Any] = {
+            "sshHost": cfg.ssh_host or cluster.master_public_ip, "sshPort": cfg.ssh_port,
+            "sshUser": cfg.ssh_user, "sshBastion": cfg.ssh_bastion,
+            "sshPrivateKey": key if key is not None else "",
+            "sshPassword": "" if key is not None else cluster.root_password,
+        }
+
+        def opts(*deps):
+            return pulumi.ResourceOptions(parent=parent, depends_on=[d for d in deps if d])
+
+        pin = HostKeyPin(f"{name}-hostkey", ssh, opts(cluster))
+        ssh = {**ssh, "hostKey": pin.hostKey}
+        step = pin
+        if hcc.master_in_compute:
+            step = MasterInQueue(f"{name}-master-in-queue", {
+                **ssh, "nodeName": master_name, "queueName": hcc.queue_name}, opts(pin))
+        if cfg.mount_disks:
+            step = NvmeMount(f"{name}-nvme", {
+                **ssh, "script": files["mount_nvme.sh"], "workDir": cfg.work_dir,
+                "partition": hcc.queue_name, "nodes": serving_nodes}, opts(step))
+        weights = ModelWeights(f"{name}-weights", {
+            **ssh, "source": cfg.model_source, "modelName": MODELS[plan.model].local_dir_name,
+            "repo": MODELS[plan.model].repo_id,
+            "modelRoot": cfg.model_root}, opts(step))
+        sif = SifImage(f"{name}-sif", {
+            **ssh, "source": cfg.sif_source, "name": cfg.sif_name, "sifDir": cfg.sif_dir,
+            "url": cfg.sif_url}, opts(step))
+        bcast = Broadcast(f"{name}-bcast", {
+            **ssh, "script": files["bcast.sh"], "workDir": cfg.work_dir,
+            "sourceHost": master_name,
+            "contentKey": pulumi.Output.all(weights.bytes, sif.bytes).apply(
+                lambda b: f"weights:{b[0]} sif:{b[1]}")}, opts(weights, sif))
+        api_key = self.secrets.api_key if (self.shared.has_api_key and self.secrets) else ""
+        service = SlurmService(f"{name}-service", {
+            **ssh, "workDir": cfg.work_dir, "jobName": layout.job_name,
+            "partition": hcc.queue_name, "srunSh": files["srun.sh"], "nodeSh": files["node.sh"],
+            "checkSh": files["check.sh"], "launchFingerprint": fingerprint(spec.to_dict()),
+            "devicesPerNode": plan.devices_per_node, "port": spec.port,
+            "servedModelName": spec.served_model_name, "apiKey": api_key,
+            "publicHost": cluster.master_public_ip, "publicInnerIp": cluster.master_inner_ip,
+            "startupTimeoutS": spec.startup_timeout_s}, opts(bcast))
+        endpoint = service.endpoint
+        return Served(endpoint=endpoint, outputs={
+            "curl": endpoint.apply(lambda e: curl_line(e, spec.served_model_name,
+                                                       bool(spec.secret_env))),
+            "slurmJobId": service.jobId,
+            "slurmNodes": service.nodes,
+            "clusterId": cluster.cluster_id,
+            "masterPublicIp": cluster.master_public_ip,
+        })
+
+
+def create(name: str, shared: SharedSettings, secrets: Any) -> InferenceTarget:
+    """The ctyun-hcc target; every `ctyun:*` and target `kimi-k3:*` key checked first."""
+    from .cluster import load_hcc_config
+
+    serve_cfg = parse_serve_config(dict(shared.target_config))
+    hcc = load_hcc_config(shared)
+    return CtyunHccTarget(name, shared, hcc, serve_cfg, secrets)

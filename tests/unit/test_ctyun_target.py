@@ -1,0 +1,102 @@
+"""The ctyun-hcc target: its config keys, pure rendering, and the serve() chain under mocks."""
+
+from pathlib import Path
+
+import pulumi
+import pytest
+
+from components.ctyun_hcc.target import (
+    HccServeConfig,
+    curl_line,
+    parse_serve_config,
+    slurm_layout,
+)
+from components.inference.errors import ConfigError
+from components.inference.launch import Runtime, launch
+from components.inference.planner import PlanRequest, plan
+from components.inference.render_slurm import render_all
+from components.mockrun import run_program
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "ctyun-hcc"
+CLUSTER_KEYS = {"ctyun:regionId": "cn-jssz1", "ctyun:azName": "az1", "ctyun:vpcId": "vpc-1",
+                "ctyun:subnetId": "subnet-1", "ctyun:rootPassword": "Kk3-root-Pw9"}
+
+
+def test_defaults_are_the_seed_paths():
+    cfg = parse_serve_config({})
+    assert cfg == HccServeConfig()
+    p = plan(PlanRequest("w4a8", "atlas-800-a3", 4, max_model_len=131072))
+    lay = slurm_layout(p, cfg)
+    assert lay.model_dir == "/mnt/nvme1n1/model/Kimi-K3-w4a8"
+    assert lay.sif_dir == "/mnt/nvme0n1/apptainer" and lay.work_dir == "/home/kimi-k3"
+    spec = launch(p, Runtime(image="quay.io/ascend/vllm-ascend:kimi-k3-a3", port=11025))
+    for name, text in render_all(p, spec, lay).items():
+        assert (GOLDEN / name).read_text() == text
+
+
+@pytest.mark.parametrize("raw, key", [
+    ({"sshPort": "99999"}, "kimi-k3:sshPort"),
+    ({"modelSource": "huggingface"}, "kimi-k3:modelSource"),
+    ({"sifSource": "url"}, "kimi-k3:sifUrl"),
+    ({"sshBastion": "a b"}, "kimi-k3:sshBastion"),
+    ({"mountDisks": "maybe"}, "kimi-k3:mountDisks"),
+    ({"sshPasword": "x"}, "kimi-k3:sshPasword"),
+])
+def test_bad_target_keys_name_key_and_fix(raw, key):
+    with pytest.raises(ConfigError) as err:
+        parse_serve_config(raw)
+    assert str(err.value).startswith(key + "=") and ";" in str(err.value)
+
+
+def test_bad_work_dir_stops_rendering():
+    p = plan(PlanRequest("w4a8", "atlas-800-a3", 4, max_model_len=131072))
+    with pytest.raises(ConfigError, match="kimi-k3:workDir"):
+        slurm_layout(p, parse_serve_config({"workDir": "relative/dir"}))
+
+
+def test_curl_line_reads_key_from_shell():
+    line = curl_line("http://1.2.3.4:11025/v1", "Kimi-K3", True)
+    assert "$VLLM_API_KEY" in line and "/v1/chat/completions" in line and "extra" not in line
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    """The real program under mocks, recording each dynamic resource's depends_on."""
+    deps = {}
+    original = pulumi.dynamic.Resource.__init__
+
+    def recording(self, provider, name, props, opts=None):
+        deps[name] = [getattr(d, "_name", None) for d in (opts.depends_on or [])] \
+            if opts is not None and isinstance(opts.depends_on, list) else []
+        original(self, provider, name, props, opts)
+
+    pulumi.dynamic.Resource.__init__ = recording
+    try:
+        run = run_program("ctyun-hcc", {**CLUSTER_KEYS, "kimi-k3:apiKey": "sk-never-shown"})
+    finally:
+        pulumi.dynamic.Resource.__init__ = original
+    return run, deps
+
+
+def test_serve_chain_order_and_dependencies(recorded):
+    run, deps = recorded
+    names = [r["name"] for r in run.resources]
+    chain = ["kimi-k3-hostkey", "kimi-k3-master-in-queue", "kimi-k3-nvme", "kimi-k3-weights",
+             "kimi-k3-sif", "kimi-k3-bcast", "kimi-k3-service"]
+    assert [n for n in names if n in chain] == chain
+    assert deps["kimi-k3-master-in-queue"] == ["kimi-k3-hostkey"]
+    assert deps["kimi-k3-nvme"] == ["kimi-k3-master-in-queue"]
+    assert deps["kimi-k3-weights"] == ["kimi-k3-nvme"] == deps["kimi-k3-sif"]
+    assert sorted(deps["kimi-k3-bcast"]) == ["kimi-k3-sif", "kimi-k3-weights"]
+    assert deps["kimi-k3-service"] == ["kimi-k3-bcast"]
+
+
+def test_serve_inputs_carry_rendered_scripts_and_no_plain_secrets(recorded):
+    run, _ = recorded
+    svc = next(r for r in run.resources if r["name"] == "kimi-k3-service")["inputs"]
+    assert svc["srunSh"] == (GOLDEN / "srun.sh").read_text()
+    assert svc["apiKey"] == "[secret]" and svc["sshPassword"] == "[secret]"
+    assert svc["startupTimeoutS"] == 7200 and svc["partition"] == "batch"
+    import json
+    assert "sk-never-shown" not in json.dumps(run.resources)
+    assert "Kk3-root-Pw9" not in json.dumps(run.resources)
