@@ -78,4 +78,8 @@ MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "aws:ec2/getSubnet:getSubnet": lambda a: {"id": a.get("id"), "availabilityZone": MOCK_BLOCK_ZONE},
     "aws:eks/nodeGroup:NodeGroup": node_group,
     "kubernetes:core/v1:Service": service,
+    "aws:kms/key:Key": lambda a: {"arn": "arn:aws:kms:us-east-2:000000000000:key/mock"},
+    "aws:iam/role:Role": lambda a: {"arn": "arn:aws:iam::000000000000:role/mock-node-role",
+                                    "name": "mock-node-role"},
+    "aws:ec2/launchTemplate:LaunchTemplate": lambda a: {"latestVersion": 1, "arn": "arn:aws:ec2:mock"},
 }

@@ -134,7 +134,7 @@ class GpuNodes:
             f"{name}-gpu",
             **node_group_args(cluster_name, role_arn, [subnet_id],
                               {"id": self.launch_template.id,
-                               "version": self.launch_template.latest_version.apply(str)},
+                               "version": self.launch_template.latest_version.apply(_version)},
                               instance_count, desired, shape),
             opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on),
                                         ignore_changes=["scalingConfig.desiredSize"]))
@@ -168,6 +168,11 @@ def _asg_name(resources: Optional[list]) -> Optional[str]:
             if g.get("name"):
                 return g["name"]
     return None
+
+
+def _version(v) -> str:
+    """The launch template version the node group pins (a change rolls the nodes)."""
+    return "$Latest" if v is None else str(int(v))
 
 
 def _now():

@@ -1,0 +1,167 @@
+"""The real `__main__.py` of the aws-eks stack under Pulumi's mock engine: the inputs that matter.
+
+Capacity type, market type, reservation target, AZ pinning, NIC layout and security groups,
+IMDSv2, taints/tolerations, GPU/EFA requests, probe timings, source ranges, secrets marked secret.
+AWS-computed values come from components/aws_eks/mock_outputs.py (a block starting tomorrow).
+"""
+
+import base64
+import json
+
+import pytest
+import yaml
+
+from components.aws_eks import mock_outputs as mo
+from components.mockrun import SECRET, run_program
+
+CR = "cr-0123456789abcdef0"
+
+
+@pytest.fixture(scope="module")
+def adopt():
+    return run_program("aws-eks", {"kimi-k3:capacityReservationId": CR,
+                                   "kimi-k3:allowedCidrs": "203.0.113.0/24",
+                                   "kimi-k3:apiKey": "sk-do-not-leak-1", "kimi-k3:hfToken": "hf_do_not_leak"})
+
+
+@pytest.fixture(scope="module")
+def two_nodes():
+    return run_program("aws-eks", {"kimi-k3:nodes": "2", "kimi-k3:capacityReservationId": CR})
+
+
+def one(run, type_token, name=None):
+    found = [r for r in run.of_type(type_token) if name is None or r["name"] == name]
+    assert len(found) == 1, (type_token, name, [r["name"] for r in run.of_type(type_token)])
+    return found[0]["inputs"]
+
+
+def test_capacity_block_is_adopted(adopt):
+    block = one(adopt, "pulumi-python:dynamic/aws:CapacityBlock")
+    assert block["reservation_id"] == CR and block["instance_type"] == "p6-b300.48xlarge"
+    assert block["instance_count"] == 1 and block["region"] == "us-east-2"
+    assert "max_upfront_fee_usd" not in block  # adopting never buys
+    assert adopt.outputs["capacityReservationId"] == CR
+
+
+def test_launch_template(adopt):
+    lt = one(adopt, "aws:ec2/launchTemplate:LaunchTemplate")
+    assert lt["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    assert lt["capacityReservationSpecification"] == {"capacityReservationTarget": {"capacityReservationId": CR}}
+    assert lt["metadataOptions"]["httpTokens"] == "required"
+    ebs = lt["blockDeviceMappings"][0]["ebs"]
+    assert ebs["encrypted"] == "true"
+    assert "subnetId" not in json.dumps(lt)
+    nics = lt["networkInterfaces"]
+    assert len(nics) == 17
+    assert [n["networkCardIndex"] for n in nics] == list(range(17))
+    assert nics[0]["interfaceType"] == "interface" and nics[0]["deviceIndex"] == 0
+    assert {n["interfaceType"] for n in nics[1:]} == {"efa-only"}
+    sg = "sg-0mock00000000000"  # the EKS cluster security group (mock_outputs get_cluster)
+    assert all(n["securityGroups"] == [sg] for n in nics)
+    user_data = base64.b64decode(lt["userData"]).decode()
+    assert "application/node.eks.aws" in user_data and "strategy: RAID0" in user_data
+
+
+def test_gpu_node_group(adopt):
+    ng = one(adopt, "aws:eks/nodeGroup:NodeGroup", "kimi-k3-gpu")
+    assert ng["capacityType"] == "CAPACITY_BLOCK"
+    assert ng["amiType"] == "AL2023_x86_64_NVIDIA"
+    assert "instanceTypes" not in ng and "diskSize" not in ng
+    assert ng["launchTemplate"] == {"id": "kimi-k3-gpu-lt-id", "version": "1"}
+    assert ng["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
+    assert ng["labels"]["kimi-k3/gpu-node"] == "true"
+    assert ng["subnetIds"] == ["kimi-k3-gpu-id"]
+    # the block starts tomorrow: no nodes until then
+    assert ng["scalingConfig"] == {"minSize": 0, "maxSize": 1, "desiredSize": 0}
+
+
+def test_gpu_subnet_is_pinned_to_the_blocks_zone(adopt):
+    subnet = one(adopt, "aws:ec2/subnet:Subnet", "kimi-k3-gpu")
+    assert subnet["availabilityZone"] == mo.MOCK_BLOCK_ZONE
+
+
+def test_scheduled_scaling_follows_the_block(adopt):
+    window = adopt.outputs["reservationWindow"]
+    up = one(adopt, "aws:autoscaling/schedule:Schedule", "kimi-k3-gpu-scale-up")
+    down = one(adopt, "aws:autoscaling/schedule:Schedule", "kimi-k3-gpu-scale-down")
+    assert up["startTime"] == window["start"] and up["desiredCapacity"] == 1
+    assert down["desiredCapacity"] == 0 and down["startTime"] < window["instancesStopAt"] < window["end"]
+    assert up["autoscalingGroupName"] == down["autoscalingGroupName"] == "eks-mock-gpu-asg"
+
+
+def test_eks_cluster(adopt):
+    c = one(adopt, "eks:index:Cluster")
+    assert c["skipDefaultNodeGroup"] is True and c["authenticationMode"] == "API"
+    assert c["endpointPublicAccess"] is True and c["publicAccessCidrs"] == ["203.0.113.0/24"]
+    assert c["encryptionConfigKeyArn"].startswith("arn:aws:kms:")  # KMS key created by the program
+    ng = one(adopt, "aws:eks/nodeGroup:NodeGroup", "kimi-k3-gpu")
+    assert ng["nodeRoleArn"].startswith("arn:aws:iam::")
+    names = {r["name"] for r in adopt.of_type("kubernetes:helm.sh/v3:Release")}
+    assert names == {"kimi-k3-nvidia-device-plugin", "kimi-k3-efa-device-plugin"}
+
+
+def test_private_api_endpoint_without_cidrs(two_nodes):
+    c = one(two_nodes, "eks:index:Cluster")
+    assert c["endpointPublicAccess"] is False and "publicAccessCidrs" not in c
+
+
+def test_workload_and_service(adopt):
+    dep = one(adopt, "kubernetes:apps/v1:Deployment")
+    pod = dep["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    assert c["resources"]["limits"] == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 16}
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
+    timeout = adopt.inference.plan.cold_start.startup_timeout_s
+    sp = c["startupProbe"]
+    assert sp["periodSeconds"] * sp["failureThreshold"] >= timeout
+    assert dep["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+    svc = one(adopt, "kubernetes:core/v1:Service")
+    assert svc["spec"]["type"] == "LoadBalancer"
+    assert svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
+    assert adopt.outputs["endpoint"].startswith("http://mock-nlb")
+    # what is applied is what the plan command writes
+    rendered = yaml.safe_load(adopt.inference.artifacts["manifests/deployment-kimi-k3.yaml"])
+    assert rendered["spec"] == dep["spec"]
+
+
+def test_secrets_marked_secret_and_never_in_plain_text(adopt):
+    secret = one(adopt, "kubernetes:core/v1:Secret")
+    assert secret["stringData"] == SECRET
+    assert adopt.outputs["kubeconfig"] == SECRET
+    text = json.dumps({"r": adopt.resources, "o": adopt.outputs, "a": adopt.inference.artifacts})
+    assert "sk-do-not-leak-1" not in text and "hf_do_not_leak" not in text
+    c = one(adopt, "kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]["containers"][0]
+    refs = {e["name"] for e in c["env"] if "secretKeyRef" in e.get("valueFrom", {})}
+    assert refs == {"VLLM_API_KEY", "HF_TOKEN"}
+    assert '"Authorization: Bearer $VLLM_API_KEY"' in adopt.outputs["curl"]
+
+
+def test_two_nodes_use_a_leader_worker_set_and_the_lws_controller(two_nodes):
+    lws = one(two_nodes, "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    assert lws["apiVersion"] == "leaderworkerset.x-k8s.io/v1"
+    assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
+    releases = {r["name"] for r in two_nodes.of_type("kubernetes:helm.sh/v3:Release")}
+    assert "kimi-k3-lws" in releases
+    ng = one(two_nodes, "aws:eks/nodeGroup:NodeGroup", "kimi-k3-gpu")
+    assert ng["scalingConfig"]["maxSize"] == 2
+    svc = one(two_nodes, "kubernetes:core/v1:Service")
+    assert svc["spec"]["type"] == "ClusterIP"  # no allowed CIDRs: nothing public
+    assert two_nodes.outputs["curl"].startswith("kubectl -n kimi-k3 port-forward")
+
+
+def test_default_stack_only_quotes_a_block():
+    run = run_program("aws-eks")
+    block = one(run, "pulumi-python:dynamic/aws:CapacityBlock")
+    assert block["max_upfront_fee_usd"] == 0 and block["duration_hours"] == 24
+    assert "not bought yet" in run.outputs["capacityCost"]
+
+
+def test_hyperpod_option_applies_the_endpoint_config():
+    run = run_program("aws-eks", {"kimi-k3:serving": "hyperpod", "kimi-k3:hyperpodClusterName": "hp-eks"})
+    iec = one(run, "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig")
+    assert iec["spec"]["instanceType"] == "ml.p6-b300.48xlarge"
+    names = [e["name"] for e in iec["spec"]["worker"]["environmentVariables"]]
+    assert "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION" not in names
+    assert not run.of_type("eks:index:Cluster") and not run.of_type("aws:ec2/launchTemplate:LaunchTemplate")
+    assert list(run.inference.artifacts) == ["manifests/inferenceendpointconfig-kimik3.yaml"]
+    assert run.outputs["kubeconfig"] == SECRET
