@@ -1,0 +1,84 @@
+"""aws-eks target keys: defaults, every refusal is one line naming key, value and fix."""
+
+import pytest
+
+from components.aws_eks import config as c
+from components.inference.errors import ConfigError
+from components.settings import parse_settings
+
+BASE = {"target": "aws-eks"}
+
+
+def parse(**kw):
+    return c.parse(parse_settings({**BASE, **kw}, "aws-eks"))
+
+
+def test_defaults_quote_a_one_day_block_and_never_buy():
+    cfg = parse()
+    assert cfg.serving == "eks" and cfg.replicas == 1
+    cap = cfg.capacity
+    assert not cap.adopt and cap.instance_count == 1 and cap.duration_hours == 24
+    assert cap.max_upfront_fee_usd == 0
+    assert cfg.api_access_cidrs == ()  # private API endpoint unless CIDRs are given
+    assert cfg.vpc_cidr == "10.0.0.0/16" and cfg.namespace == "kimi-k3"
+
+
+def test_adopt_and_purchase_keys():
+    cfg = parse(capacityReservationId="cr-0123456789abcdef0", nodes="2")
+    assert cfg.capacity.adopt and cfg.capacity.instance_count == 2
+    cfg = parse(maxUpfrontFeeUsd="120000", capacityDurationHours="168",
+                capacityEarliestStart="2026-12-01T00:00:00+08:00")
+    assert cfg.capacity.max_upfront_fee_usd == 120000.0
+    assert cfg.capacity.earliest_start == "2026-11-30T16:00:00Z"
+
+
+def test_api_cidrs_default_to_allowed_cidrs():
+    assert parse(allowedCidrs="198.51.100.0/24").api_access_cidrs == ("198.51.100.0/24",)
+    assert parse(allowedCidrs="198.51.100.0/24", apiAccessCidrs="192.0.2.0/24").api_access_cidrs == \
+        ("192.0.2.0/24",)
+
+
+@pytest.mark.parametrize("hours,ok", [(24, True), (336, True), (360, False), (504, True), (4368, True),
+                                      (4392, False), (25, False), (0, False)])
+def test_block_durations(hours, ok):
+    assert c.valid_block_hours(hours) is ok
+
+
+@pytest.mark.parametrize("kw,fragment", [
+    ({"capacityReservationID": "cr-1"}, "kimi-k3:capacityReservationID='cr-1' is not a known key"),
+    ({"serving": "sagemaker"}, "kimi-k3:serving='sagemaker' is not a serving mode"),
+    ({"capacityReservationId": "r-123"}, "is not a capacity reservation id"),
+    ({"capacityDurationHours": "360"}, "is not a Capacity Block duration"),
+    ({"capacityInstanceCount": "1", "nodes": "2"}, "is fewer than nodes x replicas"),
+    ({"maxUpfrontFeeUsd": "lots"}, "kimi-k3:maxUpfrontFeeUsd='lots' is not a number"),
+    ({"maxUpfrontFeeUsd": "-1"}, "is negative"),
+    ({"capacityReservationId": "cr-0123456789abcdef0", "maxUpfrontFeeUsd": "5"}, "conflicts with the purchase"),
+    ({"capacityEarliestStart": "tomorrow"}, "is not a time"),
+    ({"capacityEarliestStart": "2026-12-05T00:00:00Z", "capacityLatestStart": "2026-12-01T00:00:00Z"},
+     "is before the earliest start"),
+    ({"vpcId": "vpc-0123456789abcdef0"}, "kimi-k3:privateSubnetIds=None is needed with kimi-k3:vpcId"),
+    ({"privateSubnetIds": "subnet-0123456789abcdef0"}, "kimi-k3:vpcId=None is needed"),
+    ({"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": "subnet-1,subnet-2"}, "is not a valid id"),
+    ({"vpcCidr": "10.0.0.0/20"}, "is not an IPv4 /16"),
+    ({"clusterVersion": "1.9"}, "is not a Kubernetes minor version"),
+    ({"apiAccessCidrs": "10.0.0.1/8"}, "is not a CIDR"),
+    ({"weightsSource": "s3"}, "kimi-k3:weightsS3Uri=None is needed"),
+    ({"weightsS3Uri": "https://bucket"}, "is not an S3 URI"),
+    ({"serving": "hyperpod"}, "kimi-k3:hyperpodClusterName=None is needed"),
+    ({"serving": "hyperpod", "hyperpodClusterName": "hp", "nodes": "2"}, "HyperPod's one node per replica"),
+    ({"replicas": "40", "nodes": "2"}, "more than one Capacity Block holds"),
+    ({"namespace": "Kimi"}, "is not a Kubernetes namespace name"),
+])
+def test_refusals_are_one_line(kw, fragment):
+    with pytest.raises(ConfigError) as e:
+        parse(**kw)
+    msg = str(e.value)
+    assert fragment in msg and "\n" not in msg and ";" in msg
+
+
+def test_existing_vpc_accepted():
+    cfg = parse(vpcId="vpc-0123456789abcdef0",
+                privateSubnetIds='["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]',
+                publicSubnetIds="subnet-0123456789abcdef2")
+    assert cfg.private_subnet_ids == ("subnet-0123456789abcdef0", "subnet-0123456789abcdef1")
+    assert cfg.public_subnet_ids == ("subnet-0123456789abcdef2",)

@@ -1,0 +1,93 @@
+"""Pure pieces of the aws-eks resources: NIC layout, nodeadm user data, launch template inputs,
+subnet arithmetic, the weights policy, kubeconfig and the curl line."""
+
+import ipaddress
+import json
+
+import pytest
+
+from components.aws_eks import cluster, network, nodegroup, target
+from components.inference.catalog import NODE_SHAPES
+from components.inference.errors import ConfigError
+
+B300 = NODE_SHAPES["p6-b300.48xlarge"]
+
+
+def test_p6_b300_nics_card0_ena_then_16_efa_only_with_the_cluster_sg():
+    nics = nodegroup.network_interfaces(B300, "sg-1")
+    assert len(nics) == 17
+    assert nics[0] == {"network_card_index": 0, "device_index": 0, "interface_type": "interface",
+                       "security_groups": ["sg-1"], "delete_on_termination": "true"}
+    assert [n["network_card_index"] for n in nics[1:]] == list(range(1, 17))
+    assert all(n["interface_type"] == "efa-only" and n["device_index"] == 1 for n in nics[1:])
+    assert all(n["security_groups"] == ["sg-1"] for n in nics)
+
+
+@pytest.mark.parametrize("shape", ["p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge"])
+def test_other_shapes_use_card0_as_efa(shape):
+    s = NODE_SHAPES[shape]
+    nics = nodegroup.network_interfaces(s, "sg-1")
+    assert len(nics) == s.efa_network_cards and nics[0]["interface_type"] == "efa"
+    assert len({n["network_card_index"] for n in nics}) == len(nics)
+
+
+def test_user_data_is_mime_nodeadm_raid0():
+    ud = nodegroup.user_data()
+    assert ud.startswith("MIME-Version: 1.0\n")
+    assert f'boundary="{nodegroup.MIME_BOUNDARY}"' in ud and ud.rstrip().endswith(f"--{nodegroup.MIME_BOUNDARY}--")
+    assert "kind: NodeConfig" in ud and "strategy: RAID0" in ud
+
+
+def test_launch_template_args():
+    lt = nodegroup.launch_template_args(B300, "cr-1", "sg-1", 300, "k3")
+    assert lt["instance_market_options"] == {"market_type": "capacity-block"}
+    assert lt["capacity_reservation_specification"]["capacity_reservation_target"] == {"capacity_reservation_id": "cr-1"}
+    assert lt["metadata_options"]["http_tokens"] == "required"
+    assert lt["block_device_mappings"][0]["ebs"]["encrypted"] == "true"
+    assert lt["block_device_mappings"][0]["ebs"]["volume_size"] == 300
+    assert "subnet_id" not in json.dumps(lt) and "image_id" not in lt
+
+
+def test_node_group_args():
+    ng = nodegroup.node_group_args("c", "arn", ["subnet-1"], {"id": "lt"}, 2, 0, B300)
+    assert ng["capacity_type"] == "CAPACITY_BLOCK" and ng["ami_type"] == "AL2023_x86_64_NVIDIA"
+    assert "instance_types" not in ng and "disk_size" not in ng
+    assert ng["scaling_config"] == {"min_size": 0, "max_size": 2, "desired_size": 0}
+
+
+def test_subnet_plan_is_disjoint_and_inside_the_vpc():
+    plan = network.subnet_plan("10.20.0.0/16")
+    nets = [ipaddress.ip_network(n) for n in (*plan.public, *plan.private, plan.gpu)]
+    vpc = ipaddress.ip_network("10.20.0.0/16")
+    assert all(n.subnet_of(vpc) for n in nets)
+    assert not any(a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1:])
+    assert ipaddress.ip_network(plan.gpu).prefixlen == 18
+
+
+def test_pick_zone_subnet():
+    subnets = [{"id": "subnet-a", "availability_zone": "us-east-2a"},
+               {"id": "subnet-b", "availability_zone": "us-east-2b"}]
+    assert network.pick_zone_subnet("us-east-2b", subnets) == "subnet-b"
+    with pytest.raises(ConfigError, match="add a private subnet in us-east-2c"):
+        network.pick_zone_subnet("us-east-2c", subnets)
+
+
+def test_weights_policy_is_read_only_on_the_prefix():
+    doc = json.loads(cluster.s3_read_policy("s3://my-bucket/models/k3/"))
+    actions = {a for s in doc["Statement"] for a in s["Action"]}
+    assert actions == {"s3:GetObject", "s3:ListBucket"}
+    assert doc["Statement"][0]["Resource"] == ["arn:aws:s3:::my-bucket/models/k3/*"]
+
+
+def test_exec_kubeconfig_holds_no_credentials():
+    kc = json.loads(cluster.exec_kubeconfig("hp", "https://x", "Q0E=", "us-west-2"))
+    user = kc["users"][0]["user"]
+    assert set(user) == {"exec"} and user["exec"]["args"][-1] == "us-west-2"
+
+
+def test_curl_line():
+    line = target.curl_line("http://h:8000/v1", "Kimi-K3", True, None)
+    assert line.startswith("curl -sS http://h:8000/v1/chat/completions")
+    assert '"Authorization: Bearer $VLLM_API_KEY"' in line and '"model":"Kimi-K3"' in line
+    pf = target.curl_line("http://127.0.0.1:8000/v1", "Kimi-K3", False, "kubectl port-forward svc/x 8000:8000")
+    assert pf.startswith("kubectl port-forward") and "Authorization" not in pf
