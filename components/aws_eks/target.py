@@ -94,11 +94,11 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
             "reservation_id": c.reservation_id, "duration_hours": None if c.adopt else c.duration_hours,
             "earliest_start": c.earliest_start, "latest_start": c.latest_start,
             "max_upfront_fee_usd": None if c.adopt else c.max_upfront_fee_usd,
-        }, opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True))
+        }, opts=pulumi.ResourceOptions(parent=self))
         pulumi.Output.all(block.reservation_id, block.start_date, block.end_date, block.instances_stop_at).apply(
-            lambda b: pulumi.log.info(
-                f"Capacity Block {b[0]}: {b[1]} to {b[2]} (instances stop at {b[3]}); the GPU node group "
-                "scales up at its start and back to 0 an hour before its end", resource=self)
+            lambda b: pulumi.log.warn(
+                f"Capacity Block {b[0]}: {b[1]} to {b[2]} UTC; AWS stops its instances at {b[3]}. The GPU "
+                "node group scales up at its start and back to 0 an hour before its end", resource=self)
             if b[0] else None)
         # nothing else is created before the block exists (a refused purchase stops everything)
         network = Network(name, cfg, block.availability_zone, self, depends_on=[block])
@@ -147,16 +147,20 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
         region = pulumi.Config("aws").get("region") or "us-east-1"
         kubeconfig, provider = existing_cluster_provider(name, cfg.hyperpod_cluster_name, region, self)
         iec = rk.render_hyperpod(plan, spec, lay.k8s_layout(self.shared, cfg))
+        ns_name = iec["metadata"]["namespace"]
+        ns = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name},
+                                   opts=pulumi.ResourceOptions(parent=self, provider=provider,
+                                                               retain_on_delete=ns_name == "default"))
         k8s.apiextensions.CustomResource(
             f"{name}-endpoint-config", api_version=iec["apiVersion"], kind=iec["kind"],
             metadata=iec["metadata"], spec=iec["spec"],
-            opts=pulumi.ResourceOptions(parent=self, provider=provider))
-        endpoint = f"sagemaker:{iec['metadata']['name']}"
-        curl = (f"aws sagemaker-runtime invoke-endpoint --region {region} --endpoint-name "
-                f"{iec['metadata']['name']} --content-type application/json --body "
-                f"'{{\"model\":\"{spec.served_model_name}\",\"messages\":[{{\"role\":\"user\","
-                f"\"content\":\"Say hello\"}}]}}' --cli-binary-format raw-in-base64-out /dev/stdout")
-        return Served(endpoint=endpoint, outputs={"kubeconfig": kubeconfig, "curl": curl})
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[ns]))
+        iec_name = iec["metadata"]["name"]
+        endpoint = f"hyperpod:{ns_name}/{iec_name}"
+        # the Inference Operator reports where it serves in the object's status
+        status = (f"kubectl -n {ns_name} get inferenceendpointconfig {iec_name} -o yaml  "
+                  f"# the operator reports the invocation endpoint in .status once it is ready")
+        return Served(endpoint=endpoint, outputs={"kubeconfig": kubeconfig, "curl": status})
 
 
 def _cost_text(c: cfgmod.CapacityRequest, purchased, fee, plan: Plan, nodes: int) -> str:

@@ -181,3 +181,37 @@ def test_provider_holds_no_client_and_forgets_on_delete():
     d = p.diff("cr-1", {"reservation_id": "cr-1", "region": "us-east-2"},
                {"reservation_id": "cr-2", "region": "us-east-2"})
     assert d.replaces == ["reservation_id"]
+
+
+def test_provider_survives_pulumis_own_serialization_and_strips_the_provider_key(monkeypatch):
+    # what the engine stores in state and what the dynamic-provider host loads back
+    import base64
+
+    import dill
+    from pulumi.dynamic.dynamic import serialize_provider
+
+    blob = serialize_provider(cap.CapacityBlockProvider())
+    # by reference to the importable class, with no instance state (no client, no credentials)
+    raw = base64.b64decode(blob)
+    assert b"components.aws_eks.capacity" in raw and b"CapacityBlockProvider" in raw and len(raw) < 200
+    loaded = dill.loads(base64.b64decode(blob))
+    client = boto3.client("ec2", region_name="us-east-2", aws_access_key_id="testing",
+                          aws_secret_access_key="testing")
+    regions = []
+
+    def fake_client(region):
+        regions.append(region)
+        return client
+
+    monkeypatch.setattr(cap, "ec2_client", fake_client)
+    with Stubber(client) as stub:
+        # exactly these parameters: no __provider or other input leaks into the API call
+        stub.add_response("describe_capacity_reservations",
+                          {"CapacityReservations": [reservation_api(start=datetime.now(timezone.utc))]},
+                          {"CapacityReservationIds": ["cr-0123456789abcdef0"]})
+        res = loaded.create({"__provider": blob, "region": "us-east-2", "instance_type": ITYPE,
+                             "instance_count": 1, "reservation_id": "cr-0123456789abcdef0"})
+        stub.assert_no_pending_responses()
+    assert regions == ["us-east-2"]
+    assert res.id == "cr-0123456789abcdef0" and "__provider" not in res.outs
+    assert res.outs["availability_zone"] == "us-east-2b" and res.outs["purchased"] is False
