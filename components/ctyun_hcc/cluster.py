@@ -1,7 +1,9 @@
 """`CtyunHccCluster`: the CTyun E-HPC cluster that serves Kimi K3, as one Pulumi component.
 
-Type token `kimi-k3:ctyun:HccCluster`. It declares two dynamic resources:
+Type token `kimi-k3:ctyun:HccCluster`. It declares up to three dynamic resources:
 
+- `<name>-net` (`HccNetwork`, only when `ctyun:vpcId` or `ctyun:subnetId` is "create", the
+  default): a VPC and/or subnet owned by the stack;
 - `<name>-sg` (`HccSecurityGroup`): a security group created for the cluster (or our rules in
   the existing group `ctyun:securityGroup`) that admits only TCP 22 (SSH) and the model port
   (`kimi-k3:port`) from each CIDR in `kimi-k3:allowedCidrs`. No CIDRs, no ingress rule: nothing
@@ -16,7 +18,8 @@ Contract used by `components/ctyun_hcc/target.py` (keep these names stable):
     .node_count() -> nodes that serve (compute nodes, plus the master when it joins the queue)
     Outputs: .cluster_id, .master_public_ip, .master_inner_ip,
              .nodes ([{"name", "inner_ip", "role"}], master first), .scheduler_version,
-             .security_group_id, .root_password (secret), .queue_name (plain str),
+             .security_group_id, .vpc_id, .subnet_id, .root_password (secret),
+             .queue_name (plain str),
              .master_in_compute (plain bool)
 
 The root password is the secret stack config `ctyun:rootPassword` (required: E-HPC needs one and
@@ -36,6 +39,7 @@ from ..inference.errors import ConfigError
 from ..settings import SharedSettings
 from .cluster_provider import HccCluster
 from .config import HccConfig, parse_hcc_config
+from .network_provider import HccNetwork
 from .sg_provider import HccSecurityGroup
 
 NODE_SHAPE = "atlas-800-a3"
@@ -99,8 +103,20 @@ class CtyunHccCluster(pulumi.ComponentResource):
         self.master_in_compute = config.master_in_compute
         child = pulumi.ResourceOptions(parent=self)
         endpoint = config.endpoint or ""
+        vpc_id: Any = config.vpc_id
+        subnet_id: Any = config.subnet_id
+        if "create" in (config.vpc_id, config.subnet_id):
+            net = HccNetwork(f"{name}-net", {
+                "regionID": config.region_id, "vpc": config.vpc_id, "subnet": config.subnet_id,
+                "vpcName": f"{config.cluster_name}-vpc",
+                "subnetName": f"{config.cluster_name}-subnet", "vpcCidr": config.vpc_cidr,
+                "subnetCidr": config.subnet_cidr, "endpoint": endpoint,
+                "timeoutS": min(config.delete_timeout_s, 1800),
+                "pollIntervalS": min(config.poll_interval_s, 10),
+            }, child)
+            vpc_id, subnet_id = net.vpcID, net.subnetID
         sg = HccSecurityGroup(f"{name}-sg", {
-            "regionID": config.region_id, "vpcID": config.vpc_id,
+            "regionID": config.region_id, "vpcID": vpc_id,
             "securityGroup": config.security_group,
             "groupName": f"{config.cluster_name}-sg", "rules": ingress_rules(shared),
             "endpoint": endpoint, "timeoutS": min(config.delete_timeout_s, 1800),
@@ -109,7 +125,7 @@ class CtyunHccCluster(pulumi.ComponentResource):
         cluster = HccCluster(f"{name}-cluster", {
             "regionID": config.region_id, "azName": config.az_name,
             "clusterName": config.cluster_name, "clusterType": config.cluster_type,
-            "vpcID": config.vpc_id, "subnetID": config.subnet_id,
+            "vpcID": vpc_id, "subnetID": subnet_id,
             "securityGroupName": sg.securityGroupName, "onDemand": config.on_demand,
             "publicIP": config.public_ip, "storageType": config.storage_type,
             "storageSizeGB": config.storage_size_gb, "storageName": config.storage_name,
@@ -126,12 +142,15 @@ class CtyunHccCluster(pulumi.ComponentResource):
             {"name": n["name"], "inner_ip": n["innerIP"], "role": n["role"]} for n in ns or []])
         self.scheduler_version = cluster.schedulerVersion
         self.security_group_id = sg.securityGroupID
+        self.vpc_id = pulumi.Output.from_input(vpc_id)
+        self.subnet_id = pulumi.Output.from_input(subnet_id)
         self.root_password = pulumi.Output.secret(cluster.rootPassword)
         self.register_outputs({
             "cluster_id": self.cluster_id, "master_public_ip": self.master_public_ip,
             "master_inner_ip": self.master_inner_ip, "nodes": self.nodes,
             "scheduler_version": self.scheduler_version,
             "security_group_id": self.security_group_id, "root_password": self.root_password,
+            "vpc_id": self.vpc_id, "subnet_id": self.subnet_id,
         })
 
     def node_shape_key(self) -> str:

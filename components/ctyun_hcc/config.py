@@ -12,6 +12,7 @@ provider's `check` applies exactly the same rules as the program.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
@@ -26,7 +27,8 @@ STORAGE_MIN_GB, STORAGE_MAX_GB = 500, 32768
 CLUSTER_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9-]{1,19}$")
 SECRET_KEYS = frozenset({"rootPassword", "accessKey", "secretKey"})
 KNOWN_KEYS = frozenset({
-    "regionId", "azName", "clusterName", "clusterType", "vpcId", "subnetId", "securityGroup",
+    "regionId", "azName", "clusterName", "clusterType", "vpcId", "subnetId", "vpcCidr",
+    "subnetCidr", "securityGroup",
     "storageType", "storageSizeGb", "storageName", "specification", "image", "queueName",
     "masterInCompute", "onDemand", "publicIp", "endpoint", "createTimeoutS", "updateTimeoutS",
     "deleteTimeoutS", "pollIntervalS",
@@ -40,12 +42,16 @@ class HccConfig:
     region_id: str
     az_name: str
     cluster_name: str
+    #: "create" (a VPC owned by the stack) or an existing VPC id
     vpc_id: str
+    #: "create" (a subnet owned by the stack, in `vpc_id`) or an existing subnet id
     subnet_id: str
     #: "create" (a group for this cluster, with only the needed rules) or an existing group id
     security_group: str
     compute_node_count: int
     cluster_type: str = DEFAULT_CLUSTER_TYPE
+    vpc_cidr: str = "192.168.0.0/16"
+    subnet_cidr: str = "192.168.0.0/24"
     storage_type: str = "sfs"
     storage_size_gb: int = 500
     storage_name: str = ""
@@ -152,11 +158,29 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
     problem = cluster_name_problem(name)
     if problem:
         raise ConfigError("ctyun:clusterName", name, "pick another name", problem)
-    vpc = _str(raw, "vpcId", required=True)
-    if vpc == "create":
-        raise ConfigError("ctyun:vpcId", vpc, "give the id of an existing VPC (vpc-...)",
-                          "cannot be created by kimi-k3 yet")
-    subnet = _str(raw, "subnetId", required=True)
+    vpc = _str(raw, "vpcId", "create")
+    subnet = _str(raw, "subnetId", "create")
+    if vpc == "create" and subnet != "create":
+        raise ConfigError("ctyun:subnetId", subnet, "leave it unset (a subnet is created in the "
+                          "new VPC) or give ctyun:vpcId", "cannot belong to a VPC still to be "
+                          "created")
+    for key, value in (("vpcId", vpc), ("subnetId", subnet)):
+        prefix = "vpc-" if key == "vpcId" else "subnet-"
+        if value != "create" and not value.startswith(prefix):
+            raise ConfigError(f"ctyun:{key}", value, f"give an id ({prefix}...) or create",
+                              "is not a CTyun id")
+    cidrs = {}
+    for key, default in (("vpcCidr", "192.168.0.0/16"), ("subnetCidr", "192.168.0.0/24")):
+        value = _str(raw, key, default)
+        try:
+            cidrs[key] = ipaddress.ip_network(value, strict=True)
+        except ValueError:
+            raise ConfigError(f"ctyun:{key}", value, "give a CIDR such as 192.168.0.0/24",
+                              "is not a CIDR") from None
+    if vpc == "create" and not cidrs["subnetCidr"].subnet_of(cidrs["vpcCidr"]):
+        raise ConfigError("ctyun:subnetCidr", str(cidrs["subnetCidr"]),
+                          f"pick a range inside ctyun:vpcCidr ({cidrs['vpcCidr']})",
+                          "is not inside the VPC")
     sg = _str(raw, "securityGroup", "create")
     storage_type = _str(raw, "storageType", "sfs").lower()
     if storage_type not in STORAGE_TYPES:
@@ -185,6 +209,7 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
         region_id=region, az_name=az, cluster_name=name, vpc_id=vpc, subnet_id=subnet,
         security_group=sg, compute_node_count=compute,
         cluster_type=_str(raw, "clusterType", DEFAULT_CLUSTER_TYPE),
+        vpc_cidr=str(cidrs["vpcCidr"]), subnet_cidr=str(cidrs["subnetCidr"]),
         storage_type=storage_type, storage_size_gb=size,
         storage_name=_str(raw, "storageName", f"{name}-fs"),
         specification=_str(raw, "specification"), image=_str(raw, "image"),

@@ -262,6 +262,46 @@ class Ehpc:
             self._pause(f"deletion of cluster {name}", started, deadline, setting,
                         f"cluster is {still.get('clusterAvailableStatus')}, {len(nodes)} node(s)")
 
+    # -- VPCs and subnets (VPC API; paths as in CTyun's VPC OpenAPI v4) -------------------
+    def find_vpc(self, name: str, deadline=None) -> Optional[Dict[str, Any]]:
+        rows = self._results("/v4/vpc/new-list", {"queryContent": name}, deadline)
+        exact = [v for v in rows if v.get("name") == name]
+        return exact[0] if exact else None
+
+    def get_vpc(self, vpc_id: str, deadline=None) -> Optional[Dict[str, Any]]:
+        rows = self._results("/v4/vpc/new-list", {}, deadline)
+        return next((v for v in rows if v.get("vpcID") == vpc_id), None)
+
+    def create_vpc(self, name: str, cidr: str, client_token: str, deadline=None) -> str:
+        obj = self.client.post("vpc", "/v4/vpc/create",
+                               {"regionID": self.region_id, "name": name, "CIDR": cidr,
+                                "clientToken": client_token}, ordering=True, deadline=deadline)
+        return str((obj or {}).get("vpcID"))
+
+    def delete_vpc(self, vpc_id: str, deadline=None) -> None:
+        self._delete_tolerating_gone("/v4/vpc/delete", {"vpcID": vpc_id}, deadline)
+
+    def list_subnets(self, vpc_id: str, deadline=None) -> List[Dict[str, Any]]:
+        return self._results("/v4/vpc/new-list-subnet", {"vpcID": vpc_id}, deadline)
+
+    def create_subnet(self, vpc_id: str, name: str, cidr: str, client_token: str,
+                      deadline=None) -> str:
+        obj = self.client.post("vpc", "/v4/vpc/create-subnet",
+                               {"regionID": self.region_id, "vpcID": vpc_id, "name": name,
+                                "CIDR": cidr, "clientToken": client_token}, ordering=True,
+                               deadline=deadline)
+        return str((obj or {}).get("subnetID"))
+
+    def delete_subnet(self, subnet_id: str, deadline=None) -> None:
+        self._delete_tolerating_gone("/v4/vpc/delete-subnet", {"subnetID": subnet_id}, deadline)
+
+    def _delete_tolerating_gone(self, path: str, ids: Dict[str, str], deadline) -> None:
+        try:
+            self.client.post("vpc", path, {"regionID": self.region_id, **ids}, deadline=deadline)
+        except ApiError as e:
+            if not _code_has(e, "notfound"):
+                raise
+
     # -- security groups (VPC API) ------------------------------------------------------
     def find_security_group(self, vpc_id: str, name: str, deadline=None) -> Optional[Dict]:
         rows = self._results("/v4/vpc/new-query-security-groups",

@@ -122,3 +122,32 @@ def test_security_group_over_grpc(env):
     assert outs["created"] is True and len(outs["ruleIDs"]) == 1
     host.delete(id_, SG_URN, outs)
     assert emu.inventory()["leaked"] == 0
+
+
+def test_whole_component_resource_set_over_grpc(env):
+    """Network, security group and cluster as `pulumi up` then `pulumi destroy` would."""
+    from components.ctyun_hcc.network_provider import HccNetworkProvider
+    emu, host = env
+    net_urn = dynamic_urn("ctyun:HccNetwork", "kimi-k3-net")
+    net_in, failures = host.check(net_urn, {}, {
+        "regionID": REGION, "vpcName": "k3-vpc", "subnetName": "k3-subnet",
+        PROVIDER_KEY: serialized(HccNetworkProvider())})
+    assert failures == []
+    net_id, net = host.create(net_urn, net_in)
+    sg_in, _ = host.check(SG_URN, {}, {
+        "regionID": REGION, "vpcID": net["vpcID"], "groupName": "k3-sg",
+        "rules": [{"protocol": "TCP", "port": 22, "cidr": "192.0.2.0/24"},
+                  {"protocol": "TCP", "port": 11025, "cidr": "192.0.2.0/24"}],
+        PROVIDER_KEY: serialized(HccSecurityGroupProvider())})
+    sg_id, sg = host.create(SG_URN, sg_in)
+    cl_in, failures = host.check(URN, {}, news(vpcID=net["vpcID"], subnetID=net["subnetID"],
+                                               securityGroupName=sg["securityGroupName"]))
+    assert failures == []
+    cl_id, cl = host.create(URN, cl_in)
+    assert cl["clusterStatus"] == "available"
+    inv = emu.inventory()
+    assert (len(inv["clusters"]), len(inv["nodes"]), len(inv["vpcs"])) == (1, 4, 1)
+    host.delete(cl_id, URN, cl)
+    host.delete(sg_id, SG_URN, sg)
+    host.delete(net_id, net_urn, net)
+    assert emu.inventory()["leaked"] == 0

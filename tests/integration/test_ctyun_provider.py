@@ -233,3 +233,40 @@ def test_pickled_providers_hold_no_credentials(emu):
                 assert secret.encode() not in blob
     finally:
         RUNTIME_CONFIG.clear()
+
+
+def test_network_created_used_and_deleted_in_destroy_order(emu):
+    from components.ctyun_hcc.network_provider import HccNetworkProvider
+    netp, sgp = HccNetworkProvider(), HccSecurityGroupProvider()
+    net_in = {"regionID": REGION, "vpcName": "k3-vpc", "subnetName": "k3-subnet",
+              "pollIntervalS": 0.05, "timeoutS": 30}
+    assert netp.check({}, net_in).failures == []
+    net = netp.create(net_in)
+    # an interrupted earlier run is found by name, not created twice
+    assert netp.create(net_in).outs["vpcID"] == net.outs["vpcID"]
+    assert len(emu.inventory()["vpcs"]) == 1
+    sg = sgp.create({"regionID": REGION, "vpcID": net.outs["vpcID"], "groupName": "k3-sg",
+                     "rules": [{"port": 22, "cidr": "192.0.2.1/32"}]})
+    c = P.create(cluster_inputs(vpcID=net.outs["vpcID"], subnetID=net.outs["subnetID"],
+                                securityGroupName="k3-sg"))
+    assert c.outs["clusterStatus"] == "available"
+    P.delete(c.id, c.outs)
+    sgp.delete(sg.id, sg.outs)
+    netp.delete(net.id, net.outs)
+    assert emu.inventory()["leaked"] == 0
+    assert netp.read(net.id, net.outs).id is None
+
+
+def test_network_with_existing_vpc_only_creates_and_removes_the_subnet(emu):
+    from components.ctyun_hcc.network_provider import HccNetworkProvider
+    netp = HccNetworkProvider()
+    props = {"regionID": REGION, "vpc": VPC, "vpcName": "unused", "subnetName": "k3-sub",
+             "subnetCidr": "192.168.7.0/24"}
+    net = netp.create(props)
+    assert net.outs["vpcID"] == VPC and net.outs["createdVpc"] is False
+    assert len(emu.inventory()["subnets"]) == 1
+    netp.delete(net.id, net.outs)
+    assert emu.inventory()["leaked"] == 0
+    bad = netp.check({}, {"regionID": REGION, "vpcName": "v", "subnetName": "s",
+                          "subnetCidr": "10.0.0.0/24", "subnet": "subnet-x"})
+    assert sorted(f.property for f in bad.failures) == ["subnet", "subnetCidr"]

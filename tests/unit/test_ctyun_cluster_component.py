@@ -37,6 +37,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
                         masterInnerIP="192.168.0.2", schedulerVersion="22.05",
                         nodes=[{"name": "a3master0001", "innerIP": "192.168.0.2",
                                 "role": "master", "nodeUUID": "n0"}])
+        if args.typ == "pulumi-python:dynamic/ctyun:HccNetwork":
+            outs.update(vpcID="vpc-new", subnetID="subnet-new", createdVpc=True,
+                        createdSubnet=True)
         if args.typ == "pulumi-python:dynamic/ctyun:HccSecurityGroup":
             outs.update(securityGroupID="sg-1", securityGroupName="k3-sg", ruleIDs=[],
                         created=True)
@@ -46,14 +49,14 @@ class RecordingMocks(pulumi.runtime.Mocks):
         return {}
 
 
-def build(cidrs="203.0.113.0/24,198.51.100.7/32", password="K3-Passw0rd!"):
+def build(cidrs="203.0.113.0/24,198.51.100.7/32", password="K3-Passw0rd!", base=None):
     mocks = RecordingMocks()
     pulumi.runtime.set_mocks(mocks, project="kimi-k3", stack="ctyun-hcc", preview=False)
     if password is not None:
         pulumi.runtime.set_config("ctyun:rootPassword", password)
     from components.ctyun_hcc.cluster import CtyunHccCluster
     shared = parse_settings({"target": "ctyun-hcc", "allowedCidrs": cidrs}, "ctyun-hcc")
-    comp = CtyunHccCluster("kimi-k3", parse_hcc_config(BASE, shared), shared, None)
+    comp = CtyunHccCluster("kimi-k3", parse_hcc_config(base or BASE, shared), shared, None)
     return mocks, comp
 
 
@@ -112,3 +115,17 @@ def test_missing_root_password_is_a_config_error():
     pulumi.runtime.config.CONFIG.set({})  # nothing set in this test
     with pytest.raises(ConfigError, match=r"^ctyun:rootPassword=None is required"):
         build(password=None)
+
+
+@pulumi.runtime.test
+def test_network_created_when_asked_and_used_by_group_and_cluster():
+    mocks, comp = build(base={"regionId": "r1", "azName": "az1"})
+
+    def check(_):
+        by_type = {r.typ.split(":")[-1]: r for r in mocks.resources}
+        net = by_type["HccNetwork"]
+        assert net.name == "kimi-k3-net" and net.inputs["vpc"] == "create"
+        assert net.inputs["vpcName"] == "k3-ctyun-hcc-vpc"
+        assert by_type["HccSecurityGroup"].inputs["vpcID"] == "vpc-new"
+        assert by_type["HccCluster"].inputs["subnetID"] == "subnet-new"
+    return comp.cluster_id.apply(check)

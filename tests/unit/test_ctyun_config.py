@@ -44,7 +44,7 @@ def test_values_are_parsed():
     assert c.endpoint == "http://127.0.0.1:8080" and c.queue_name == "infer"
 
 
-@pytest.mark.parametrize("missing", ["regionId", "azName", "vpcId", "subnetId"])
+@pytest.mark.parametrize("missing", ["regionId", "azName"])
 def test_required_keys(missing):
     raw = {k: v for k, v in BASE.items() if k != missing}
     with pytest.raises(ConfigError) as e:
@@ -64,7 +64,9 @@ def test_required_keys(missing):
     ("createTimeoutS", "5", "60 to 86400"),
     ("endpoint", "cthpc.example", "not an http(s) URL"),
     ("queueName", "bad queue", "Slurm partition"),
-    ("vpcId", "create", "existing VPC"),
+    ("vpcId", "default", "is not a CTyun id"),
+    ("subnetId", "sub1", "is not a CTyun id"),
+    ("subnetCidr", "10.0.0.0/33", "is not a CIDR"),
     ("regionid", "x", "is not a known key"),
 ])
 def test_bad_values_name_key_value_and_fix(key, value, needle):
@@ -107,3 +109,16 @@ def test_keys_parsed_by_other_modules_can_be_declared():
     with pytest.raises(ConfigError, match="ctyun:sshPrivateKey"):
         cfg.parse_hcc_config(raw, shared())
     assert cfg.parse_hcc_config(raw, shared(), other_known={"sshPrivateKey"}).vpc_id == "vpc-1"
+
+
+def test_network_is_created_by_default():
+    c = cfg.parse_hcc_config({"regionId": "r", "azName": "a"}, shared())
+    assert (c.vpc_id, c.subnet_id, c.vpc_cidr, c.subnet_cidr) == (
+        "create", "create", "192.168.0.0/16", "192.168.0.0/24")
+    with pytest.raises(ConfigError, match="^ctyun:subnetId='subnet-1' cannot belong"):
+        cfg.parse_hcc_config({"regionId": "r", "azName": "a", "subnetId": "subnet-1"}, shared())
+    with pytest.raises(ConfigError, match="^ctyun:subnetCidr='10.0.0.0/24' is not inside"):
+        cfg.parse_hcc_config({"regionId": "r", "azName": "a", "subnetCidr": "10.0.0.0/24"},
+                             shared())
+    c = cfg.parse_hcc_config({"regionId": "r", "azName": "a", "vpcId": "vpc-9"}, shared())
+    assert (c.vpc_id, c.subnet_id) == ("vpc-9", "create")

@@ -14,7 +14,8 @@ one per matching request:
 
 Admin endpoints (unauthenticated, loopback only): `GET /_admin/inventory` (everything billable
 still held: tests assert it is empty), `GET /_admin/calls`, `POST /_admin/settings`,
-`POST /_admin/faults`, `POST /_admin/reset`.
+`POST /_admin/faults`, `POST /_admin/reset` (state, faults, counters and settings back to
+start-up).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class Emulator:
     def __init__(self, credentials: Dict[str, str], state: Optional[State] = None):
         self.credentials = credentials
         self.state = state or State()
+        self.initial_settings = dict(vars(self.state.settings))
         self.faults: Dict[str, deque] = defaultdict(deque)
         self.calls: Counter = Counter()
         self.lock = threading.Lock()
@@ -193,6 +195,8 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/_admin/reset" and method == "POST":
             with st.lock, emu.lock:
                 st.reset()
+                for k, v in emu.initial_settings.items():  # settings back to start-up values
+                    setattr(st.settings, k, v)
                 emu.faults.clear()
                 emu.calls.clear()
             return self._send(200, {})

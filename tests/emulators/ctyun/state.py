@@ -99,6 +99,11 @@ class State:
         self.sgs: Dict[str, Dict[str, Any]] = {
             "sg-default0001": {"id": "sg-default0001", "name": "default", "vpcID": VPC,
                                "rules": [], "default": True}}
+        self.vpcs: Dict[str, Dict[str, Any]] = {
+            VPC: {"vpcID": VPC, "name": "default-vpc", "CIDR": "192.168.0.0/16", "default": True}}
+        self.subnets: Dict[str, Dict[str, Any]] = {
+            SUBNET: {"subnetID": SUBNET, "vpcID": VPC, "name": "default-subnet",
+                     "CIDR": "192.168.0.0/24", "default": True}}
         self.jobs: Dict[str, Job] = {}
         self.tokens: Dict[str, Any] = {}
         self.pending_delay: Dict[str, float] = {}
@@ -237,11 +242,12 @@ class State:
         ctype = self.types.get(str(d.get("clusterTypeUUID")))
         if ctype is None:
             raise Refusal("HPC.ClusterType.NotFound", "clusterTypeUUID not found")
-        if d.get("vpcID") != VPC:
-            raise Refusal("VPC.NotFound", f"vpcID {d.get('vpcID')!r} not found")
+        vpc = d.get("vpcID")
+        if vpc not in self.vpcs:
+            raise Refusal("VPC.NotFound", f"vpcID {vpc!r} not found")
         sg = str(d.get("securityGroupName") or "")
         if not any(g["name"] == sg or g["id"] == sg for g in self.sgs.values()
-                   if g["vpcID"] == VPC):
+                   if g["vpcID"] == vpc):
             raise Refusal("VPC.SecurityGroup.NotFound", f"security group {sg!r} not in the VPC")
         m = d.get("masterNodeConfig") or {}
         c = d.get("computeNodeConfig") or {}
@@ -254,7 +260,7 @@ class State:
         mo = m.get("bmsMasterNodeOrder") or {}
         self._spec(str(mo.get("specificationUUID")))
         self._image(str(m.get("imageUUID")), str(mo.get("specificationUUID")))
-        if mo.get("subnetID") != SUBNET:
+        if (self.subnets.get(str(mo.get("subnetID"))) or {}).get("vpcID") != vpc:
             raise Refusal("VPC.Subnet.NotFound", f"subnetID {mo.get('subnetID')!r} not found")
         orders = c.get("bmsComputeNodeOrders") or []
         count = sum(int(o.get("orderCount", 0)) for o in orders)
@@ -263,7 +269,7 @@ class State:
         for o in orders:
             self._spec(str(o.get("specificationUUID")))
             self._image(str(o.get("imageUUID")), str(o.get("specificationUUID")))
-            if o.get("subnetID") != SUBNET:
+            if (self.subnets.get(str(o.get("subnetID"))) or {}).get("vpcID") != vpc:
                 raise Refusal("VPC.Subnet.NotFound", "compute subnetID not found")
         st = d.get("storageConfig") or {}
         order = st.get("sfsOrder") or st.get("oceanFSOrder") or {}
@@ -429,13 +435,13 @@ class State:
         return self._tokened(d, "create-sg", lambda: self._create_sg(d))
 
     def _create_sg(self, d):
-        if d.get("vpcID") != VPC:
+        if d.get("vpcID") not in self.vpcs:
             raise Refusal("VPC.NotFound", f"vpcID {d.get('vpcID')!r} not found")
         name = str(d.get("name") or "")
         if not name or any(g["name"] == name for g in self.sgs.values()):
             raise Refusal("VPC.SecurityGroup.NameExists", f"security group {name!r} exists")
         sid = f"sg-{uuid.uuid4().hex[:12]}"
-        self.sgs[sid] = {"id": sid, "name": name, "vpcID": VPC, "rules": []}
+        self.sgs[sid] = {"id": sid, "name": name, "vpcID": d["vpcID"], "rules": []}
         return {"securityGroupID": sid}
 
     def _sg(self, d):
@@ -496,6 +502,77 @@ class State:
         self.sgs.pop(g["id"])
         return {}
 
+    # -- VPCs and subnets -------------------------------------------------------------
+    def create_vpc(self, d, path):
+        self._region(d)
+        return self._tokened(d, "create-vpc", lambda: self._create_vpc(d))
+
+    def _create_vpc(self, d):
+        name, cidr = str(d.get("name") or ""), str(d.get("CIDR") or "")
+        if not name or any(v["name"] == name for v in self.vpcs.values()):
+            raise Refusal("VPC.Name.Exists", f"VPC name {name!r} is empty or taken")
+        if not cidr:
+            raise Refusal("Openapi.Parameter.Error", "CIDR is required")
+        vid = f"vpc-{uuid.uuid4().hex[:12]}"
+        self.vpcs[vid] = {"vpcID": vid, "name": name, "CIDR": cidr}
+        return {"vpcID": vid}
+
+    def list_vpcs(self, q):
+        self._region(q)
+        content = q.get("queryContent") or ""
+        return self._page([{k: v for k, v in x.items() if k != "default"}
+                           for x in self.vpcs.values() if content in x["name"]], q)
+
+    def delete_vpc(self, d, path):
+        self._region(d)
+        vid = d.get("vpcID")
+        if vid not in self.vpcs:
+            raise Refusal("VPC.NotFound", f"vpcID {vid!r} not found")
+        if self.vpcs[vid].get("default"):
+            raise Refusal("VPC.Default", "the default VPC cannot be deleted")
+        if any(s["vpcID"] == vid for s in self.subnets.values()) or \
+                any(g["vpcID"] == vid for g in self.sgs.values()):
+            raise Refusal("VPC.InUse", "the VPC still has subnets or security groups")
+        self.vpcs.pop(vid)
+        return {}
+
+    def create_subnet(self, d, path):
+        self._region(d)
+        return self._tokened(d, "create-subnet", lambda: self._create_subnet(d))
+
+    def _create_subnet(self, d):
+        vid, name = d.get("vpcID"), str(d.get("name") or "")
+        if vid not in self.vpcs:
+            raise Refusal("VPC.NotFound", f"vpcID {vid!r} not found")
+        if not name or any(x["name"] == name and x["vpcID"] == vid
+                           for x in self.subnets.values()):
+            raise Refusal("VPC.Subnet.NameExists", f"subnet name {name!r} is empty or taken")
+        sid = f"subnet-{uuid.uuid4().hex[:12]}"
+        self.subnets[sid] = {"subnetID": sid, "vpcID": vid, "name": name,
+                             "CIDR": str(d.get("CIDR") or "")}
+        return {"subnetID": sid}
+
+    def list_subnets(self, q):
+        self._region(q)
+        return self._page([{k: v for k, v in x.items() if k != "default"}
+                           for x in self.subnets.values()
+                           if x["vpcID"] == (q.get("vpcID") or x["vpcID"])], q)
+
+    def delete_subnet(self, d, path):
+        self._region(d)
+        sid = d.get("subnetID")
+        if sid not in self.subnets:
+            raise Refusal("VPC.Subnet.NotFound", f"subnetID {sid!r} not found")
+        if self.subnets[sid].get("default"):
+            raise Refusal("VPC.Subnet.Default", "the default subnet cannot be deleted")
+        users = [c.name for c in self.clusters.values()
+                 if (c.body.get("masterNodeConfig") or {}).get("bmsMasterNodeOrder", {})
+                 .get("subnetID") == sid]
+        if users:
+            raise Refusal("VPC.Subnet.InUse", f"used by cluster {users[0]}")
+        self.subnets.pop(sid)
+        return {}
+
     # -- for tests ----------------------------------------------------------------------
     def inventory(self) -> Dict[str, Any]:
         sgs = [g for g in self.sgs.values() if not g.get("default")]
@@ -508,12 +585,15 @@ class State:
             "storage": list(self.storage.values()),
             "eips": list(self.eips.values()),
             "securityGroups": [{"id": g["id"], "name": g["name"]} for g in sgs],
+            "vpcs": [v["vpcID"] for v in self.vpcs.values() if not v.get("default")],
+            "subnets": [x["subnetID"] for x in self.subnets.values() if not x.get("default")],
             "defaultGroupRules": default_rules,
             "simulatedSeconds": round(self.simulated_s, 3),
         }
         out["billable"] = len(out["clusters"]) + len(out["nodes"]) + len(out["storage"]) + \
             len(out["eips"])
-        out["leaked"] = out["billable"] + len(sgs) + len(default_rules)
+        out["leaked"] = out["billable"] + len(sgs) + len(default_rules) + len(out["vpcs"]) + \
+            len(out["subnets"])
         return out
 
     def faults_for_jobs(self, path: str, kind: str, seconds: float) -> None:
@@ -541,6 +621,12 @@ ROUTES: Dict[str, tuple] = {
     "/v4/vpc/create-security-group-ingress": ("POST", "add_ingress"),
     "/v4/vpc/revoke-security-group-ingress": ("POST", "revoke_ingress"),
     "/v4/vpc/delete-security-group": ("POST", "delete_sg"),
+    "/v4/vpc/create": ("POST", "create_vpc"),
+    "/v4/vpc/new-list": ("GET", "list_vpcs"),
+    "/v4/vpc/delete": ("POST", "delete_vpc"),
+    "/v4/vpc/create-subnet": ("POST", "create_subnet"),
+    "/v4/vpc/new-list-subnet": ("GET", "list_subnets"),
+    "/v4/vpc/delete-subnet": ("POST", "delete_subnet"),
 }
 
 
