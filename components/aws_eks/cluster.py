@@ -10,7 +10,7 @@ pinned chart versions, tolerating the GPU taint and pinned to the GPU nodes wher
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import pulumi
 import pulumi_aws as aws

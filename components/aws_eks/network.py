@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
-from typing import Any, Dict, List, Sequence
+from typing import Dict, List, Sequence
 
 import pulumi
 import pulumi_aws as aws
