@@ -57,6 +57,12 @@ def get_cluster(args: Mapping[str, Any]) -> Dict[str, Any]:
             "id": args.get("name")}
 
 
+def subnet(args: Mapping[str, Any]) -> Dict[str, Any]:
+    """An existing subnet's zone, from the last hex digit of its id (…0 -> a, …1 -> b, …2 -> c)."""
+    sid = str(args.get("id") or "subnet-0")
+    return {"id": sid, "availabilityZone": MOCK_ZONES[int(sid[-1], 16) % len(MOCK_ZONES)]}
+
+
 def node_group(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     return {"resources": [{"autoscalingGroups": [{"name": "eks-mock-gpu-asg"}], "remoteAccessSecurityGroupId": ""}],
             "nodeGroupName": "mock-node-group"}
@@ -75,7 +81,7 @@ MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "aws:eks/getCluster:getCluster": get_cluster,
     "aws:index/getAvailabilityZones:getAvailabilityZones": lambda a: {
         "names": MOCK_ZONES, "zoneIds": ["use2-az1", "use2-az2", "use2-az3"], "id": "mock"},
-    "aws:ec2/getSubnet:getSubnet": lambda a: {"id": a.get("id"), "availabilityZone": MOCK_BLOCK_ZONE},
+    "aws:ec2/getSubnet:getSubnet": subnet,
     "aws:eks/nodeGroup:NodeGroup": node_group,
     "kubernetes:core/v1:Service": service,
     "aws:kms/key:Key": lambda a: {"arn": "arn:aws:kms:us-east-2:000000000000:key/mock"},

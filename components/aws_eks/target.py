@@ -97,7 +97,7 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
         }, opts=pulumi.ResourceOptions(parent=self))
         pulumi.Output.all(block.reservation_id, block.start_date, block.end_date, block.instances_stop_at).apply(
             lambda b: pulumi.log.warn(
-                f"Capacity Block {b[0]}: {b[1]} to {b[2]} UTC; AWS stops its instances at {b[3]}. The GPU "
+                f"Capacity Block {b[0]}: {b[1]} to {b[2]}; AWS stops its instances at {b[3]}. The GPU "
                 "node group scales up at its start and back to 0 an hour before its end", resource=self)
             if b[0] else None)
         # nothing else is created before the block exists (a refused purchase stops everything)

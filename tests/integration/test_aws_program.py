@@ -165,3 +165,30 @@ def test_hyperpod_option_applies_the_endpoint_config():
     assert not run.of_type("eks:index:Cluster") and not run.of_type("aws:ec2/launchTemplate:LaunchTemplate")
     assert list(run.inference.artifacts) == ["manifests/inferenceendpointconfig-kimik3.yaml"]
     assert run.outputs["kubeconfig"] == SECRET
+
+
+def test_existing_vpc_gpu_nodes_use_the_subnet_in_the_blocks_zone():
+    run = run_program("aws-eks", {
+        "kimi-k3:capacityReservationId": CR, "kimi-k3:vpcId": "vpc-0123456789abcdef0",
+        "kimi-k3:privateSubnetIds": "subnet-0123456789abcdef0,subnet-0123456789abcdef1",
+        "kimi-k3:publicSubnetIds": "subnet-0123456789abcdef2"})
+    assert not run.of_type("aws:ec2/vpc:Vpc") and not run.of_type("aws:ec2/subnet:Subnet")
+    ng = one(run, "aws:eks/nodeGroup:NodeGroup", "kimi-k3-gpu")
+    assert ng["subnetIds"] == ["subnet-0123456789abcdef1"]  # the one in us-east-2b (mock block zone)
+    c = one(run, "eks:index:Cluster")
+    assert c["vpcId"] == "vpc-0123456789abcdef0"
+
+
+def test_bad_target_key_stops_the_plan_command_with_one_line(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    res = subprocess.run([sys.executable, "-m", "components", "plan", "--stack", "aws-eks", "--set",
+                          "kimi-k3:serving=sagemaker", "--out", str(tmp_path)],
+                         cwd=root, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and "kimi-k3:serving='sagemaker' is not a serving mode" in lines[0]
+    assert not (tmp_path / "plan.json").exists()
