@@ -180,17 +180,24 @@ def purchase(ec2, offering: Offering) -> Block:
     return Block.from_api(res["CapacityReservation"])
 
 
-def ec2_client(region: str):
-    """A client with its own deadlines, from the ambient credentials (read at call time)."""
+def ec2_client(region: str, max_attempts: int = 5):
+    """A client with its own deadlines, from the ambient credentials (read at call time).
+
+    Purchases use `max_attempts=1`: PurchaseCapacityBlock takes no idempotency token, so a retry
+    after a timeout could buy a second block.
+    """
     import boto3
     from botocore.config import Config
 
     return boto3.client("ec2", region_name=region, config=Config(
-        connect_timeout=10, read_timeout=60, retries={"max_attempts": 5, "mode": "standard"}))
+        connect_timeout=10, read_timeout=60, retries={"total_max_attempts": max_attempts, "mode": "standard"}))
 
 
-def acquire(ec2, props: Dict[str, Any], now: datetime) -> Dict[str, Any]:
-    """Adopt or buy per `props` (the dynamic resource's inputs); the block's outputs."""
+def acquire(ec2, props: Dict[str, Any], now: datetime, purchase_client=None) -> Dict[str, Any]:
+    """Adopt or buy per `props` (the dynamic resource's inputs); the block's outputs.
+
+    `purchase_client` (default `ec2`) makes the one purchase call; give it one without retries.
+    """
     itype, count = props["instance_type"], int(props["instance_count"])
     if props.get("reservation_id"):
         block = describe_block(ec2, props["reservation_id"])
@@ -202,7 +209,7 @@ def acquire(ec2, props: Dict[str, Any], now: datetime) -> Dict[str, Any]:
     offers = describe_offerings(ec2, itype, count, hours, earliest, latest)
     chosen = choose_offering(offers, itype, count, hours)
     fee_guard(chosen, offers, float(props.get("max_upfront_fee_usd") or 0))
-    block = purchase(ec2, chosen)
+    block = purchase(purchase_client or ec2, chosen)
     return {**block.outputs(), "purchased": True, "upfront_fee_usd": chosen.upfront_fee_usd}
 
 
@@ -229,7 +236,9 @@ class CapacityBlockProvider(ResourceProvider):
         from pulumi.dynamic import CreateResult
 
         props = self._inputs(props)
-        outs = acquire(ec2_client(props["region"]), props, datetime.now(timezone.utc))
+        region = props["region"]
+        outs = acquire(ec2_client(region), props, datetime.now(timezone.utc),
+                       purchase_client=ec2_client(region, max_attempts=1))
         return CreateResult(outs["reservation_id"], {**props, **outs})
 
     def read(self, id_, props):

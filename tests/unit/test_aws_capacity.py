@@ -199,7 +199,7 @@ def test_provider_survives_pulumis_own_serialization_and_strips_the_provider_key
                           aws_secret_access_key="testing")
     regions = []
 
-    def fake_client(region):
+    def fake_client(region, max_attempts=5):
         regions.append(region)
         return client
 
@@ -212,6 +212,12 @@ def test_provider_survives_pulumis_own_serialization_and_strips_the_provider_key
         res = loaded.create({"__provider": blob, "region": "us-east-2", "instance_type": ITYPE,
                              "instance_count": 1, "reservation_id": "cr-0123456789abcdef0"})
         stub.assert_no_pending_responses()
-    assert regions == ["us-east-2"]
+    assert regions == ["us-east-2", "us-east-2"]
     assert res.id == "cr-0123456789abcdef0" and "__provider" not in res.outs
     assert res.outs["availability_zone"] == "us-east-2b" and res.outs["purchased"] is False
+
+
+def test_purchases_are_never_retried():
+    # PurchaseCapacityBlock has no idempotency token: a retried timeout could buy twice
+    assert cap.ec2_client("us-east-2", max_attempts=1).meta.config.retries["total_max_attempts"] == 1
+    assert cap.ec2_client("us-east-2").meta.config.retries["total_max_attempts"] == 5
