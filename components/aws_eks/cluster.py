@@ -83,11 +83,11 @@ class Cluster:
             "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
                                                     "Principal": {"Service": "ec2.amazonaws.com"}}]}),
             opts=opts)
-        self._attachments = [aws.iam.RolePolicyAttachment(
+        self.node_role_attachments = [aws.iam.RolePolicyAttachment(
             f"{name}-node-{p}", role=self.node_role.name, policy_arn=f"arn:aws:iam::aws:policy/{p}",
             opts=pulumi.ResourceOptions(parent=self.node_role)) for p in NODE_POLICIES]
         if cfg.weights_s3_uri:
-            self._attachments.append(aws.iam.RolePolicy(
+            self.node_role_attachments.append(aws.iam.RolePolicy(
                 f"{name}-node-weights", role=self.node_role.name, policy=s3_read_policy(cfg.weights_s3_uri),
                 opts=pulumi.ResourceOptions(parent=self.node_role)))
         # CoreDNS, the LWS controller and the device-plugin controllers run here, not on GPUs
@@ -102,7 +102,7 @@ class Cluster:
             scaling_config={"min_size": cfg.system_node_count, "max_size": cfg.system_node_count + 1,
                             "desired_size": cfg.system_node_count},
             labels={"kimi-k3/system-node": "true"},
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=[self.eks, *self._attachments]))
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=[self.eks, *self.node_role_attachments]))
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig,
                                      enable_server_side_apply=True,
                                      opts=pulumi.ResourceOptions(parent=parent))

@@ -15,6 +15,7 @@ import pulumi
 
 from ..inference import render_k8s as rk
 from ..inference.catalog import NODE_SHAPES
+from ..inference.errors import ConfigError
 from ..inference.launch import LaunchSpec, Runtime
 from ..inference.planner import Plan
 from ..inference.target import InferenceTarget, Served
@@ -52,10 +53,12 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
 
     target_name = "aws-eks"
 
-    def __init__(self, name: str, shared: SharedSettings, cfg: cfgmod.AwsEksConfig, secrets,
+    def __init__(self, name: str, shared: SharedSettings, cfg: cfgmod.AwsEksConfig, secrets, region: str,
                  opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(TYPE, name, {"serving": cfg.serving, "nodeShape": shared.node_shape}, opts)
+        super().__init__(TYPE, name, {"serving": cfg.serving, "nodeShape": shared.node_shape,
+                                      "region": region}, opts)
         self._name, self.shared, self.cfg, self.secrets = name, shared, cfg, secrets
+        self.region = region
 
     def node_shape_key(self) -> str:
         return self.shared.node_shape
@@ -82,7 +85,7 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
 
         name, shared, cfg = self._name, self.shared, self.cfg
         shape = NODE_SHAPES[shared.node_shape]
-        region = pulumi.Config("aws").get("region") or "us-east-1"
+        region = self.region
         c = cfg.capacity
         if not c.adopt:
             pulumi.log.warn(
@@ -109,7 +112,7 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                        role_arn=cluster.node_role.arn, subnet_id=network.gpu_subnet_id,
                        security_group_id=cluster.security_group_id, instance_count=c.instance_count,
                        root_volume_gib=cfg.root_volume_gib, parent=self,
-                       depends_on=[cluster.eks, *cluster._attachments])
+                       depends_on=[cluster.eks, *cluster.node_role_attachments])
         add_ons = cluster.add_ons(name, self, multi_node=spec.nodes > 1)
         layout = lay.k8s_layout(shared, cfg)
         objs = rk.render(plan, spec, layout)
@@ -144,7 +147,7 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
         from .cluster import existing_cluster_provider
 
         name, cfg = self._name, self.cfg
-        region = pulumi.Config("aws").get("region") or "us-east-1"
+        region = self.region
         kubeconfig, provider = existing_cluster_provider(name, cfg.hyperpod_cluster_name, region, self)
         iec = rk.render_hyperpod(plan, spec, lay.k8s_layout(self.shared, cfg))
         ns_name = iec["metadata"]["namespace"]
@@ -179,4 +182,8 @@ def _cost_text(c: cfgmod.CapacityRequest, purchased, fee, plan: Plan, nodes: int
 def create(name: str, shared: SharedSettings, secrets) -> AwsEksCluster:
     """Parse the target's keys (ConfigError on bad input), then register the component."""
     cfg = cfgmod.parse(shared)
-    return AwsEksCluster(name, shared, cfg, secrets)
+    region = pulumi.Config("aws").get("region")
+    if not region:
+        raise ConfigError("aws:region", None, "set it: pulumi config set aws:region us-east-2",
+                          "is needed (the Capacity Block and the cluster live in one region)")
+    return AwsEksCluster(name, shared, cfg, secrets, region)

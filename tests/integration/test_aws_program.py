@@ -192,3 +192,16 @@ def test_bad_target_key_stops_the_plan_command_with_one_line(tmp_path):
     lines = [l for l in res.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and "kimi-k3:serving='sagemaker' is not a serving mode" in lines[0]
     assert not (tmp_path / "plan.json").exists()
+
+
+def test_missing_region_is_a_one_line_config_error(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    res = subprocess.run([sys.executable, "-m", "components", "plan", "--stack", "aws-eks", "--set",
+                          "aws:region=", "--out", str(tmp_path)],
+                         cwd=root, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert "aws:region=None is needed" in res.stderr and "Traceback" not in res.stderr
