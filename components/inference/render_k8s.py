@@ -203,6 +203,9 @@ def _pod_spec(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: 
         "resources": _resources(layout),
         "volumeMounts": mounts,
     }
+    if layout.efa_per_node:
+        # EFA (libfabric) registers pinned memory: the container must be allowed to lock it
+        container["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
     if serving:
         container["ports"] = [{"name": "http", "containerPort": spec.port, "protocol": "TCP"}]
         container.update(probes(spec))

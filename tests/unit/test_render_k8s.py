@@ -127,6 +127,7 @@ def test_gpu_efa_shm_tolerations_and_node_selector(one, two):
             assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
             assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
             assert pod["nodeSelector"]["node.kubernetes.io/instance-type"] == "p6-b300.48xlarge"
+            assert c["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
 
 
 def test_secrets_only_by_secret_key_ref(one):
