@@ -6,6 +6,8 @@ from datetime import datetime, timedelta, timezone
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from components.aws_eks import capacity as cap
 
@@ -221,3 +223,29 @@ def test_purchases_are_never_retried():
     # PurchaseCapacityBlock has no idempotency token: a retried timeout could buy twice
     assert cap.ec2_client("us-east-2", max_attempts=1).meta.config.retries["total_max_attempts"] == 1
     assert cap.ec2_client("us-east-2").meta.config.retries["total_max_attempts"] == 5
+
+_offer = st.builds(
+    lambda i, fee, days, count, hours, itype: cap.Offering(
+        f"cb-{i}", itype, "us-east-2a", count, T0 + timedelta(days=days),
+        T0 + timedelta(days=days, hours=hours), hours, fee),
+    st.integers(0, 10**6), st.floats(0, 10**6, allow_nan=False), st.integers(0, 30),
+    st.integers(1, 4), st.sampled_from([24, 48]), st.sampled_from([ITYPE, "p5.48xlarge"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_offer, max_size=12), st.integers(1, 4), st.sampled_from([24, 48]),
+       st.floats(0, 10**6, allow_nan=False))
+def test_choice_is_the_cheapest_fit_and_the_guard_never_lets_more_through(offers, count, hours, max_fee):
+    fits = [o for o in offers if o.instance_type == ITYPE and o.instance_count >= count
+            and o.duration_hours == hours]
+    if not fits:
+        with pytest.raises(cap.CapacityError):
+            cap.choose_offering(offers, ITYPE, count, hours)
+        return
+    chosen = cap.choose_offering(offers, ITYPE, count, hours)
+    assert chosen in fits and all(chosen.upfront_fee_usd <= o.upfront_fee_usd for o in fits)
+    if chosen.upfront_fee_usd <= max_fee:
+        cap.fee_guard(chosen, offers, max_fee)
+    else:
+        with pytest.raises(cap.CapacityError):
+            cap.fee_guard(chosen, offers, max_fee)
