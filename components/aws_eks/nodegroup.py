@@ -161,12 +161,21 @@ class GpuNodes:
             opts=pulumi.ResourceOptions(parent=parent))
 
 
+def _field(obj: Any, snake: str, camel: str) -> Any:
+    """A field of a Pulumi output object (attribute) or of a plain dict (either spelling)."""
+    value = getattr(obj, snake, None)
+    if value is None and isinstance(obj, dict):
+        value = obj.get(snake, obj.get(camel))
+    return value
+
+
 def _asg_name(resources: Optional[list]) -> Optional[str]:
+    """The Auto Scaling group EKS made for the node group (scheduled actions attach to it)."""
     for r in resources or []:
-        groups = r.get("autoscaling_groups") or r.get("autoscalingGroups") or []
-        for g in groups:
-            if g.get("name"):
-                return g["name"]
+        for g in _field(r, "autoscaling_groups", "autoscalingGroups") or []:
+            name = _field(g, "name", "name")
+            if name:
+                return name
     return None
 
 

@@ -91,3 +91,12 @@ def test_curl_line():
     assert '"Authorization: Bearer $VLLM_API_KEY"' in line and '"model":"Kimi-K3"' in line
     pf = target.curl_line("http://127.0.0.1:8000/v1", "Kimi-K3", False, "kubectl port-forward svc/x 8000:8000")
     assert pf.startswith("kubectl port-forward") and "Authorization" not in pf
+
+
+def test_asg_name_from_typed_outputs_and_dicts():
+    from pulumi_aws.eks import outputs as eks_out
+
+    typed = [eks_out.NodeGroupResource(autoscaling_groups=[eks_out.NodeGroupResourceAutoscalingGroup(name="asg-1")])]
+    assert nodegroup._asg_name(typed) == "asg-1"
+    assert nodegroup._asg_name([{"autoscalingGroups": [{"name": "asg-2"}]}]) == "asg-2"
+    assert nodegroup._asg_name(None) is None
