@@ -205,3 +205,21 @@ def test_missing_region_is_a_one_line_config_error(tmp_path):
                          cwd=root, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2, res.stderr
     assert "aws:region=None is needed" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_every_written_manifest_validates_strictly(adopt, two_nodes):
+    import kubernetes_validate
+
+    for run in (adopt, two_nodes):
+        assert run.inference.artifacts
+        for path, text in run.inference.artifacts.items():
+            obj = yaml.safe_load(text)
+            assert path == f"manifests/{obj['kind'].lower()}-{obj['metadata']['name']}.yaml"
+            if obj["kind"] == "LeaderWorkerSet":
+                t = obj["spec"]["leaderWorkerTemplate"]
+                for tpl in (t["leaderTemplate"], t["workerTemplate"]):
+                    kubernetes_validate.validate({"apiVersion": "v1", "kind": "PodTemplate",
+                                                  "metadata": {"name": "t"}, "template": tpl},
+                                                 "1.34.0", strict=True)
+            else:
+                kubernetes_validate.validate(obj, "1.34.0", strict=True)
