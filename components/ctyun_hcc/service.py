@@ -31,7 +31,7 @@ from typing import Any, Dict, Optional
 import pulumi
 import pulumi.dynamic
 
-from .slurm_jobs import ACTIVE, JobFailed, cancel, gres_name, job, jobs_named, log_tail, \
+from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_name, job, jobs_named, log_tail, \
     partition_nodes, stop_instances, submit
 from .ssh import CommandFailed, SshRunner
 from .ssh_resource import SECRET_OUTPUTS, STATS, SSH_INPUTS, SshStepProvider
@@ -119,6 +119,7 @@ class SlurmServiceProvider(SshStepProvider):
         info = None
         while True:
             info = job(runner, job_id)
+            check_startable(info)
             if info.state not in ACTIVE:
                 tail = log_tail(runner, [f"{wd}/logs/job_{job_id}.*", f"{wd}/logs/node_{job_id}.*"])
                 raise JobFailed(f"Slurm job {job_id} ended during start-up ({info.state}"

@@ -23,6 +23,11 @@ ACTIVE = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUE
           "RESIZING"}
 
 
+#: reasons a pending job never starts by itself (the cluster cannot satisfy its request)
+HOPELESS = {"PartitionNodeLimit", "BadConstraints", "PartitionConfig", "InvalidQOS",
+            "InvalidAccount", "PartitionTimeLimit"}
+
+
 class JobFailed(RuntimeError):
     """A Slurm job ended badly; the message carries the job's log tail."""
 
@@ -86,11 +91,26 @@ def log_tail(runner: SshRunner, patterns: List[str], lines: int = 30) -> str:
     return res.stdout.strip()
 
 
+def check_startable(info: JobInfo) -> None:
+    """Raise JobFailed for a pending job the cluster can never run (e.g. more nodes than the
+    partition has), instead of waiting for the deadline."""
+    if info.state == "PENDING" and info.reason in HOPELESS:
+        raise JobFailed(f"Slurm job {info.job_id} can never start ({info.reason}): the "
+                        "partition cannot satisfy its request (nodes, GRES or time limit)")
+
+
 def wait_done(runner: SshRunner, job_id: str, deadline: float, interval_s: float) -> JobInfo:
     """Poll until the job is no longer active; returns its final JobInfo."""
-    return poll(f"Slurm job {job_id}",
-                lambda: (lambda j: j if j.state not in ACTIVE else None)(job(runner, job_id)),
-                deadline, interval_s)
+    def done():
+        info = job(runner, job_id)
+        check_startable(info)
+        return info if info.state not in ACTIVE else None
+
+    try:
+        return poll(f"Slurm job {job_id}", done, deadline, interval_s)
+    except JobFailed:
+        runner.run(f"scancel {shlex.quote(job_id)} 2>/dev/null || true", label="scancel")
+        raise
 
 
 def cancel(runner: SshRunner, job_id: str, deadline: float, interval_s: float) -> JobInfo:

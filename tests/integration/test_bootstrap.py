@@ -208,3 +208,18 @@ def test_nvme_mount_refuses_a_partitioned_disk(services, workspace):
         assert sh(f"blkid -p -s PTTYPE -o value {dev}").stdout.strip() == "dos"
     finally:
         sh(f"losetup -d {dev}", check=False)
+
+
+def test_job_the_partition_can_never_run_fails_fast(services, workspace):
+    sh("scontrol update PartitionName=batch Nodes=kk3n[1-3]")  # 3 nodes, the job wants 4
+    try:
+        p, spec = default_plan_spec()
+        lay = layout_for(workspace)
+        props = ssh_props(services, hostKey=host_key(services),
+                          script=render_bcast_sh(p, spec, lay), workDir=lay.work_dir,
+                          timeoutS=600, pollIntervalS=1)
+        with pytest.raises(JobFailed, match="can never start"):
+            BroadcastProvider().create(props)
+        assert "kimi-k3-bcast" not in sh("squeue -h -o %j").stdout  # cancelled, not left pending
+    finally:
+        ensure_master_in_queue(services)
