@@ -275,7 +275,8 @@ class HccClusterProvider(ResourceProvider):
         deadline = deadline_in(p["updateTimeoutS"])
         setting = "ctyun:updateTimeoutS"
         name = p["clusterName"]
-        cluster = api.wait_cluster(name, f"cluster {name} to be idle", deadline, setting)
+        cluster = api.wait_cluster(name, f"cluster {name} to be idle", deadline, setting,
+                                   cluster_uuid=id_)
         resolved = Resolved(**old["resolved"]) if old.get("resolved") else api.resolve(
             p["clusterType"], p["azName"], p["specification"] or None, p["image"] or None,
             deadline)
@@ -290,7 +291,8 @@ class HccClusterProvider(ResourceProvider):
         elif want < len(compute):
             drop = sorted(compute, key=lambda n: str(n.get("nodeName")))[want:]
             api.shrink(id_, [n["nodeUUID"] for n in drop], deadline, setting)
-        cluster = api.wait_cluster(name, f"cluster {name} to be available", deadline, setting)
+        cluster = api.wait_cluster(name, f"cluster {name} to be available", deadline, setting,
+                                   cluster_uuid=id_)
         nodes = api.list_nodes(id_, deadline)
         return UpdateResult(_outputs(p, cluster, nodes, resolved.to_dict()))
 
@@ -311,7 +313,7 @@ class HccClusterProvider(ResourceProvider):
         if str(cluster.get("clusterAvailableStatus")).lower() != "deleting":
             cluster = api.wait_cluster(name, f"cluster {name} to be idle before deletion",
                                        deadline, setting, want=("available", "failed",
-                                                                "deleting"))
+                                                                "deleting"), cluster_uuid=id_)
         if str(cluster.get("clusterAvailableStatus")).lower() != "deleting":
             compute = _compute_nodes(api.list_nodes(id_, deadline))
             if compute:

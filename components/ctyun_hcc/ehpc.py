@@ -154,9 +154,14 @@ class Ehpc:
 
     def get_cluster(self, cluster_uuid: str, name: Optional[str] = None,
                     deadline=None) -> Optional[Dict[str, Any]]:
+        """The cluster with this UUID, or None. `name` narrows the listing first; a cluster
+        renamed in the console is still found (by a full listing), so refresh and destroy
+        never mistake it for gone."""
         for c in self.list_clusters(name, deadline):
             if c.get("clusterUUID") == cluster_uuid:
                 return c
+        if name:
+            return self.get_cluster(cluster_uuid, None, deadline)
         return None
 
     def list_nodes(self, cluster_uuid: str, deadline=None) -> List[Dict[str, Any]]:
@@ -175,11 +180,13 @@ class Ehpc:
                                 deadline=deadline) or {}
 
     def wait_cluster(self, name: str, what: str, deadline: float, setting: str,
-                     want=("available",)) -> Dict[str, Any]:
-        """Poll list-clusters until the named cluster is in one of `want` states."""
+                     want=("available",), cluster_uuid: Optional[str] = None) -> Dict[str, Any]:
+        """Poll list-clusters until the cluster is in one of `want` states. It is looked up by
+        UUID when one is given (survives a rename), else by name (a create in progress)."""
         started = self.clock()
         while True:
-            c = self.find_cluster(name, deadline)
+            c = self.get_cluster(cluster_uuid, name, deadline) if cluster_uuid \
+                else self.find_cluster(name, deadline)
             status = str((c or {}).get("clusterAvailableStatus") or "absent").lower()
             if c is not None and status in want:
                 return c

@@ -270,3 +270,11 @@ def test_network_with_existing_vpc_only_creates_and_removes_the_subnet(emu):
     bad = netp.check({}, {"regionID": REGION, "vpcName": "v", "subnetName": "s",
                           "subnetCidr": "10.0.0.0/24", "subnet": "subnet-x"})
     assert sorted(f.property for f in bad.failures) == ["subnet", "subnetCidr"]
+
+
+def test_cluster_renamed_in_console_is_still_refreshed_and_destroyed(emu):
+    r = P.create(cluster_inputs())
+    emu.rename(r.id, "renamed-by-hand")
+    assert P.read(r.id, r.outs).id == r.id
+    P.delete(r.id, r.outs)
+    assert emu.inventory()["leaked"] == 0

@@ -79,5 +79,8 @@ class EmulatorProcess:
     def faults(self, *faults: Dict[str, Any]) -> None:
         self._admin("POST", "faults", {"faults": list(faults)})
 
+    def rename(self, cluster_uuid: str, name: str) -> None:
+        self._admin("POST", "rename", {"clusterUUID": cluster_uuid, "clusterName": name})
+
     def reset(self) -> None:
         self._admin("POST", "reset", {})

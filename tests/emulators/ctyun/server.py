@@ -14,8 +14,8 @@ one per matching request:
 
 Admin endpoints (unauthenticated, loopback only): `GET /_admin/inventory` (everything billable
 still held: tests assert it is empty), `GET /_admin/calls`, `POST /_admin/settings`,
-`POST /_admin/faults`, `POST /_admin/reset` (state, faults, counters and settings back to
-start-up).
+`POST /_admin/faults`, `POST /_admin/rename` (a console rename), `POST /_admin/reset`
+(state, faults, counters and settings back to start-up).
 """
 
 from __future__ import annotations
@@ -192,6 +192,12 @@ class Handler(BaseHTTPRequestHandler):
                         with emu.lock:
                             emu.faults[p].append({"kind": kind})
             return self._send(200, {"queued": sum(len(q) for q in emu.faults.values())})
+        if path == "/_admin/rename" and method == "POST":
+            with st.lock:
+                if doc.get("clusterUUID") not in st.clusters:
+                    return self._send(404, {"error": "no such cluster"})
+                st.rename_cluster(doc["clusterUUID"], str(doc.get("clusterName")))
+            return self._send(200, {})
         if path == "/_admin/reset" and method == "POST":
             with st.lock, emu.lock:
                 st.reset()

@@ -596,6 +596,10 @@ class State:
             len(out["subnets"])
         return out
 
+    def rename_cluster(self, uuid_: str, name: str) -> None:
+        """What a person renaming the cluster in the console would do."""
+        self.clusters[uuid_].name = name
+
     def faults_for_jobs(self, path: str, kind: str, seconds: float) -> None:
         if kind == "slow_job":
             self.pending_delay[path] = self.pending_delay.get(path, 0.0) + seconds
