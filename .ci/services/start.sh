@@ -75,6 +75,12 @@ rm -f "$tmp"
 [ -f "$dir/ssh/host_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/ssh/host_ed25519"
 [ -f "$dir/ssh/user_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/ssh/user_ed25519"
 cp "$dir/ssh/user_ed25519.pub" "$dir/ssh/authorized_keys"
+# a password-only login (E-HPC's default is the root password): user kk3pw, password generated
+if [ ! -f "$dir/ssh/password" ]; then
+  (umask 077; head -c 18 /dev/urandom | base64 | tr -d '/+=' | sed 's/$/-Kk3/' >"$dir/ssh/password")
+fi
+id kk3pw >/dev/null 2>&1 || useradd -m -s /bin/bash kk3pw
+echo "kk3pw:$(cat "$dir/ssh/password")" | chpasswd
 chmod 600 "$dir/ssh/authorized_keys"
 mkdir -p /run/sshd
 cat >"$dir/ssh/sshd_config" <<CONF
@@ -84,7 +90,7 @@ HostKey $dir/ssh/host_ed25519
 PidFile $dir/run/sshd.pid
 AuthorizedKeysFile $dir/ssh/authorized_keys
 PermitRootLogin prohibit-password
-PasswordAuthentication no
+PasswordAuthentication yes
 KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
@@ -94,7 +100,9 @@ Subsystem sftp /usr/lib/openssh/sftp-server
 SetEnv SLURM_CONF=$dir/slurm/slurm.conf PATH=$doubles/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin KK3_DOUBLES_LOG=$dir/log/doubles.log KK3_DOUBLES_STATE=$dir/state/doubles
 CONF
 running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-if ! running "$dir/run/sshd.pid"; then
+if running "$dir/run/sshd.pid"; then
+  "$(command -v sshd)" -t -f "$dir/ssh/sshd_config" && kill -HUP "$(cat "$dir/run/sshd.pid")"
+else
   "$(command -v sshd)" -f "$dir/ssh/sshd_config" -E "$dir/log/sshd.log"
 fi
 
@@ -198,6 +206,8 @@ export KK3_SSH_PORT=$ssh_port
 export KK3_SSH_USER=root
 export KK3_SSH_KEY=$dir/ssh/user_ed25519
 export KK3_SSH_HOST_PUB=$dir/ssh/host_ed25519.pub
+export KK3_SSH_PASSWORD_USER=kk3pw
+export KK3_SSH_PASSWORD_FILE=$dir/ssh/password
 export KK3_SLURM_NODES="${nodes[*]}"
 export KK3_MASTER_HOST=kk3master
 export SLURM_CONF=$SLURM_CONF

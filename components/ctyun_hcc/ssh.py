@@ -260,9 +260,12 @@ class SshRunner:
                     chan.close()
                     raise SshTimeout(self.redact(f"`{shown}` did not finish within "
                                                  f"{deadline_s:.0f} s"))
-                if chan.closed and not chan.exit_status_ready():
-                    raise EOFError("channel closed before the command finished")
                 time.sleep(0.02)
+            transport = self._client.get_transport()
+            if chan.exit_status == -1 and (transport is None or not transport.is_active()):
+                # the channel closed without an exit status: the connection was lost
+                chan.close()
+                raise EOFError("connection lost before the command reported its exit status")
             code = chan.recv_exit_status()
             chan.close()
             res = Result(code, self.redact(out.decode(errors="replace")),
