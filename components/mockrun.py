@@ -156,6 +156,13 @@ def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
     try:
         namespace = runpy.run_path(str(main), run_name="__main__")
         _sync_await(wait_for_rpcs())
+    except BaseException:
+        # drain what the failed program queued, or the next run in this process waits forever
+        try:
+            _sync_await(wait_for_rpcs())
+        except BaseException:  # noqa: BLE001 the first error is the one to report
+            pass
+        raise
     finally:
         os.chdir(old_cwd)
     run.inference = next((v for v in namespace.values() if isinstance(v, K3Inference)), None)
