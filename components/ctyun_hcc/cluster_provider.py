@@ -62,6 +62,12 @@ IN_PLACE_KEYS = ("computeNodeCount", "endpoint", "createTimeoutS", "updateTimeou
                  "deleteTimeoutS", "pollIntervalS")
 #: no API changes it: a new value is ignored (the output keeps the one the cluster has)
 IGNORED_KEYS = ("rootPassword",)
+#: the stack config behind an input a user must set
+CONFIG_HINT = {
+    "regionID": "pulumi config set ctyun:regionId <region id>",
+    "azName": "pulumi config set ctyun:azName <availability zone>",
+    "rootPassword": "pulumi config set --secret ctyun:rootPassword <password>",
+}
 OUTPUT_KEYS = ("clusterUUID", "masterInnerIP", "masterPublicIP", "nodes", "schedulerVersion",
                "clusterStatus", "resolved")
 
@@ -79,7 +85,8 @@ def check_inputs(news: Dict[str, Any]) -> List[CheckFailure]:
 
     for key in REQUIRED:
         if news.get(key) is None or news.get(key) == "":
-            bad(key, f"{key} is required")
+            bad(key, f"{key} is required" + (f": {CONFIG_HINT[key]}" if key in CONFIG_HINT
+                                             else ""))
     v = news.get("clusterName")
     if _known(v) and v != "" and cluster_name_problem(v):
         bad("clusterName", f"clusterName {v!r} {cluster_name_problem(v)}")

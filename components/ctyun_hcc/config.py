@@ -6,6 +6,11 @@ ConfigError naming the key, the value and the fix. Secrets (`ctyun:rootPassword`
 `ctyun:accessKey`, `ctyun:secretKey`) are known keys but never parsed into this object: they
 stay Pulumi secret Outputs (cluster.py) or environment variables (client.py).
 
+What only a real deployment needs (`ctyun:regionId`, `ctyun:azName`, `ctyun:rootPassword`) may
+be missing here, so the offline plan command works from the stack file as shipped; the dynamic
+providers' `check` refuses their absence during `pulumi preview`, before anything is created,
+naming the config key.
+
 The validators for cluster names, root passwords and sizes live here too, so the dynamic
 provider's `check` applies exactly the same rules as the program.
 """
@@ -39,8 +44,10 @@ KNOWN_KEYS = frozenset({
 class HccConfig:
     """Everything the CTyun E-HPC cluster needs, except secrets. Units are in the names."""
 
-    region_id: str
-    az_name: str
+    #: None until set: the offline plan command needs no account; `pulumi preview` stops at the
+    #: cluster's check ("ctyun:regionId is required") before anything is created
+    region_id: Optional[str]
+    az_name: Optional[str]
     cluster_name: str
     #: "create" (a VPC owned by the stack) or an existing VPC id
     vpc_id: str
@@ -107,12 +114,9 @@ def default_cluster_name(stack: str) -> str:
     return cleaned if len(cleaned) >= 2 else "k3-cluster"
 
 
-def _str(raw, key, default=None, required=False) -> Optional[str]:
+def _str(raw, key, default=None) -> Optional[str]:
     value = raw.get(key)
     if value is None or value == "":
-        if required:
-            raise ConfigError(f"ctyun:{key}", None, f"set it with `pulumi config set ctyun:{key} "
-                              "...`", "is required")
         return default
     return str(value).strip()
 
@@ -152,8 +156,8 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
     for key in sorted(set(raw) - KNOWN_KEYS - set(other_known)):
         raise ConfigError(f"ctyun:{key}", raw[key], "remove it or check the spelling "
                           "(docs/ctyun-hcc.md lists the keys)", "is not a known key")
-    region = _str(raw, "regionId", required=True)
-    az = _str(raw, "azName", required=True)
+    region = _str(raw, "regionId")
+    az = _str(raw, "azName")
     name = _str(raw, "clusterName", default_cluster_name(shared.stack))
     problem = cluster_name_problem(name)
     if problem:

@@ -33,7 +33,8 @@ def check_inputs(n: Dict[str, Any]) -> List[CheckFailure]:
     f: List[CheckFailure] = []
     for key in ("regionID", "vpcName", "subnetName"):
         if not n.get(key):
-            f.append(CheckFailure(key, f"{key} is required"))
+            hint = ": pulumi config set ctyun:regionId <region id>" if key == "regionID" else ""
+            f.append(CheckFailure(key, f"{key} is required{hint}"))
     nets = {}
     for key in ("vpcCidr", "subnetCidr"):
         v = n.get(key, INPUT_DEFAULTS[key])

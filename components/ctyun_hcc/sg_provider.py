@@ -45,7 +45,8 @@ def check_inputs(news: Dict[str, Any]) -> List[CheckFailure]:
     f: List[CheckFailure] = []
     for key in ("regionID", "vpcID", "groupName"):
         if not news.get(key):
-            f.append(CheckFailure(key, f"{key} is required"))
+            hint = ": pulumi config set ctyun:regionId <region id>" if key == "regionID" else ""
+            f.append(CheckFailure(key, f"{key} is required{hint}"))
     rules = news.get("rules", [])
     if is_unknown(rules):
         return f

@@ -9,7 +9,6 @@ import pulumi
 import pytest
 
 from components.ctyun_hcc.config import parse_hcc_config
-from components.inference.errors import ConfigError
 from components.settings import parse_settings
 
 @pytest.fixture(autouse=True)
@@ -111,21 +110,20 @@ def test_no_cidrs_means_no_ingress_at_all():
     return comp.cluster_id.apply(check)
 
 
-def test_missing_root_password_is_a_config_error():
-    pulumi.runtime.config.CONFIG.set({})  # nothing set in this test
-    with pytest.raises(ConfigError, match=r"^ctyun:rootPassword=None is required"):
-        build(password=None)
-
-
 @pulumi.runtime.test
-def test_network_created_when_asked_and_used_by_group_and_cluster():
-    mocks, comp = build(base={"regionId": "r1", "azName": "az1"})
+def test_missing_account_settings_are_refused_by_the_providers_check_not_at_plan_time():
+    from components.ctyun_hcc.cluster_provider import HccClusterProvider
+    from components.ctyun_hcc.sg_provider import HccSecurityGroupProvider
+    pulumi.runtime.config.CONFIG.set({})  # no ctyun:rootPassword in this test
+    mocks, comp = build(password=None, base={"vpcId": "vpc-1", "subnetId": "subnet-1"})
 
     def check(_):
         by_type = {r.typ.split(":")[-1]: r for r in mocks.resources}
-        net = by_type["HccNetwork"]
-        assert net.name == "kimi-k3-net" and net.inputs["vpc"] == "create"
-        assert net.inputs["vpcName"] == "k3-ctyun-hcc-vpc"
-        assert by_type["HccSecurityGroup"].inputs["vpcID"] == "vpc-new"
-        assert by_type["HccCluster"].inputs["subnetID"] == "subnet-new"
+        cl = dict(by_type["HccCluster"].inputs)
+        reasons = {f.property: f.reason for f in HccClusterProvider().check({}, cl).failures}
+        assert "ctyun:rootPassword" in reasons["rootPassword"]
+        assert "ctyun:regionId" in reasons["regionID"] and "ctyun:azName" in reasons["azName"]
+        sg = dict(by_type["HccSecurityGroup"].inputs)
+        assert [f.property for f in HccSecurityGroupProvider().check({}, sg).failures] == [
+            "regionID"]
     return comp.cluster_id.apply(check)
