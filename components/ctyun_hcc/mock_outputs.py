@@ -1,0 +1,46 @@
+"""Outputs CTyun would compute, for the offline plan command and tests under Pulumi's mock engine.
+
+Only for the CTyun dynamic resources (network, security group, E-HPC cluster), so that what the
+program reads back (master IPs, node list, ids) has plausible shapes. Values are obviously fake
+(`mock` in ids, documentation address ranges for IPs) so a plan is never mistaken for a
+deployment. Other modules' resources may add their entries to `MOCK_OUTPUTS`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Mapping
+
+
+def hcc_network(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    vpc = inputs.get("vpc")
+    subnet = inputs.get("subnet")
+    return {"vpcID": "vpc-mock" if vpc in (None, "create") else vpc,
+            "subnetID": "subnet-mock" if subnet in (None, "create") else subnet,
+            "createdVpc": vpc in (None, "create"), "createdSubnet": subnet in (None, "create")}
+
+
+def hcc_security_group(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    sg = inputs.get("securityGroup")
+    created = sg in (None, "create")
+    return {"securityGroupID": "sg-mock" if created else sg,
+            "securityGroupName": inputs.get("groupName") or "mock-sg",
+            "ruleIDs": [f"sgr-mock-{i}" for i, _ in enumerate(inputs.get("rules") or [])],
+            "created": created}
+
+
+def hcc_cluster(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    count = int(inputs.get("computeNodeCount") or 0)
+    nodes = [{"name": "a3master0001", "innerIP": "192.0.2.10", "role": "master",
+              "nodeUUID": "node-mock-0"}]
+    nodes += [{"name": f"a3compute{i:04d}", "innerIP": f"192.0.2.{10 + i}", "role": "compute",
+               "nodeUUID": f"node-mock-{i}"} for i in range(1, count + 1)]
+    return {"clusterUUID": "hpc-mock", "masterInnerIP": "192.0.2.10",
+            "masterPublicIP": "198.51.100.10", "nodes": nodes, "schedulerVersion": "mock",
+            "clusterStatus": "available", "resolved": {}, "computeNodeCount": count}
+
+
+MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
+    "pulumi-python:dynamic/ctyun:HccNetwork": hcc_network,
+    "pulumi-python:dynamic/ctyun:HccSecurityGroup": hcc_security_group,
+    "pulumi-python:dynamic/ctyun:HccCluster": hcc_cluster,
+}
