@@ -37,8 +37,7 @@ from .client import ApiError, TransportError
 from .config import (STORAGE_TYPES, cluster_name_problem, root_password_problem,
                      storage_size_problem)
 from .ehpc import Ehpc, JobFailed, Resolved, new_client_token
-from .provider_runtime import (UNKNOWN, deadline_in, is_unknown, make_api,  # noqa: F401
-                               remember_config, strip)
+from .provider_runtime import deadline_in, is_unknown, make_api, remember_config, strip
 
 log = logging.getLogger("kimi_k3.ctyun")
 

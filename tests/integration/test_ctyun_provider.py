@@ -8,10 +8,9 @@ import pytest
 from pulumi.dynamic.dynamic import serialize_provider
 
 from components.ctyun_hcc import client as cl
-from components.ctyun_hcc.cluster_provider import (UNKNOWN, HccClusterProvider, create_body,
-                                                    inputs_of)
+from components.ctyun_hcc.cluster_provider import HccClusterProvider, create_body, inputs_of
 from components.ctyun_hcc.ehpc import DeadlineExceeded, Ehpc, JobFailed
-from components.ctyun_hcc.provider_runtime import RUNTIME_CONFIG, make_api
+from components.ctyun_hcc.provider_runtime import RUNTIME_CONFIG, UNKNOWN, make_api
 from components.ctyun_hcc.sg_provider import HccSecurityGroupProvider
 from tests.emulators.ctyun.state import REGION, VPC
 from tests.integration.ctyun_fixtures import PASSWORD, cluster_inputs, emu, emulator  # noqa

@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
 REGION = "bb9fdb42056f11eda1610242ac110002"
 AZ = "cn-huadong1-jsnj1A-public-ctcloud"
