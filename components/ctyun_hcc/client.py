@@ -179,7 +179,8 @@ class CtyunClient:
 
         `deadline` is a `time.monotonic()` value: no backoff sleeps past it.
         """
-        params = {k: v for k, v in (params or {}).items() if v is not None}
+        # sent exactly as signed (requests would spell True as "True", the signature "true")
+        params = {k: signing.query_value(v) for k, v in (params or {}).items() if v is not None}
         payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8") \
             if body is not None else b""
         safe_to_repeat = not ordering or bool(body and body.get("clientToken"))

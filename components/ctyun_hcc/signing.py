@@ -42,11 +42,12 @@ def canonical_query(params: Optional[Mapping[str, object]]) -> str:
     """Query parameters sorted by key, each `key=value` URL-encoded, joined by `&`."""
     if not params:
         return ""
-    items = sorted((str(k), "" if v is None else _scalar(v)) for k, v in params.items())
+    items = sorted((str(k), "" if v is None else query_value(v)) for k, v in params.items())
     return "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in items)
 
 
-def _scalar(value: object) -> str:
+def query_value(value: object) -> str:
+    """How a query parameter value is written, both on the wire and in the signed string."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)

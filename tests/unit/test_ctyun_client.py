@@ -155,7 +155,8 @@ def test_backoff_is_bounded_full_jitter():
 
 def test_requests_are_signed_and_verifiable():
     client, t, _ = make([OK, OK])
-    client.get("hpc", "/v4/cthpc/hpc/list-clusters", {"regionID": "r 1", "clusterName": "k3"})
+    client.get("hpc", "/v4/cthpc/hpc/list-clusters", {"regionID": "r 1", "clusterName": "k3",
+                                                      "onDemand": True, "pageNo": 2})
     client.post("hpc", "/v4/cthpc/hpc/create-cluster", {"clientToken": "t", "n": "中"})
     for req in t.requests:
         query = dict(parse_qsl(urlsplit(req.url).query))
