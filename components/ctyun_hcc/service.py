@@ -2,7 +2,8 @@
 
 Type `pulumi-python:dynamic/ctyun:SlurmService`. Over SSH to the master:
 
-- create: reads the partition's GRES name from the cluster (`gpu` or `npu`, never assumed),
+- create: runs the vLLM head on `headHost` (the master, which has the public address) when
+  it is in the allocation, reads the partition's GRES name from the cluster (`gpu` or `npu`, never assumed),
   writes the rendered `srun.sh`/`node.sh`/`check.sh` and the API key file (root-only, value on
   stdin), adopts a running job with the same launch fingerprint (an interrupted `pulumi up`) or
   cancels stale ones of the same name, `sbatch`es, then waits, within `startupTimeoutS` (the
@@ -42,12 +43,13 @@ STEP_INPUTS: Dict[str, Any] = {
     "workDir": "/home/kimi-k3", "jobName": "kimi-k3", "partition": "batch",
     "srunSh": "", "nodeSh": "", "checkSh": "", "launchFingerprint": "",
     "devicesPerNode": 16, "port": 11025, "servedModelName": "Kimi-K3", "apiKey": "",
-    "publicHost": "", "publicInnerIp": "", "startupTimeoutS": 7200, "pollIntervalS": 10,
+    "headHost": "", "publicHost": "", "publicInnerIp": "", "startupTimeoutS": 7200, "pollIntervalS": 10,
     "cancelTimeoutS": 300,
 }
 #: what makes a different replica: a change means cancel, then submit
 REPLACE_KEYS = ("workDir", "jobName", "partition", "srunSh", "nodeSh", "checkSh",
-                "launchFingerprint", "devicesPerNode", "port", "servedModelName", "apiKey")
+                "launchFingerprint", "devicesPerNode", "port", "servedModelName", "apiKey",
+                "headHost")
 
 
 def fingerprint(spec_dict: Dict[str, Any]) -> str:
@@ -92,7 +94,8 @@ class SlurmServiceProvider(SshStepProvider):
             args = ["--comment", tag]
             if gres:
                 args.append(f"--gres={gres}:{int(p['devicesPerNode'])}")
-            job_id = submit(runner, wd, "srun.sh", tuple(args))
+            export = {"KK3_HEAD_HOST": p["headHost"]} if p.get("headHost") else None
+            job_id = submit(runner, wd, "srun.sh", tuple(args), export=export)
             log.info("submitted Slurm job %s", job_id)
         try:
             info, node0 = self._wait_ready(runner, p, job_id, deadline)

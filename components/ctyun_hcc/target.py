@@ -188,6 +188,7 @@ class CtyunHccTarget(InferenceTarget):
             "checkSh": files["check.sh"], "launchFingerprint": fingerprint(spec.to_dict()),
             "devicesPerNode": plan.devices_per_node, "port": spec.port,
             "servedModelName": spec.served_model_name, "apiKey": api_key,
+            "headHost": master_name if hcc.master_in_compute else "",
             "publicHost": cluster.master_public_ip, "publicInnerIp": cluster.master_inner_ip,
             "startupTimeoutS": spec.startup_timeout_s}, opts(bcast))
         endpoint = service.endpoint

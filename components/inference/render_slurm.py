@@ -28,7 +28,7 @@ SHELL_VARS: Mapping[str, str] = {
     "NODE0_ADDR": "NODE0_ADDR",
     "NODE_ADDR": "NODE_ADDR",
     "NODE_IFNAME": "NODE_IFNAME",
-    "NODE_RANK": "SLURM_NODEID",
+    "NODE_RANK": "node_rank",  # not exported: torch reads an environment NODE_RANK
 }
 _PLACEHOLDER = re.compile(r"\$\{(" + "|".join(PLACEHOLDERS) + r")\}")
 _SAFE_PATH = re.compile(r"^/[A-Za-z0-9._/+-]*$")
@@ -178,8 +178,17 @@ def render_srun_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
 set -euo pipefail
 export LC_CTYPE=C.UTF-8
 
-# node 0 is the first host of the allocation; take its Slurm NodeAddr, resolve it if it is a name
-node0_host=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | awk 'NR == 1')
+# node 0 (the vLLM head) is $KK3_HEAD_HOST when it is part of the allocation (the master,
+# which holds the public address), else the first host; the others follow in allocation order
+hosts=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
+node0_host=$(printf '%s\\n' "$hosts" | awk 'NR == 1')
+if [ -n "${{KK3_HEAD_HOST:-}}" ] && printf '%s\\n' "$hosts" | grep -x "$KK3_HEAD_HOST" >/dev/null; then
+  node0_host=$KK3_HEAD_HOST
+fi
+NODE_ORDER=$({{ echo "$node0_host"; printf '%s\\n' "$hosts" | grep -vx "$node0_host" || true; }} | tr '\\n' ' ')
+export NODE_ORDER
+
+# node 0's address: its Slurm NodeAddr, resolved if it is a name
 node0_addr=$(scontrol show node "$node0_host" | tr ' ' '\\n' | awk -F= '$1 == "NodeAddr" {{print $2}}')
 case "$node0_addr" in
   *[!0-9.]* | "") node0_addr=$(getent ahostsv4 "${{node0_addr:-$node0_host}}" | awk 'NR == 1 {{print $1}}') ;;
@@ -192,7 +201,7 @@ esac
 export NODE0_ADDR="$node0_addr"
 
 echo "endpoint: http://$NODE0_ADDR:{spec.port}/v1 served model: {spec.served_model_name}"
-echo "nodes: $SLURM_JOB_NODELIST"
+echo "nodes: $SLURM_JOB_NODELIST (vLLM ranks in order: $NODE_ORDER)"
 
 srun --ntasks-per-node=1 --kill-on-bad-exit=1 \\
   --output={layout.log_dir}/node_%j.%t.out \\
@@ -217,15 +226,21 @@ def render_node_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
 fi"""
     else:
         worker_block = f"""else
-  echo "this spec runs on 1 node; node $SLURM_NODEID has nothing to do" >&2
+  echo "this spec runs on 1 node; node $node_rank has nothing to do" >&2
   exit 1
 fi"""
     return _header("per-node launcher, run by srun on every node of the job (see srun.sh)") + f"""\
 set -euo pipefail
 export LC_CTYPE=C.UTF-8
 
-: "${{SLURM_JOB_ID:?run me through srun.sh}}" "${{SLURM_NODEID:?run me through srun.sh}}"
-: "${{NODE0_ADDR:?srun.sh exports NODE0_ADDR}}"
+: "${{SLURM_JOB_ID:?run me through srun.sh}}" "${{SLURMD_NODENAME:?run me through srun.sh}}"
+: "${{NODE0_ADDR:?srun.sh exports NODE0_ADDR}}" "${{NODE_ORDER:?srun.sh exports NODE_ORDER}}"
+# this node's vLLM rank: its place in NODE_ORDER (head first)
+node_rank=$(tr ' ' '\\n' <<<"$NODE_ORDER" | awk -v h="$SLURMD_NODENAME" '$1 == h {{print NR - 1}}')
+if [ -z "$node_rank" ]; then
+  echo "$SLURMD_NODENAME is not in NODE_ORDER ($NODE_ORDER)" >&2
+  exit 1
+fi
 sif={shlex.quote(layout.sif_dir + "/" + layout.sif_file)}
 instance="{layout.job_name}-${{SLURM_JOB_ID}}"
 
@@ -233,7 +248,7 @@ instance="{layout.job_name}-${{SLURM_JOB_ID}}"
 NODE_ADDR=$(ip -o route get "$NODE0_ADDR" | awk '{{for (i = 1; i < NF; i++) if ($i == "src") {{print $(i + 1); exit}}}}')
 NODE_IFNAME=$(ip -o -4 addr show | awk -v a="$NODE_ADDR" '{{split($4, p, "/"); if (p[1] == a) {{print $2; exit}}}}')
 if [ -z "$NODE_ADDR" ] || [ -z "$NODE_IFNAME" ]; then
-  echo "node $SLURM_NODEID: no route to node 0 at $NODE0_ADDR" >&2
+  echo "node $node_rank: no route to node 0 at $NODE0_ADDR" >&2
   exit 1
 fi
 export NODE_ADDR NODE_IFNAME
@@ -252,14 +267,14 @@ apptainer instance start --no-home --writable-tmpfs \\
 {bind_args} \\
   "$sif" "$instance"
 
-if [ "$SLURM_NODEID" -eq 0 ]; then
+if [ "$node_rank" -eq 0 ]; then
 {_env_lines(head)}
   argv=(
 {_argv_lines(head.argv, "    ")}
   )
 {worker_block}
 
-echo "node $SLURM_NODEID ($NODE_ADDR on $NODE_IFNAME): starting ${{argv[0]}} in instance $instance"
+echo "node $node_rank ($SLURMD_NODENAME, $NODE_ADDR on $NODE_IFNAME): starting ${{argv[0]}} in instance $instance"
 apptainer exec "instance://$instance" "${{argv[@]}}" &
 child=$!
 wait "$child"
@@ -431,7 +446,7 @@ health() {{
 models() {{
   local out
   out=$(call "$base/v1/models")
-  if ! printf '%s' "$out" | grep -Eq {shlex.quote('"id" *: *' + _json_str(model))}; then
+  if ! printf '%s' "$out" | grep -E {shlex.quote('"id" *: *' + _json_str(model))} >/dev/null; then
     echo "models: {model} not served: $out" >&2
     return 1
   fi
@@ -442,7 +457,7 @@ chat() {{
   local out
   out=$(call -H 'Content-Type: application/json' "$base/v1/chat/completions" \\
     -d {shlex.quote(body)})
-  if ! printf '%s' "$out" | grep -q '"choices"'; then
+  if ! printf '%s' "$out" | grep '"choices"' >/dev/null; then
     echo "chat: no completion: $out" >&2
     return 1
   fi

@@ -52,7 +52,7 @@ def prepare(services, base: Path, model_ok: bool = True, **runtime):
         checkSh=files["check.sh"], launchFingerprint=fingerprint(spec.to_dict()),
         devicesPerNode=p.devices_per_node, port=spec.port,
         servedModelName=spec.served_model_name, apiKey=API_KEY if spec.secret_env else "",
-        publicHost="127.0.0.1", publicInnerIp="10.77.0.10",
+        headHost="kk3n0", publicHost="127.0.0.1", publicInnerIp="10.77.0.10",
         startupTimeoutS=90, pollIntervalS=1, cancelTimeoutS=60)
     return props
 
@@ -166,3 +166,23 @@ def test_check_script_rejects_nothing_openai(services, workspace):
     assert '"extra"' not in props["checkSh"]
     body = json.loads(props["checkSh"].split("-d '", 1)[1].split("'", 1)[0])
     assert set(body) <= {"model", "messages", "max_tokens", "temperature"}
+
+
+def test_head_runs_on_the_named_host_with_ranks_in_order(services, workspace):
+    """The head goes where headHost says (on E-HPC: the master, whose name sorts last)."""
+    prov = SlurmServiceProvider()
+    props = {**prepare(services, workspace), "headHost": "kk3n2"}
+    out = prov.create(props).outs
+    try:
+        assert out["node0Addr"] == "10.77.0.12"
+        assert out["endpoint"] == "http://10.77.0.12:11025/v1"  # not the public host: internal
+        logs = Path(props["workDir"], "logs")
+        text = "".join(f.read_text() for f in logs.glob(f"node_{out['jobId']}.*.out"))
+        assert "node 0 (kk3n2, 10.77.0.12" in text
+        assert "node 1 (kk3n0," in text and "node 3 (kk3n3," in text
+        head_log = next(f for f in logs.glob(f"node_{out['jobId']}.*.out")
+                        if "node 0 (kk3n2" in f.read_text()).read_text()
+        assert "DP rank 1 joined from kk3n0" in head_log
+    finally:
+        prov.delete("x", out)
+    no_leftovers(services)

@@ -126,6 +126,8 @@ def test_node0_address_from_first_host_not_hostname_i(default_files):
     assert 'scontrol show hostnames "$SLURM_JOB_NODELIST"' in srun
     assert "NodeAddr" in srun and "getent ahostsv4" in srun
     assert "export NODE0_ADDR=" in srun
+    # the head may be pinned to a host (the master, which has the public address)
+    assert 'KK3_HEAD_HOST' in srun and "export NODE_ORDER" in srun
 
 
 def test_nic_derived_from_route_not_hard_coded(default_files):
@@ -142,10 +144,11 @@ def test_head_and_worker_roles(default_files):
     node = default_files["node.sh"]
     head, worker = node.split("\nelse\n", 1)
     assert "--data-parallel-start-rank" not in head and "--headless" not in head
-    assert '--data-parallel-start-rank "${SLURM_NODEID}"' in worker and "--headless" in worker
+    assert '--data-parallel-start-rank "${node_rank}"' in worker and "--headless" in worker
     assert head.count('--data-parallel-address "${NODE0_ADDR}"') == 1
     assert "VLLM_ENGINE_READY_TIMEOUT_S" in head and "VLLM_ENGINE_READY_TIMEOUT_S" not in worker
-    assert "${NODE_RANK}" not in node  # mapped to $SLURM_NODEID
+    assert "${NODE_RANK}" not in node  # mapped to $node_rank (not exported: torch reads NODE_RANK)
+    assert "export NODE_RANK" not in node and 'node_rank=$(' in node
 
 
 def test_check_sh_is_openai_only(default_files):
@@ -191,5 +194,5 @@ def test_shell_word_runs_through_bash():
     arg = "--x=${NODE0_ADDR}:'q' $HOME ${NODE_RANK}"
     word = shell_word(arg)
     out = subprocess.run(["bash", "-c", f"printf '%s' {word}"], capture_output=True, text=True,
-                         env={"NODE0_ADDR": "10.0.0.1", "SLURM_NODEID": "3", "HOME": "/h"}).stdout
+                         env={"NODE0_ADDR": "10.0.0.1", "node_rank": "3", "HOME": "/h"}).stdout
     assert out == "--x=10.0.0.1:'q' $HOME 3"

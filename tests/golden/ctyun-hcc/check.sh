@@ -25,7 +25,7 @@ health() {
 models() {
   local out
   out=$(call "$base/v1/models")
-  if ! printf '%s' "$out" | grep -Eq '"id" *: *"Kimi-K3"'; then
+  if ! printf '%s' "$out" | grep -E '"id" *: *"Kimi-K3"' >/dev/null; then
     echo "models: Kimi-K3 not served: $out" >&2
     return 1
   fi
@@ -36,7 +36,7 @@ chat() {
   local out
   out=$(call -H 'Content-Type: application/json' "$base/v1/chat/completions" \
     -d '{"model":"Kimi-K3","messages":[{"role":"user","content":"Reply with one word: ready"}],"max_tokens":16,"temperature":0}')
-  if ! printf '%s' "$out" | grep -q '"choices"'; then
+  if ! printf '%s' "$out" | grep '"choices"' >/dev/null; then
     echo "chat: no completion: $out" >&2
     return 1
   fi

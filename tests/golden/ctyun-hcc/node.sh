@@ -4,8 +4,14 @@
 set -euo pipefail
 export LC_CTYPE=C.UTF-8
 
-: "${SLURM_JOB_ID:?run me through srun.sh}" "${SLURM_NODEID:?run me through srun.sh}"
-: "${NODE0_ADDR:?srun.sh exports NODE0_ADDR}"
+: "${SLURM_JOB_ID:?run me through srun.sh}" "${SLURMD_NODENAME:?run me through srun.sh}"
+: "${NODE0_ADDR:?srun.sh exports NODE0_ADDR}" "${NODE_ORDER:?srun.sh exports NODE_ORDER}"
+# this node's vLLM rank: its place in NODE_ORDER (head first)
+node_rank=$(tr ' ' '\n' <<<"$NODE_ORDER" | awk -v h="$SLURMD_NODENAME" '$1 == h {print NR - 1}')
+if [ -z "$node_rank" ]; then
+  echo "$SLURMD_NODENAME is not in NODE_ORDER ($NODE_ORDER)" >&2
+  exit 1
+fi
 sif=/mnt/nvme0n1/apptainer/vllm-ascend_kimi-k3-a3.sif
 instance="kimi-k3-${SLURM_JOB_ID}"
 
@@ -13,7 +19,7 @@ instance="kimi-k3-${SLURM_JOB_ID}"
 NODE_ADDR=$(ip -o route get "$NODE0_ADDR" | awk '{for (i = 1; i < NF; i++) if ($i == "src") {print $(i + 1); exit}}')
 NODE_IFNAME=$(ip -o -4 addr show | awk -v a="$NODE_ADDR" '{split($4, p, "/"); if (p[1] == a) {print $2; exit}}')
 if [ -z "$NODE_ADDR" ] || [ -z "$NODE_IFNAME" ]; then
-  echo "node $SLURM_NODEID: no route to node 0 at $NODE0_ADDR" >&2
+  echo "node $node_rank: no route to node 0 at $NODE0_ADDR" >&2
   exit 1
 fi
 export NODE_ADDR NODE_IFNAME
@@ -34,7 +40,7 @@ apptainer instance start --no-home --writable-tmpfs \
   --bind /mnt/nvme1n1/model/Kimi-K3-w4a8:/model \
   "$sif" "$instance"
 
-if [ "$SLURM_NODEID" -eq 0 ]; then
+if [ "$node_rank" -eq 0 ]; then
   export HCCL_IF_IP="${NODE_ADDR}"
   export GLOO_SOCKET_IFNAME="${NODE_IFNAME}"
   export TP_SOCKET_IFNAME="${NODE_IFNAME}"
@@ -95,7 +101,7 @@ else
     --data-parallel-size 4
     --data-parallel-size-local 1
     --headless
-    --data-parallel-start-rank "${SLURM_NODEID}"
+    --data-parallel-start-rank "${node_rank}"
     --data-parallel-address "${NODE0_ADDR}"
     --data-parallel-rpc-port 13389
     --enable-prefix-caching
@@ -115,7 +121,7 @@ else
   )
 fi
 
-echo "node $SLURM_NODEID ($NODE_ADDR on $NODE_IFNAME): starting ${argv[0]} in instance $instance"
+echo "node $node_rank ($SLURMD_NODENAME, $NODE_ADDR on $NODE_IFNAME): starting ${argv[0]} in instance $instance"
 apptainer exec "instance://$instance" "${argv[@]}" &
 child=$!
 wait "$child"

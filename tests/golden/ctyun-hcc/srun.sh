@@ -13,8 +13,17 @@
 set -euo pipefail
 export LC_CTYPE=C.UTF-8
 
-# node 0 is the first host of the allocation; take its Slurm NodeAddr, resolve it if it is a name
-node0_host=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | awk 'NR == 1')
+# node 0 (the vLLM head) is $KK3_HEAD_HOST when it is part of the allocation (the master,
+# which holds the public address), else the first host; the others follow in allocation order
+hosts=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
+node0_host=$(printf '%s\n' "$hosts" | awk 'NR == 1')
+if [ -n "${KK3_HEAD_HOST:-}" ] && printf '%s\n' "$hosts" | grep -x "$KK3_HEAD_HOST" >/dev/null; then
+  node0_host=$KK3_HEAD_HOST
+fi
+NODE_ORDER=$({ echo "$node0_host"; printf '%s\n' "$hosts" | grep -vx "$node0_host" || true; } | tr '\n' ' ')
+export NODE_ORDER
+
+# node 0's address: its Slurm NodeAddr, resolved if it is a name
 node0_addr=$(scontrol show node "$node0_host" | tr ' ' '\n' | awk -F= '$1 == "NodeAddr" {print $2}')
 case "$node0_addr" in
   *[!0-9.]* | "") node0_addr=$(getent ahostsv4 "${node0_addr:-$node0_host}" | awk 'NR == 1 {print $1}') ;;
@@ -27,7 +36,7 @@ esac
 export NODE0_ADDR="$node0_addr"
 
 echo "endpoint: http://$NODE0_ADDR:11025/v1 served model: Kimi-K3"
-echo "nodes: $SLURM_JOB_NODELIST"
+echo "nodes: $SLURM_JOB_NODELIST (vLLM ranks in order: $NODE_ORDER)"
 
 srun --ntasks-per-node=1 --kill-on-bad-exit=1 \
   --output=/home/kimi-k3/logs/node_%j.%t.out \
