@@ -124,7 +124,9 @@ class HccSecurityGroupProvider(ResourceProvider):
     def _sync_rules(api: Ehpc, gid: str, desc: Dict[str, Any], wanted: List[Dict[str, Any]],
                     ours: List[str], created: bool, deadline: float) -> List[str]:
         """Make our rules equal `wanted`; return the ids of the rules we own."""
-        present = {r["id"]: r for r in desc.get("securityGroupRuleList") or []}
+        # egress rules (a new group comes with an allow-all one) are neither ours nor touched
+        present = {r["id"]: r for r in desc.get("securityGroupRuleList") or []
+                   if str(r.get("direction", "ingress")).lower() == "ingress"}
         # in a group we created every rule is ours (covers a create interrupted mid-way)
         owned = {rid: present[rid] for rid in present if created or rid in ours}
         want = {rule_key(r): r for r in wanted}

@@ -195,8 +195,15 @@ def test_security_group_created_with_only_given_rules_and_deleted(emu):
     assert sgp.check({}, props).failures == []
     r = sgp.create(props)
     desc = make_api(props).describe_security_group(r.id)
-    assert sorted((x["range"], x["destCidrIp"]) for x in desc["securityGroupRuleList"]) == [
+    ingress = [x for x in desc["securityGroupRuleList"] if x["direction"] == "ingress"]
+    assert sorted((x["range"], x["destCidrIp"]) for x in ingress) == [
         ("11025", "203.0.113.0/24"), ("22", "203.0.113.0/24")]
+    # the default egress rule of a new group is left alone, also by a re-run (resume)
+    again = sgp.create(props)
+    assert again.id == r.id and sorted(again.outs["ruleIDs"]) == sorted(r.outs["ruleIDs"])
+    egress = [x for x in make_api(props).describe_security_group(r.id)["securityGroupRuleList"]
+              if x["direction"] == "egress"]
+    assert len(egress) == 1
     # the cluster uses it; destroy order is cluster first, then the group
     c = P.create(cluster_inputs(securityGroupName=r.outs["securityGroupName"]))
     updated = sgp.update(r.id, r.outs, {**props, "rules": props["rules"][:1]}).outs

@@ -441,7 +441,11 @@ class State:
         if not name or any(g["name"] == name for g in self.sgs.values()):
             raise Refusal("VPC.SecurityGroup.NameExists", f"security group {name!r} exists")
         sid = f"sg-{uuid.uuid4().hex[:12]}"
-        self.sgs[sid] = {"id": sid, "name": name, "vpcID": d["vpcID"], "rules": []}
+        # like CTyun, a new group allows all outbound traffic
+        self.sgs[sid] = {"id": sid, "name": name, "vpcID": d["vpcID"], "rules": [
+            {"id": f"sgr-{uuid.uuid4().hex[:12]}", "direction": "egress", "action": "accept",
+             "protocol": "ANY", "range": "1-65535", "destCidrIp": "0.0.0.0/0",
+             "ethertype": "IPv4", "priority": 100}]}
         return {"securityGroupID": sid}
 
     def _sg(self, d):
