@@ -25,16 +25,18 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 need=()
-for tool in sshd munged slurmctld slurmd sbatch ip nsenter unshare mknod; do
+for tool in sshd munged slurmctld slurmd sbatch ip nsenter unshare mknod curl mkfs.xfs mkfs.ext4 \
+    losetup wipefs findmnt lsblk; do
   command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
 done
 if [ "${#need[@]}" -gt 0 ]; then
-  echo "installing openssh-server slurm-wlm munge (missing: ${need[*]})"
+  echo "installing openssh-server slurm-wlm munge and tools (missing: ${need[*]})"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq openssh-server slurm-wlm munge iproute2 util-linux xfsprogs >/dev/null
+  apt-get install -y -qq openssh-server slurm-wlm munge iproute2 util-linux mount xfsprogs \
+    e2fsprogs curl >/dev/null
 fi
-for tool in sshd munged slurmctld slurmd sbatch; do
+for tool in sshd munged slurmctld slurmd sbatch curl mkfs.xfs; do
   command -v "$tool" >/dev/null 2>&1 || { echo "FATAL: $tool still missing after apt-get" >&2; exit 1; }
 done
 
