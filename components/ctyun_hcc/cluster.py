@@ -113,18 +113,23 @@ class CtyunHccCluster(pulumi.ComponentResource):
                 "pollIntervalS": min(config.poll_interval_s, 10),
             }, child)
             vpc_id, subnet_id = net.vpcID, net.subnetID
+        group_name = f"{config.cluster_name}-sg"
         sg = HccSecurityGroup(f"{name}-sg", {
             "regionID": config.region_id or "", "vpcID": vpc_id,
             "securityGroup": config.security_group,
-            "groupName": f"{config.cluster_name}-sg", "rules": ingress_rules(shared),
+            "groupName": group_name, "rules": ingress_rules(shared),
             "endpoint": endpoint, "timeoutS": min(config.delete_timeout_s, 1800),
             "pollIntervalS": min(config.poll_interval_s, 10),
         }, child)
+        # a group we create has a name known now: the cluster never sees it as unknown in a
+        # preview in which only the group's rules change (that would show a replacement)
+        created_group = config.security_group == "create"
+        sg_name: Any = group_name if created_group else sg.securityGroupName
         cluster = HccCluster(f"{name}-cluster", {
             "regionID": config.region_id or "", "azName": config.az_name or "",
             "clusterName": config.cluster_name, "clusterType": config.cluster_type,
             "vpcID": vpc_id, "subnetID": subnet_id,
-            "securityGroupName": sg.securityGroupName, "onDemand": config.on_demand,
+            "securityGroupName": sg_name, "onDemand": config.on_demand,
             "publicIP": config.public_ip, "storageType": config.storage_type,
             "storageSizeGB": config.storage_size_gb, "storageName": config.storage_name,
             "specification": config.specification or "", "image": config.image or "",
@@ -132,7 +137,7 @@ class CtyunHccCluster(pulumi.ComponentResource):
             "rootPassword": root_password, "endpoint": endpoint,
             "createTimeoutS": config.create_timeout_s, "updateTimeoutS": config.update_timeout_s,
             "deleteTimeoutS": config.delete_timeout_s, "pollIntervalS": config.poll_interval_s,
-        }, child)
+        }, pulumi.ResourceOptions(parent=self, depends_on=[sg]))
         self.cluster_id = cluster.clusterUUID
         self.master_public_ip = cluster.masterPublicIP
         self.master_inner_ip = cluster.masterInnerIP

@@ -7,7 +7,8 @@ Type token `pulumi-python:dynamic/ctyun:HccCluster`. What the engine sees:
   through untouched;
 - `diff`: the node count (`computeNodeCount`) changes in place; everything that E-HPC cannot
   change on a live cluster replaces it, deleting first (cluster names are unique); the root
-  password cannot be changed through the API, so changing it changes nothing (documented);
+  password cannot be changed through the API, so changing it changes nothing (documented), and
+  deadlines/endpoint alone cause no update (see IGNORED_KEYS);
 - `create` is idempotent and resumable: a cluster with the same name left by an interrupted run
   is adopted and awaited instead of ordered twice (refused if it was made with other settings);
   the order carries a clientToken, so a lost answer is retried safely; a failed order is cleaned
@@ -56,11 +57,14 @@ REQUIRED = ("regionID", "azName", "clusterName", "clusterType", "vpcID", "subnet
 REPLACE_KEYS = ("regionID", "azName", "clusterName", "clusterType", "vpcID", "subnetID",
                 "securityGroupName", "onDemand", "publicIP", "storageType", "storageSizeGB",
                 "storageName", "specification", "image", "queueName")
-#: changed in place (node count) or only used by the provider itself
-IN_PLACE_KEYS = ("computeNodeCount", "endpoint", "createTimeoutS", "updateTimeoutS",
-                 "deleteTimeoutS", "pollIntervalS")
-#: no API changes it: a new value is ignored (the output keeps the one the cluster has)
-IGNORED_KEYS = ("rootPassword",)
+#: changed in place
+IN_PLACE_KEYS = ("computeNodeCount",)
+#: not diffed: no API changes the password (the output keeps the one the cluster has); the
+#: others only steer the provider, and an update step just for them would make every output
+#: unknown in preview (dynamic providers cannot preview), cascading into the bootstrap steps.
+#: New values are recorded with the next real change.
+IGNORED_KEYS = ("rootPassword", "endpoint", "createTimeoutS", "updateTimeoutS",
+                "deleteTimeoutS", "pollIntervalS")
 #: the stack config behind an input a user must set
 CONFIG_HINT = {
     "regionID": "pulumi config set ctyun:regionId <region id>",

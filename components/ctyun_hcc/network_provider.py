@@ -70,10 +70,10 @@ class HccNetworkProvider(ResourceProvider):
 
     def diff(self, id_, olds, news) -> DiffResult:
         o, n = _inputs(strip(olds)), _inputs(strip(news))
-        changed = [k for k in INPUT_DEFAULTS if is_unknown(n[k]) or o[k] != n[k]]
-        structural = [k for k in changed if k not in ("endpoint", "timeoutS", "pollIntervalS")]
-        return DiffResult(changes=bool(changed), replaces=structural,
-                          delete_before_replace=True)
+        # endpoint/timeouts only steer the provider: no update step (there is no in-place update)
+        changed = [k for k in INPUT_DEFAULTS if k not in ("endpoint", "timeoutS", "pollIntervalS")
+                   and (is_unknown(n[k]) or o[k] != n[k])]
+        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=True)
 
     def create(self, props) -> CreateResult:
         p = _inputs(strip(props))

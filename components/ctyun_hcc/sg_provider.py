@@ -83,7 +83,10 @@ class HccSecurityGroupProvider(ResourceProvider):
 
     def diff(self, id_, olds, news) -> DiffResult:
         o, n = _inputs(strip(olds)), _inputs(strip(news))
-        changed = [k for k in INPUT_DEFAULTS if is_unknown(n[k]) or o[k] != n[k]]
+        # endpoint/timeouts only steer the provider: no update step (it would make the outputs
+        # unknown in preview); recorded with the next real change
+        changed = [k for k in INPUT_DEFAULTS if k not in ("endpoint", "timeoutS", "pollIntervalS")
+                   and (is_unknown(n[k]) or o[k] != n[k])]
         return DiffResult(changes=bool(changed), replaces=[k for k in changed
                                                            if k in REPLACE_KEYS],
                           delete_before_replace=False)

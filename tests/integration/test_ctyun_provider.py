@@ -182,6 +182,8 @@ def test_diff_rules():
     d = P.diff("hpc-1", old, cluster_inputs(storageSizeGB=1000, subnetID="subnet-2"))
     assert sorted(d.replaces) == ["storageSizeGB", "subnetID"] and d.delete_before_replace
     assert not P.diff("hpc-1", old, cluster_inputs(rootPassword="Other-Passw0rd!")).changes
+    assert not P.diff("hpc-1", old, cluster_inputs(deleteTimeoutS=9000, pollIntervalS=5,
+                                                   endpoint="http://x:1")).changes
     d = P.diff("hpc-1", old, cluster_inputs(securityGroupName=UNKNOWN))
     assert d.replaces == ["securityGroupName"]
 
