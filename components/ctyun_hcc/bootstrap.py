@@ -116,11 +116,12 @@ class NvmeMountProvider(SshStepProvider):
         runner.upload(f"{wd}/mount_nvme.sh", p["script"], 0o755)
         nodes: List[str] = list(p["nodes"]) or partition_nodes(runner, p["partition"])
         env = f"FSTAB={_q(p['fstab'])} " if p.get("fstab") else ""
-        # one node at a time: a node's failure stops the rest and is reported with its output
+        # one node at a time: a node's failure stops the rest and is reported with its output;
+        # --immediate: if the nodes are busy (a serving job holds them) fail in 2 min, not hang
         outs = []
         for node in nodes:
             res = runner.run(
-                f"{env}srun -p {_q(p['partition'])} -N 1 -n 1 -w {_q(node)} --time=30 "
+                f"{env}srun -p {_q(p['partition'])} -N 1 -n 1 -w {_q(node)} --time=30 --immediate=120 "
                 f"{_q(wd + '/mount_nvme.sh')} 2>&1", timeout_s=float(p["timeoutS"]),
                 label=f"mount_nvme.sh on {node}")
             outs.append(f"{node}: " + res.stdout.strip().replace("\n", "; "))

@@ -165,7 +165,7 @@ def stop_instances(runner: SshRunner, partition: str, prefix: str, nodes: List[s
               f"case \"$i\" in {shlex.quote(prefix)}*) apptainer instance stop \"$i\" >/dev/null "
               f"&& echo \"$(hostname -s) stopped $i\";; esac; done")
     res = runner.run(
-        f"timeout {int(timeout_s)} srun -p {shlex.quote(partition)} -N {len(nodes)} "
+        f"timeout {int(timeout_s)} srun --immediate={int(timeout_s)} -p {shlex.quote(partition)} -N {len(nodes)} "
         f"-w {shlex.quote(node_list)} --ntasks-per-node=1 --time=5 bash -c {shlex.quote(script)}",
         check=False, timeout_s=timeout_s + 30, label="stop leftover apptainer instances")
     if res.code != 0:
