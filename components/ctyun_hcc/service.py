@@ -42,14 +42,14 @@ log = logging.getLogger("kimi_k3.ctyun.service")
 STEP_INPUTS: Dict[str, Any] = {
     "workDir": "/home/kimi-k3", "jobName": "kimi-k3", "partition": "batch",
     "srunSh": "", "nodeSh": "", "checkSh": "", "launchFingerprint": "",
-    "devicesPerNode": 16, "port": 11025, "servedModelName": "Kimi-K3", "apiKey": "",
+    "devicesPerNode": 16, "port": 11025, "servedModelName": "Kimi-K3", "apiKey": "", "hfToken": "",
     "headHost": "", "publicHost": "", "publicInnerIp": "", "startupTimeoutS": 7200, "pollIntervalS": 10,
     "cancelTimeoutS": 300,
 }
 #: what makes a different replica: a change means cancel, then submit
 REPLACE_KEYS = ("workDir", "jobName", "partition", "srunSh", "nodeSh", "checkSh",
                 "launchFingerprint", "devicesPerNode", "port", "servedModelName", "apiKey",
-                "headHost")
+                "hfToken", "headHost")
 
 
 def fingerprint(spec_dict: Dict[str, Any]) -> str:
@@ -63,7 +63,7 @@ class SlurmServiceProvider(SshStepProvider):
     DELETE_BEFORE_REPLACE = True
 
     def secret_values(self, p):
-        return [p.get("apiKey") or ""]
+        return [p.get("apiKey") or "", p.get("hfToken") or ""]
 
     def resource_id(self, p, outs):
         return f"{p['sshHost']}:{p['workDir']}:job-{outs['jobId']}"
@@ -78,8 +78,9 @@ class SlurmServiceProvider(SshStepProvider):
         runner.upload(f"{wd}/srun.sh", p["srunSh"], 0o755)
         runner.upload(f"{wd}/node.sh", p["nodeSh"], 0o755)
         runner.upload(f"{wd}/check.sh", p["checkSh"], 0o755)
-        if p.get("apiKey"):
-            runner.write_secret(f"{wd}/secrets/VLLM_API_KEY", p["apiKey"])
+        for env_name, key in (("VLLM_API_KEY", "apiKey"), ("HF_TOKEN", "hfToken")):
+            if p.get(key):  # node.sh reads these root-only files; the values go on stdin
+                runner.write_secret(f"{wd}/secrets/{env_name}", p[key])
         tag = f"kk3:{p['launchFingerprint']}"
         job_id = None
         for jid, state, comment in jobs_named(runner, name):
@@ -160,8 +161,12 @@ class SlurmServiceProvider(SshStepProvider):
     def read(self, id_, props):
         p = self.inputs(props)
 
+        job_id = str(props.get("jobId") or "")
+        if not job_id.isdigit():
+            return pulumi.dynamic.ReadResult(None, {})
+
         def observe(runner, p):
-            return job(runner, str(props.get("jobId", "")))
+            return job(runner, job_id)
 
         info = self._run(observe, p)
         if info.state not in ACTIVE:
@@ -198,5 +203,5 @@ class SlurmService(pulumi.dynamic.Resource, module="ctyun", name="SlurmService")
                  "endpoint": None, "jobId": None, "nodes": None, "node0Addr": None,
                  "gresName": None, "readySeconds": None}
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            additional_secret_outputs=SECRET_OUTPUTS + ["apiKey"]))
+            additional_secret_outputs=SECRET_OUTPUTS + ["apiKey", "hfToken"]))
         super().__init__(SlurmServiceProvider(), resource_name, props, opts)

@@ -182,12 +182,13 @@ class CtyunHccTarget(InferenceTarget):
             "contentKey": pulumi.Output.all(weights.bytes, sif.bytes).apply(
                 lambda b: f"weights:{b[0]} sif:{b[1]}")}, opts(weights, sif))
         api_key = self.secrets.api_key if (self.shared.has_api_key and self.secrets) else ""
+        hf_token = self.secrets.hf_token if (self.shared.has_hf_token and self.secrets) else ""
         service = SlurmService(f"{name}-service", {
             **ssh, "workDir": cfg.work_dir, "jobName": layout.job_name,
             "partition": hcc.queue_name, "srunSh": files["srun.sh"], "nodeSh": files["node.sh"],
             "checkSh": files["check.sh"], "launchFingerprint": fingerprint(spec.to_dict()),
             "devicesPerNode": plan.devices_per_node, "port": spec.port,
-            "servedModelName": spec.served_model_name, "apiKey": api_key,
+            "servedModelName": spec.served_model_name, "apiKey": api_key, "hfToken": hf_token,
             "headHost": master_name if hcc.master_in_compute else "",
             "publicHost": cluster.master_public_ip, "publicInnerIp": cluster.master_inner_ip,
             "startupTimeoutS": spec.startup_timeout_s}, opts(bcast))

@@ -33,6 +33,7 @@ from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
 )
 
 API_KEY = "sk-kk3-test-8c1f0e2b"
+HF_TOKEN = "hf_kk3_test_5d7e"
 
 
 def prepare(services, base: Path, model_ok: bool = True, **runtime):
@@ -51,7 +52,9 @@ def prepare(services, base: Path, model_ok: bool = True, **runtime):
         partition="batch", srunSh=files["srun.sh"], nodeSh=files["node.sh"],
         checkSh=files["check.sh"], launchFingerprint=fingerprint(spec.to_dict()),
         devicesPerNode=p.devices_per_node, port=spec.port,
-        servedModelName=spec.served_model_name, apiKey=API_KEY if spec.secret_env else "",
+        servedModelName=spec.served_model_name,
+        apiKey=API_KEY if "VLLM_API_KEY" in spec.secret_env else "",
+        hfToken=HF_TOKEN if "HF_TOKEN" in spec.secret_env else "",
         headHost="kk3n0", publicHost="127.0.0.1", publicInnerIp="10.77.0.10",
         startupTimeoutS=90, pollIntervalS=1, cancelTimeoutS=60)
     return props
@@ -70,7 +73,7 @@ def test_provider_pickles_without_state():
 
 def test_create_ready_update_replace_delete(services, workspace):
     prov = SlurmServiceProvider()
-    props = prepare(services, workspace, api_key=True)
+    props = prepare(services, workspace, api_key=True, hf_token=True)
     trips0 = STATS["round_trips"]
     created = prov.create(props)
     out = created.outs
@@ -99,10 +102,13 @@ def test_create_ready_update_replace_delete(services, workspace):
     assert models["data"][0]["id"] == "Kimi-K3"
     # the secret is only in its root-only file, never in scripts or logs
     secret = Path(props["workDir"], "secrets", "VLLM_API_KEY")
+    token = Path(props["workDir"], "secrets", "HF_TOKEN")
     assert secret.read_text() == API_KEY and oct(secret.stat().st_mode & 0o777) == "0o600"
+    assert token.read_text() == HF_TOKEN and oct(token.stat().st_mode & 0o777) == "0o600"
     for f in Path(props["workDir"]).rglob("*"):
-        if f.is_file() and f != secret:
-            assert API_KEY not in f.read_text(errors="replace"), f
+        if f.is_file() and f not in (secret, token):
+            text = f.read_text(errors="replace")
+            assert API_KEY not in text and HF_TOKEN not in text, f
 
     # in-place update (only polling changed): the running job is adopted, not resubmitted
     news = {**props, "pollIntervalS": 2}
@@ -112,7 +118,8 @@ def test_create_ready_update_replace_delete(services, workspace):
     assert updated["jobId"] == job_id
 
     # a changed launch spec replaces the job: cancel first, then submit
-    p2 = prepare(services, workspace, api_key=True, served_model_name="Kimi-K3-v2")
+    p2 = prepare(services, workspace, api_key=True, hf_token=True,
+                 served_model_name="Kimi-K3-v2")
     d = prov.diff(created.id, updated, p2)
     assert d.replaces and d.delete_before_replace
     prov.delete(created.id, updated)
@@ -127,6 +134,7 @@ def test_create_ready_update_replace_delete(services, workspace):
     prov.delete("x", replaced)
     no_leftovers(services)
     assert prov.read("x", replaced).id is None
+    assert prov.read("x", {**replaced, "jobId": None}).id is None
     assert STATS["round_trips"] - trips0 > 0
 
 
