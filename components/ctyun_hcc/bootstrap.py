@@ -31,7 +31,6 @@ import pulumi
 import pulumi.dynamic
 
 from .slurm_jobs import JobFailed, log_tail, partition_nodes, submit, wait_done
-from .ssh import SshRunner
 from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider, poll
 
 log = logging.getLogger("kimi_k3.ctyun.bootstrap")

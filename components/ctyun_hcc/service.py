@@ -34,7 +34,7 @@ import pulumi.dynamic
 
 from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_name, job, jobs_named, log_tail, \
     partition_nodes, stop_instances, submit
-from .ssh import CommandFailed, SshRunner
+from .ssh import SshRunner
 from .ssh_resource import SECRET_OUTPUTS, STATS, SSH_INPUTS, SshStepProvider
 
 log = logging.getLogger("kimi_k3.ctyun.service")

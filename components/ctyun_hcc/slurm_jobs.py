@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import time
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 

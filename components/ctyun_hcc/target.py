@@ -27,8 +27,7 @@ from ..inference.catalog import MODELS
 from ..inference.errors import ConfigError
 from ..inference.launch import LaunchSpec
 from ..inference.planner import Plan
-from ..inference.render_slurm import SlurmLayout, render_all, render_bcast_sh, \
-    render_mount_nvme_sh
+from ..inference.render_slurm import SlurmLayout, render_all
 from ..inference.target import InferenceTarget, Served
 from ..settings import SharedSettings, reject_unknown
 

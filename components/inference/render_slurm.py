@@ -225,7 +225,7 @@ def render_node_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
   )
 fi"""
     else:
-        worker_block = f"""else
+        worker_block = """else
   echo "this spec runs on 1 node; node $node_rank has nothing to do" >&2
   exit 1
 fi"""

@@ -13,58 +13,21 @@ import dill
 import pytest
 import requests
 
-from components.ctyun_hcc.service import SlurmServiceProvider, fingerprint
+from components.ctyun_hcc.service import SlurmServiceProvider
 from components.ctyun_hcc.slurm_jobs import JobFailed
 from components.ctyun_hcc.ssh import HostKeyChanged
 from components.ctyun_hcc.ssh_resource import STATS
-from components.inference.render_slurm import render_all
 from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
-    default_plan_spec,
+    API_KEY,
+    HF_TOKEN,
     doubles_calls,
-    ensure_master_in_queue,
-    host_key,
     instances,
-    layout_for,
+    no_leftovers,
+    prepare,
     services,
-    sh,
     squeue_names,
-    ssh_props,
     workspace,
 )
-
-API_KEY = "sk-kk3-test-8c1f0e2b"
-HF_TOKEN = "hf_kk3_test_5d7e"
-
-
-def prepare(services, base: Path, model_ok: bool = True, **runtime):
-    """Weights and SIF in place (as the bootstrap leaves them) and the service inputs."""
-    ensure_master_in_queue(services)
-    p, spec = default_plan_spec(**runtime)
-    lay = layout_for(base)
-    Path(lay.model_dir).mkdir(parents=True, exist_ok=True)
-    if model_ok:
-        (Path(lay.model_dir) / "config.json").write_text("{}")
-    Path(lay.sif_dir).mkdir(parents=True, exist_ok=True)
-    (Path(lay.sif_dir) / lay.sif_file).write_bytes(b"SIF")
-    files = render_all(p, spec, lay)
-    props = ssh_props(
-        services, hostKey=host_key(services), workDir=lay.work_dir, jobName=lay.job_name,
-        partition="batch", srunSh=files["srun.sh"], nodeSh=files["node.sh"],
-        checkSh=files["check.sh"], launchFingerprint=fingerprint(spec.to_dict()),
-        devicesPerNode=p.devices_per_node, port=spec.port,
-        servedModelName=spec.served_model_name,
-        apiKey=API_KEY if "VLLM_API_KEY" in spec.secret_env else "",
-        hfToken=HF_TOKEN if "HF_TOKEN" in spec.secret_env else "",
-        headHost="kk3n0", publicHost="127.0.0.1", publicInnerIp="10.77.0.10",
-        startupTimeoutS=90, pollIntervalS=1, cancelTimeoutS=60)
-    return props
-
-
-def no_leftovers(services, job_name="kimi-k3"):
-    assert job_name not in squeue_names()
-    assert all(not names for names in instances(services).values()), instances(services)
-    assert sh("pgrep -f 'vllm serve'", check=False).stdout.strip() == ""
-
 
 def test_provider_pickles_without_state():
     blob = dill.dumps(SlurmServiceProvider())
