@@ -25,7 +25,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 need=()
-for tool in sshd munged slurmctld slurmd sbatch ip nsenter unshare mknod curl mkfs.xfs mkfs.ext4 \
+for tool in sshd munged slurmctld slurmd sbatch ip nsenter unshare mknod curl wget mkfs.xfs mkfs.ext4 \
     losetup wipefs findmnt lsblk; do
   command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
 done
@@ -34,7 +34,7 @@ if [ "${#need[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq openssh-server slurm-wlm munge iproute2 util-linux mount xfsprogs \
-    e2fsprogs curl >/dev/null
+    e2fsprogs curl wget >/dev/null
 fi
 for tool in sshd munged slurmctld slurmd sbatch curl mkfs.xfs; do
   command -v "$tool" >/dev/null 2>&1 || { echo "FATAL: $tool still missing after apt-get" >&2; exit 1; }

@@ -173,7 +173,9 @@ class ModelWeightsProvider(SshStepProvider):
             cmd = (f"mkdir -p {root} && cthpc model makecache && "
                    f"cthpc model install {_q(p['modelName'])} --dir {root}/")
         elif p["source"] == "modelscope":
-            cmd = (f"mkdir -p {d} && modelscope download --model {_q(p['repo'])} --local_dir {d}")
+            cmd = ("command -v modelscope >/dev/null || { echo 'modelscope CLI not found on the "
+                   "master: pip install modelscope, or use kimi-k3:modelSource=cthpc' >&2; exit 1; }; "
+                   f"mkdir -p {d} && modelscope download --model {_q(p['repo'])} --local_dir {d}")
         else:
             raise ValueError(f"source={p['source']!r}: use cthpc or modelscope")
         runner.run(cmd, timeout_s=float(p["installTimeoutS"]), label=f"{p['source']} install")
@@ -213,7 +215,11 @@ class SifImageProvider(SshStepProvider):
             cmd = (f"mkdir -p {sif_dir} && cthpc apptainer makecache && "
                    f"cthpc apptainer install {_q(p['name'])} --dir {sif_dir}/")
         elif p["source"] == "url":
-            cmd = f"mkdir -p {sif_dir} && wget -q -c -O {_q(self._file(p))} {_q(p['url'])}"
+            # download next to the target and rename once verified: a partial file never has
+            # the final name, and -c resumes it on the next run
+            part = _q(self._file(p) + ".part")
+            cmd = (f"mkdir -p {sif_dir} && wget -q -c -O {part} {_q(p['url'])} && "
+                   f"mv -f {part} {_q(self._file(p))}")
         else:
             raise ValueError(f"source={p['source']!r}: use cthpc or url")
         runner.run(cmd, timeout_s=float(p["installTimeoutS"]), label=f"{p['source']} SIF install")
