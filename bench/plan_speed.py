@@ -31,7 +31,8 @@ def time_plan(stack: str, extra, runs: int):
         with tempfile.TemporaryDirectory() as out:
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-m", "components", "plan", "--stack", stack, "--quiet",
-                            "--out", out, *extra], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+                            "--out", out, *extra], cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
             times.append(time.perf_counter() - t0)
     return times
 
