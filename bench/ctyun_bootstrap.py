@@ -89,6 +89,7 @@ def main() -> None:
                                       "checkSh": files["check.sh"],
                                       "launchFingerprint": fingerprint(spec.to_dict()),
                                       "apiKey": "sk-bench-0001", "pollIntervalS": POLL_S,
+                                      "nodeCount": spec.nodes, "headHost": "kk3n0",
                                       "startupTimeoutS": 120}),
         ]
         outs = []

@@ -188,14 +188,14 @@ for n in "${nodes[@]}"; do
   fi
 done
 
-# ---- wait until the four nodes are idle -------------------------------------------------------------
+# ---- wait until the four nodes are up (idle, or running a job left by an earlier run) ---------------
 for _ in $(seq 1 60); do
-  idle=$(sinfo -h -N -p all -t idle -o '%N' 2>/dev/null | sort -u | wc -l)
+  idle=$(sinfo -h -N -p all -t idle,alloc,mix -o '%N' 2>/dev/null | sort -u | wc -l)
   [ "$idle" -eq 4 ] && break
   sleep 1
 done
 if [ "$idle" -ne 4 ]; then
-  echo "FATAL: only $idle of 4 Slurm nodes became idle" >&2
+  echo "FATAL: only $idle of 4 Slurm nodes came up" >&2
   sinfo -N -l >&2 || true
   tail -n 20 "$dir/log/slurmctld.log" >&2 || true
   exit 1

@@ -2,7 +2,8 @@
 
 Type `pulumi-python:dynamic/ctyun:SlurmService`. Over SSH to the master:
 
-- create: runs the vLLM head on `headHost` (the master, which has the public address) when
+- create: checks the accelerators answer on every node (`npu-smi info`, input `preflight`),
+  runs the vLLM head on `headHost` (the master, which has the public address) when
   it is in the allocation, reads the partition's GRES name from the cluster (`gpu` or `npu`, never assumed),
   writes the rendered `srun.sh`/`node.sh`/`check.sh` and the API key file (root-only, value on
   stdin), adopts a running job with the same launch fingerprint (an interrupted `pulumi up`) or
@@ -32,8 +33,8 @@ from typing import Any, Dict, Optional
 import pulumi
 import pulumi.dynamic
 
-from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_name, job, jobs_named, log_tail, \
-    partition_nodes, stop_instances, submit
+from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_name, job, jobs_named, \
+    log_tail, partition_nodes, preflight, stop_instances, submit
 from .ssh import SshRunner
 from .ssh_resource import SECRET_OUTPUTS, STATS, SSH_INPUTS, SshStepProvider
 
@@ -43,7 +44,8 @@ STEP_INPUTS: Dict[str, Any] = {
     "workDir": "/home/kimi-k3", "jobName": "kimi-k3", "partition": "batch",
     "srunSh": "", "nodeSh": "", "checkSh": "", "launchFingerprint": "",
     "devicesPerNode": 16, "port": 11025, "servedModelName": "Kimi-K3", "apiKey": "", "hfToken": "",
-    "headHost": "", "publicHost": "", "publicInnerIp": "", "startupTimeoutS": 7200, "pollIntervalS": 10,
+    "headHost": "", "publicHost": "", "publicInnerIp": "", "preflight": "npu-smi info",
+    "nodeCount": 0, "startupTimeoutS": 7200, "pollIntervalS": 10,
     "cancelTimeoutS": 300,
 }
 #: what makes a different replica: a change means cancel, then submit
@@ -92,6 +94,9 @@ class SlurmServiceProvider(SshStepProvider):
                 cancel(runner, jid, time.monotonic() + float(p["cancelTimeoutS"]),
                        float(p["pollIntervalS"]))
         if job_id is None:
+            if p.get("preflight") and int(p.get("nodeCount") or 0) > 0:
+                # only before a new submission: an adopted job already holds the nodes
+                preflight(runner, p["partition"], int(p["nodeCount"]), p["preflight"])
             args = ["--comment", tag]
             if gres:
                 args.append(f"--gres={gres}:{int(p['devicesPerNode'])}")

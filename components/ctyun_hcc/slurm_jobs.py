@@ -170,3 +170,22 @@ def stop_instances(runner: SshRunner, partition: str, prefix: str, nodes: List[s
     if res.code != 0:
         raise CommandFailed("stop leftover apptainer instances", res.code, res.stdout, res.stderr)
     return res.stdout.strip()
+
+
+def preflight(runner: SshRunner, partition: str, nodes: int, command: str,
+              timeout_s: int = 300) -> List[str]:
+    """Run `command` (e.g. `npu-smi info`: is the accelerator driver up?) once on `nodes` nodes
+    of the partition; returns the hosts that passed, raises JobFailed naming the ones that did
+    not, with their output."""
+    script = (f"if out=$({command} 2>&1); then echo \"$(hostname -s) ok\"; "
+              f"else echo \"$(hostname -s) FAILED: $(printf '%s' \"$out\" | tail -n 3 | tr '\\n' ' ')\"; fi")
+    res = runner.run(
+        f"timeout {int(timeout_s)} srun --immediate={int(timeout_s)} -p {shlex.quote(partition)} "
+        f"-N {int(nodes)} --ntasks-per-node=1 --time=5 bash -c {shlex.quote(script)}",
+        check=False, timeout_s=timeout_s + 30, label=f"preflight `{command}`")
+    lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
+    bad = [ln for ln in lines if " FAILED: " in ln]
+    if res.code != 0 or bad or len(lines) != nodes:
+        raise JobFailed(f"preflight `{command}` failed before submitting the service: "
+                        + ("; ".join(bad) or (res.stderr.strip() or res.stdout.strip())[-500:]))
+    return sorted(ln.split()[0] for ln in lines)

@@ -186,7 +186,7 @@ class CtyunHccTarget(InferenceTarget):
             **ssh, "workDir": cfg.work_dir, "jobName": layout.job_name,
             "partition": hcc.queue_name, "srunSh": files["srun.sh"], "nodeSh": files["node.sh"],
             "checkSh": files["check.sh"], "launchFingerprint": fingerprint(spec.to_dict()),
-            "devicesPerNode": plan.devices_per_node, "port": spec.port,
+            "devicesPerNode": plan.devices_per_node, "nodeCount": spec.nodes, "port": spec.port,
             "servedModelName": spec.served_model_name, "apiKey": api_key, "hfToken": hf_token,
             "headHost": master_name if hcc.master_in_compute else "",
             "publicHost": cluster.master_public_ip, "publicInnerIp": cluster.master_inner_ip,

@@ -163,7 +163,7 @@ def prepare(services, base: Path, model_ok: bool = True, **runtime):
         services, hostKey=host_key(services), workDir=lay.work_dir, jobName=lay.job_name,
         partition="batch", srunSh=files["srun.sh"], nodeSh=files["node.sh"],
         checkSh=files["check.sh"], launchFingerprint=fingerprint(spec.to_dict()),
-        devicesPerNode=p.devices_per_node, port=spec.port,
+        devicesPerNode=p.devices_per_node, nodeCount=spec.nodes, port=spec.port,
         servedModelName=spec.served_model_name,
         apiKey=API_KEY if "VLLM_API_KEY" in spec.secret_env else "",
         hfToken=HF_TOKEN if "HF_TOKEN" in spec.secret_env else "",

@@ -157,3 +157,16 @@ def test_head_runs_on_the_named_host_with_ranks_in_order(services, workspace):
     finally:
         prov.delete("x", out)
     no_leftovers(services)
+
+
+def test_preflight_stops_before_submitting_when_a_driver_is_down(services, workspace):
+    from tests.integration.slurm_env import clear_faults, inject_fault
+    clear_faults(services)
+    props = prepare(services, workspace)
+    before = len(doubles_calls(services, "npu-smi"))
+    inject_fault(services, "npu-smi")
+    with pytest.raises(JobFailed, match="dcmi module initialize failed"):
+        SlurmServiceProvider().create(props)
+    assert "kimi-k3" not in squeue_names()
+    calls = doubles_calls(services, "npu-smi")[before:]
+    assert sorted({c["host"] for c in calls}) == ["kk3n0", "kk3n1", "kk3n2", "kk3n3"]
