@@ -97,3 +97,11 @@ def test_bad_input_exits_2_with_one_line(args, fragment, tmp_path):
     assert len(lines) == 1 and fragment in lines[0], res.stderr
     assert "Traceback" not in res.stderr
     assert not (tmp_path / "plan.json").exists()
+
+
+def test_a_failed_run_does_not_break_the_next_one_in_the_same_process():
+    import pulumi
+    with pytest.raises(pulumi.RunError, match="kimi-k3:nodes=1"):
+        run_program("ctyun-hcc", {"kimi-k3:nodes": "1"})
+    run = run_program("aws-eks")
+    assert run.outputs["servedModelName"] == "Kimi-K3"
