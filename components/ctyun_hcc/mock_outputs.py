@@ -39,8 +39,17 @@ def hcc_cluster(inputs: Mapping[str, Any]) -> Dict[str, Any]:
             "clusterStatus": "available", "resolved": {}, "computeNodeCount": count}
 
 
+def slurm_service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    """The job the service would run: endpoint on the master's public address (node 0)."""
+    host = inputs.get("publicHost") or "198.51.100.10"
+    count = int(inputs.get("nodeCount") or 1)
+    return {"jobId": "mock", "nodes": [f"node{i}" for i in range(count)],
+            "endpoint": f"http://{host}:{int(inputs.get('port') or 8000)}/v1"}
+
+
 MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "pulumi-python:dynamic/ctyun:HccNetwork": hcc_network,
     "pulumi-python:dynamic/ctyun:HccSecurityGroup": hcc_security_group,
     "pulumi-python:dynamic/ctyun:HccCluster": hcc_cluster,
+    "pulumi-python:dynamic/ctyun:SlurmService": slurm_service,
 }

@@ -37,6 +37,8 @@ def test_ctyun_program_plans_the_seed_layout(ctyun):
     assert ctyun.inference.plan.parallelism.data_parallel == 4
     assert spec.port == 11025 and "--max-model-len" in spec.head.argv
     assert {"srun.sh", "node.sh"} <= {Path(p).name for p in ctyun.inference.artifacts}
+    assert ctyun.outputs["endpoint"].endswith(":11025/v1")
+    assert ctyun.outputs["curl"].startswith("curl -sS " + ctyun.outputs["endpoint"])
 
 
 def test_aws_program_renders_manifests(aws):
