@@ -20,7 +20,8 @@ from pulumi.dynamic import (CheckFailure, CheckResult, ConfigureRequest, CreateR
 
 from .client import ApiError, TransportError
 from .ehpc import DeadlineExceeded, new_client_token
-from .provider_runtime import deadline_in, is_unknown, make_api, remember_config, strip
+from .provider_runtime import (changed_inputs, deadline_in, is_unknown, make_api, remember_config,
+                               strip, with_defaults)
 
 INPUT_DEFAULTS: Dict[str, Any] = {
     "regionID": None, "vpc": "create", "subnet": "create", "vpcName": None,
@@ -54,7 +55,7 @@ def check_inputs(n: Dict[str, Any]) -> List[CheckFailure]:
 
 
 def _inputs(props: Dict[str, Any]) -> Dict[str, Any]:
-    return {k: props.get(k) if props.get(k) is not None else d for k, d in INPUT_DEFAULTS.items()}
+    return with_defaults(props, INPUT_DEFAULTS)
 
 
 class HccNetworkProvider(ResourceProvider):
@@ -71,8 +72,7 @@ class HccNetworkProvider(ResourceProvider):
     def diff(self, id_, olds, news) -> DiffResult:
         o, n = _inputs(strip(olds)), _inputs(strip(news))
         # endpoint/timeouts only steer the provider: no update step (there is no in-place update)
-        changed = [k for k in INPUT_DEFAULTS if k not in ("endpoint", "timeoutS", "pollIntervalS")
-                   and (is_unknown(n[k]) or o[k] != n[k])]
+        changed = changed_inputs(o, n, INPUT_DEFAULTS)
         return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=True)
 
     def create(self, props) -> CreateResult:

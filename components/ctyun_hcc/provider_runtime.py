@@ -53,3 +53,19 @@ def make_api(props: Mapping[str, Any]) -> Ehpc:
 
 def deadline_in(seconds: Any) -> float:
     return time.monotonic() + float(seconds)
+
+
+#: inputs that only steer a provider (where to call, how long to wait): changing them alone is
+#: no update, which would otherwise turn every output unknown in preview
+STEERING_KEYS = frozenset({"endpoint", "timeoutS", "pollIntervalS"})
+
+
+def with_defaults(props: Mapping[str, Any], defaults: Mapping[str, Any]) -> Dict[str, Any]:
+    """`props` limited to the keys of `defaults`, missing or None ones filled from it."""
+    return {k: props.get(k) if props.get(k) is not None else d for k, d in defaults.items()}
+
+
+def changed_inputs(olds: Dict[str, Any], news: Dict[str, Any], keys) -> list:
+    """Keys (other than steering ones) whose new value differs or is not known yet."""
+    return [k for k in keys if k not in STEERING_KEYS and (is_unknown(news[k]) or olds[k] != news[k])]
+

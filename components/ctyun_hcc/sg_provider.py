@@ -20,7 +20,8 @@ from pulumi.dynamic import (CheckFailure, CheckResult, ConfigureRequest, CreateR
 
 from .client import ApiError, TransportError
 from .ehpc import DeadlineExceeded, Ehpc, new_client_token
-from .provider_runtime import deadline_in, is_unknown, make_api, remember_config, strip
+from .provider_runtime import (changed_inputs, deadline_in, is_unknown, make_api, remember_config,
+                               strip, with_defaults)
 
 INPUT_DEFAULTS: Dict[str, Any] = {"regionID": None, "vpcID": None, "securityGroup": "create",
                                   "groupName": None, "rules": [], "endpoint": "",
@@ -67,7 +68,7 @@ def check_inputs(news: Dict[str, Any]) -> List[CheckFailure]:
 
 
 def _inputs(props: Dict[str, Any]) -> Dict[str, Any]:
-    return {k: props.get(k) if props.get(k) is not None else d for k, d in INPUT_DEFAULTS.items()}
+    return with_defaults(props, INPUT_DEFAULTS)
 
 
 class HccSecurityGroupProvider(ResourceProvider):
@@ -85,8 +86,7 @@ class HccSecurityGroupProvider(ResourceProvider):
         o, n = _inputs(strip(olds)), _inputs(strip(news))
         # endpoint/timeouts only steer the provider: no update step (it would make the outputs
         # unknown in preview); recorded with the next real change
-        changed = [k for k in INPUT_DEFAULTS if k not in ("endpoint", "timeoutS", "pollIntervalS")
-                   and (is_unknown(n[k]) or o[k] != n[k])]
+        changed = changed_inputs(o, n, INPUT_DEFAULTS)
         return DiffResult(changes=bool(changed), replaces=[k for k in changed
                                                            if k in REPLACE_KEYS],
                           delete_before_replace=False)
