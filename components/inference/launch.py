@@ -264,16 +264,15 @@ def launch(plan: Plan, runtime: Runtime) -> LaunchSpec:
     img = _image(runtime, plan)
     build = _ascend_argv if plan.platform == "ascend" else _cuda_argv
     timeout = plan.cold_start.startup_timeout_s
-    head_argv = ["vllm", "serve", runtime.model_path] + build(plan, runtime, img, False) \
-        + _common_tail(img) + list(runtime.extra_args)
-    check_flags(head_argv, img.vllm_version)
-    head = RoleSpec("head", 0, tuple(head_argv), tuple(_env(plan, True, timeout)))
-    worker = None
-    if plan.nodes > 1:
-        w_argv = ["vllm", "serve", runtime.model_path] + build(plan, runtime, img, True) \
+    def role(worker: bool) -> RoleSpec:
+        argv = ["vllm", "serve", runtime.model_path] + build(plan, runtime, img, worker) \
             + _common_tail(img) + list(runtime.extra_args)
-        check_flags(w_argv, img.vllm_version)
-        worker = RoleSpec("worker", -1, tuple(w_argv), tuple(_env(plan, False, timeout)))
+        check_flags(argv, img.vllm_version)
+        return RoleSpec("worker" if worker else "head", -1 if worker else 0, tuple(argv),
+                        tuple(_env(plan, not worker, timeout)))
+
+    head = role(worker=False)
+    worker = role(worker=True) if plan.nodes > 1 else None
     secret_env = tuple(n for n, on in (("VLLM_API_KEY", runtime.api_key),
                                        ("HF_TOKEN", runtime.hf_token)) if on)
     return LaunchSpec(

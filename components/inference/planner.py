@@ -320,11 +320,9 @@ def plan(req: PlanRequest) -> Plan:
     if req.max_model_len is not None:
         max_model_len = req.max_model_len
     else:
-        max_model_len = next(
-            t for t in CONTEXT_LADDER
-            if t <= min(profile.max_model_len_cap, model.max_context_tokens) and fit.holds(t)
-        ) if any(fit.holds(t) for t in CONTEXT_LADDER if t <= profile.max_model_len_cap) \
-            else MIN_MAX_MODEL_LEN
+        cap = min(profile.max_model_len_cap, model.max_context_tokens)
+        max_model_len = next((t for t in CONTEXT_LADDER if t <= cap and fit.holds(t)),
+                             MIN_MAX_MODEL_LEN)
 
     par = fit.par
     kv_tokens = int(fit.kv_gib * GIB // fit.kv_bytes_per_token)
