@@ -25,6 +25,7 @@ def plan_document(run: ProgramRun) -> Dict:
     inf = run.inference
     plan, spec = inf.plan, inf.spec
     par, mem = plan.parallelism, plan.memory
+    plan_dict = plan.to_dict()
     return {
         "stack": run.stack,
         "target": inf.target.target_name,
@@ -62,7 +63,7 @@ def plan_document(run: ProgramRun) -> Dict:
             "image": spec.image,
             "vllm_version": spec.vllm_version,
         },
-        "cold_start": plan.to_dict()["cold_start"],
+        "cold_start": plan_dict["cold_start"],
         "notes": list(plan.notes),
         "launch": [
             {"role": r.role, "node_rank": r.node_rank, "argv": list(r.argv), "env": r.env_dict,
@@ -74,7 +75,7 @@ def plan_document(run: ProgramRun) -> Dict:
             for r in run.resources
         ],
         "outputs": run.outputs,
-        "plan": plan.to_dict(),
+        "plan": plan_dict,
     }
 
 
