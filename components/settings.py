@@ -33,7 +33,11 @@ KNOWN_KEYS = frozenset({
     "target", "accelerator", "nodes", "model", "maxModelLen", "maxNumSeqs", "maxNumBatchedTokens",
     "gpuMemoryUtilization", "kvCacheDtype", "weightsSource", "streamWeights", "servedModelName",
     "port", "allowedCidrs", "image", "modelOverrides", "visionChunksPerPrompt", "apiKey", "hfToken",
+    "allowInternet",
 })
+#: a CIDR this wide is "the internet": IPv4 prefixes shorter than /8, IPv6 shorter than /16
+#: (0.0.0.0/0 and ::/0, but also 0.0.0.0/1 + 128.0.0.0/1)
+INTERNET_PREFIX = {4: 8, 6: 16}
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ class SharedSettings:
     model_overrides: Mapping[str, float] = field(default_factory=dict)
     has_api_key: bool = False
     has_hf_token: bool = False
+    #: `kimi-k3:allowInternet`: the explicit opt-in any internet-wide CIDR needs (check_exposure)
+    allow_internet: bool = False
     #: `kimi-k3:*` keys that are not shared, for the target's own parser (it rejects unknown ones)
     target_config: Mapping[str, object] = field(default_factory=dict)
 
@@ -145,6 +151,29 @@ def parse_cidrs(value, key: str = "kimi-k3:allowedCidrs") -> Tuple[str, ...]:
     return tuple(out)
 
 
+def internet_wide(cidrs) -> Tuple[str, ...]:
+    """The CIDRs of `cidrs` that cover (a large share of) the whole internet."""
+    out = []
+    for c in cidrs:
+        net = ipaddress.ip_network(str(c), strict=False)
+        if net.prefixlen < INTERNET_PREFIX[net.version]:
+            out.append(str(net))
+    return tuple(out)
+
+
+def check_exposure(cidrs, key: str, allow_internet: bool) -> None:
+    """Refuse an internet-wide CIDR in `key` unless `kimi-k3:allowInternet` is true.
+
+    Every CIDR list that opens something (the endpoint, SSH, the Kubernetes API) goes through
+    this one rule, so exposure to the world is always a decision, never an accident.
+    """
+    wide = internet_wide(cidrs)
+    if wide and not allow_internet:
+        raise ConfigError(key, list(wide), "list your own networks (e.g. 203.0.113.10/32), or set "
+                          "kimi-k3:allowInternet=true if the whole internet is meant",
+                          "opens to the whole internet")
+
+
 def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
     """Typed, checked shared settings from a stack's raw `kimi-k3:*` config."""
     # keys that are not shared belong to the target, which must reject those it does not know
@@ -179,6 +208,9 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         raise ConfigError("kimi-k3:servedModelName", served, "use a name without spaces, up to 128 "
                           "characters", "is not a usable model name")
     kv = raw.get("kvCacheDtype") or None
+    allow_internet = _bool(raw, "allowInternet")
+    allowed_cidrs = parse_cidrs(raw.get("allowedCidrs"))
+    check_exposure(allowed_cidrs, "kimi-k3:allowedCidrs", allow_internet)
     return SharedSettings(
         stack=stack,
         target=target,
@@ -189,7 +221,7 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         image=image,
         port=_int(raw, "port", 11025 if target == "ctyun-hcc" else 8000, 1024, 65535),
         served_model_name=served,
-        allowed_cidrs=parse_cidrs(raw.get("allowedCidrs")),
+        allowed_cidrs=allowed_cidrs,
         max_model_len=_int(raw, "maxModelLen"),
         max_num_seqs=_int(raw, "maxNumSeqs"),
         max_num_batched_tokens=_int(raw, "maxNumBatchedTokens"),
@@ -201,6 +233,7 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         model_overrides=overrides,
         has_api_key=bool(raw.get("apiKey")),
         has_hf_token=bool(raw.get("hfToken")),
+        allow_internet=allow_internet,
         target_config=target_config,
     )
 

@@ -50,3 +50,20 @@ def test_target_keys_pass_through_and_unknown_ones_are_rejected():
 def test_secret_values_are_not_kept():
     s = parse_settings({"target": "aws-eks", "apiKey": "sk-very-secret"}, "s")
     assert s.has_api_key and "sk-very-secret" not in repr(s)
+
+
+# ---- exposure is a decision (issue 10) -------------------------------------------------------
+@pytest.mark.parametrize("cidrs", [["0.0.0.0/0"], ["::/0"], ["0.0.0.0/1", "128.0.0.0/1"],
+                                   ["10.0.0.0/8", "0.0.0.0/7"]])
+def test_internet_wide_cidrs_need_the_opt_in(cidrs):
+    raw = {"target": "aws-eks", "allowedCidrs": cidrs}
+    with pytest.raises(ConfigError) as e:
+        parse_settings(raw, "s")
+    assert e.value.key == "kimi-k3:allowedCidrs" and "allowInternet" in str(e.value)
+    s = parse_settings({**raw, "allowInternet": "true"}, "s")
+    assert s.allow_internet and s.allowed_cidrs
+
+
+@pytest.mark.parametrize("cidrs", [["10.0.0.0/8"], ["203.0.113.10/32"], ["2001:db8::/32"]])
+def test_narrower_cidrs_pass_without_the_opt_in(cidrs):
+    assert parse_settings({"target": "aws-eks", "allowedCidrs": cidrs}, "s").allowed_cidrs
