@@ -1,155 +1,27 @@
-"""`python -m components plan`: the whole program, offline, written out for review.
+"""`python -m components COMMAND ...`: the project's command line.
 
-Runs the real `__main__.py` under Pulumi's mock engine (no cloud account, no Pulumi CLI, no
-network), prints a summary a person reads in a minute, and writes `out/<stack>/`: `plan.json`
-(the plan, the exact vLLM argv/env per node, every resource with its inputs, secrets redacted)
-and every script or manifest the target would run. Bad input exits 2 with one line.
+Each subcommand lives in its own module (`components/commands/<name>.py` or a package of its
+own) exposing `register(subparsers)`, which adds its parser and sets `func(args) -> exit code`.
+COMMANDS is the explicit registry; a module is imported only to register its parser.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from pathlib import Path
-from typing import Dict, List, Optional
+import importlib
+from typing import List, Optional
 
-from .mockrun import ROOT, ProgramRun, StackNotFound, run_program
-
-EXIT_BAD_INPUT = 2
-DEFAULT_STACKS = ("ctyun-hcc", "aws-eks")
-
-
-def plan_document(run: ProgramRun) -> Dict:
-    """The plan.json contract of DESIGN.md ("The plan command")."""
-    inf = run.inference
-    plan, spec = inf.plan, inf.spec
-    par, mem = plan.parallelism, plan.memory
-    plan_dict = plan.to_dict()
-    return {
-        "stack": run.stack,
-        "target": inf.target.target_name,
-        "model": {"key": plan.model, "name": plan.model_display_name, "repo_id": plan.model_repo_id},
-        "hardware": {
-            "accelerator": plan.accelerator,
-            "node_shape": plan.node_shape,
-            "devices_per_node": plan.devices_per_node,
-            "device_memory_gib": mem.device_memory_gib,
-            "nodes": plan.nodes,
-        },
-        "parallelism": {
-            "tensor_parallel": par.tensor_parallel,
-            "data_parallel": par.data_parallel,
-            "pipeline_parallel": par.pipeline_parallel,
-            "expert_parallel": par.expert_parallel,
-            "enable_expert_parallel": par.enable_expert_parallel,
-        },
-        "memory": {
-            "weights_gib_per_device": mem.weights_gib_per_device,
-            "kv_cache_gib_per_device": mem.kv_cache_gib_per_device,
-            "reserve_gib_per_device": mem.reserve_gib_per_device,
-            "usable_gib_per_device": mem.usable_gib_per_device,
-            "gpu_memory_utilization": mem.gpu_memory_utilization,
-            "kv_cache_dtype": mem.kv_cache_dtype,
-            "kv_tokens_per_replica": mem.kv_tokens_per_replica,
-        },
-        "serving": {
-            "max_model_len": plan.max_model_len,
-            "max_num_seqs": plan.max_num_seqs,
-            "max_num_batched_tokens": plan.max_num_batched_tokens,
-            "full_length_seqs_per_replica": plan.full_length_seqs_per_replica,
-            "port": spec.port,
-            "served_model_name": spec.served_model_name,
-            "image": spec.image,
-            "vllm_version": spec.vllm_version,
-        },
-        "cold_start": plan_dict["cold_start"],
-        "notes": list(plan.notes),
-        "launch": [
-            {"role": r.role, "node_rank": r.node_rank, "argv": list(r.argv), "env": r.env_dict,
-             "secret_env": list(spec.secret_env)}
-            for r in spec.roles()
-        ],
-        "resources": [
-            {"type": r["type"], "name": r["name"], "parent": r["parent"], "inputs": r["inputs"]}
-            for r in run.resources
-        ],
-        "outputs": run.outputs,
-        "plan": plan_dict,
-    }
-
-
-def write_out(run: ProgramRun, out_dir: Path) -> List[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    doc = plan_document(run)
-    path = out_dir / "plan.json"
-    path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
-    written.append(path)
-    for rel, text in sorted(run.inference.artifacts.items()):
-        p = out_dir / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-        if rel.endswith(".sh"):
-            p.chmod(0o755)
-        written.append(p)
-    return written
-
-
-def summary(run: ProgramRun, written: List[Path]) -> str:
-    inf = run.inference
-    lines = [f"== {run.stack} ({inf.target.target_name}) ==", inf.plan.explain(), "", "vLLM head:"]
-    lines.append("  " + " ".join(inf.spec.head.argv))
-    lines.append(f"resources ({len(run.resources)}):")
-    for r in run.resources:
-        lines.append(f"  {r['type']:<48} {r['name']}" + (f"  (in {r['parent']})" if r["parent"] else ""))
-    lines.append("written:")
-    lines += [f"  {p.relative_to(Path.cwd()) if p.is_relative_to(Path.cwd()) else p}" for p in written]
-    return "\n".join(lines)
-
-
-def _parse_sets(values: List[str]) -> Dict[str, str]:
-    out = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--set {item!r} is not KEY=VALUE; write e.g. --set kimi-k3:nodes=2")
-        out[key.strip()] = value
-    return out
+#: subcommand modules, in the order `--help` lists them
+COMMANDS = (
+    "components.commands.plan",
+)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m components", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m components",
+                                     description="kimi-k3: plan, check and follow a Kimi K3 deployment")
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("plan", help="run the program offline and write every script, manifest and the plan")
-    p.add_argument("--stack", action="append", help="stack name (repeatable; default: ctyun-hcc and aws-eks)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override stack config, e.g. --set kimi-k3:nodes=8")
-    p.add_argument("--out", type=Path, help="output directory (default out/STACK/)")
-    p.add_argument("--quiet", action="store_true", help="print only the files written")
+    for name in COMMANDS:
+        importlib.import_module(name).register(sub)
     args = parser.parse_args(argv)
-
-    import pulumi
-
-    from .inference.errors import KimiK3Error
-
-    stacks = args.stack or list(DEFAULT_STACKS)
-    try:
-        overrides = _parse_sets(args.set)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    for stack in stacks:
-        try:
-            run = run_program(stack, overrides)
-        except (KimiK3Error, pulumi.RunError, StackNotFound) as e:
-            print(f"error: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        out_dir = args.out if args.out and len(stacks) == 1 else (args.out or Path("out")) / stack
-        written = write_out(run, out_dir)
-        if args.quiet:
-            print("\n".join(str(p) for p in written))
-        else:
-            print(summary(run, written))
-            print()
-    return 0
+    return int(args.func(args) or 0)
