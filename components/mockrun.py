@@ -28,6 +28,15 @@ _SIG = "4dabf18193072939515e22adb298388d"
 MOCK_OUTPUT_MODULES = ("components.aws_eks.mock_outputs", "components.ctyun_hcc.mock_outputs")
 
 
+#: True while the program runs offline (the plan command, tests) rather than as a real deployment:
+#: a target may then record a requirement a real `pulumi up` would refuse (aws-eks: API reachability)
+OFFLINE: contextvars.ContextVar = contextvars.ContextVar("kimi_k3_offline", default=False)
+
+
+def offline() -> bool:
+    return OFFLINE.get()
+
+
 class StackNotFound(Exception):
     pass
 
@@ -97,11 +106,20 @@ def load_stack_config(stack: str, overrides: Optional[Mapping[str, str]] = None)
 
 
 def run_program(stack: str, overrides: Optional[Mapping[str, str]] = None,
-                main: Optional[Path] = None) -> ProgramRun:
-    """Run `__main__.py` for `stack` under mocks and return what it registered."""
+                main: Optional[Path] = None, as_deployed: bool = False) -> ProgramRun:
+    """Run `__main__.py` for `stack` under mocks and return what it registered.
+
+    `as_deployed=True` makes the program behave as under a real `pulumi preview`/`up` (`OFFLINE`
+    false), so tests can see the refusals a deployment would stop on.
+    """
     config, secret_keys = load_stack_config(stack, overrides)
     ctx = contextvars.Context()  # fresh Pulumi runtime state for every run
-    return ctx.run(_run, stack, config, secret_keys, main or ROOT / "__main__.py")
+    return ctx.run(_run_offline, not as_deployed, stack, config, secret_keys, main or ROOT / "__main__.py")
+
+
+def _run_offline(is_offline: bool, *args) -> ProgramRun:
+    OFFLINE.set(is_offline)
+    return _run(*args)
 
 
 def _run(stack, config, secret_keys, main: Path) -> ProgramRun:

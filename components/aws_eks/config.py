@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Mapping, Optional, Tuple
 
 from ..inference.errors import ConfigError
-from ..settings import SharedSettings, parse_cidrs, reject_unknown
+from ..settings import SharedSettings, check_exposure, parse_cidrs, reject_unknown
 
 SERVING_MODES = ("eks", "hyperpod")
 KEYS = frozenset({
@@ -23,8 +24,16 @@ KEYS = frozenset({
     "capacityEarliestStart", "capacityLatestStart", "maxUpfrontFeeUsd", "vpcId",
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
     "kmsKeyArn", "replicas", "systemInstanceType", "systemNodeCount", "weightsS3Uri",
-    "rootVolumeGib", "namespace", "hyperpodClusterName",
+    "rootVolumeGib", "namespace", "hyperpodClusterName", "privateApi",
 })
+#: keys that shape what this stack builds on EKS; with `serving: hyperpod` the user's HyperPod
+#: cluster already decides them, so setting one is refused (never silently dropped)
+EKS_ONLY_KEYS = (
+    "capacityReservationId", "capacityInstanceCount", "capacityDurationHours",
+    "capacityEarliestStart", "capacityLatestStart", "maxUpfrontFeeUsd", "vpcId",
+    "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
+    "kmsKeyArn", "systemInstanceType", "systemNodeCount", "rootVolumeGib", "privateApi",
+)
 MAX_BLOCK_INSTANCES = 64
 _CR_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
 _VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
@@ -75,6 +84,14 @@ class AwsEksConfig:
     root_volume_gib: int
     namespace: str
     hyperpod_cluster_name: Optional[str] = None
+    #: `kimi-k3:privateApi`: the user declares that `pulumi up` runs inside the VPC (or over a
+    #: VPN/peering into it), so the private-only API endpoint is reachable
+    private_api: bool = False
+
+    @property
+    def applies_kubernetes_objects(self) -> bool:
+        """This stack's own `pulumi up` talks to the EKS API (Helm releases, serving objects)."""
+        return self.serving == "eks"
 
 
 def _s(raw: Mapping, key: str) -> Optional[str]:
@@ -93,6 +110,17 @@ def _int(raw, key, default, lo, hi) -> int:
     if not lo <= n <= hi:
         raise ConfigError(f"kimi-k3:{key}", n, f"use {lo} to {hi}", "is out of range")
     return n
+
+
+def _flag(raw, key) -> bool:
+    v = _s(raw, key)
+    if v is None:
+        return False
+    if v.lower() in ("true", "1", "yes"):
+        return True
+    if v.lower() in ("false", "0", "no"):
+        return False
+    raise ConfigError(f"kimi-k3:{key}", v, "use true or false", "is not a boolean")
 
 
 def _ids(raw, key, pattern, example) -> Tuple[str, ...]:
@@ -124,6 +152,45 @@ def _when(raw, key) -> Optional[str]:
     return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _fee(raw) -> float:
+    """`maxUpfrontFeeUsd` as a finite number of dollars (nan, inf, 1e309 are refused)."""
+    fee = raw.get("maxUpfrontFeeUsd")
+    if fee in (None, ""):
+        return 0.0
+    try:
+        value = float(str(fee).strip().replace("_", ""))
+    except (TypeError, ValueError):
+        raise ConfigError("kimi-k3:maxUpfrontFeeUsd", fee, "give a number of US dollars such as 120000",
+                          "is not a number") from None
+    if not math.isfinite(value):
+        raise ConfigError("kimi-k3:maxUpfrontFeeUsd", fee, "give a finite number of US dollars such as "
+                          "120000 (0 never buys)", "is not a finite amount")
+    return value
+
+
+def _refuse_eks_only_keys(raw: Mapping) -> None:
+    """With `serving: hyperpod`, keys that only shape the EKS build are refused, one line each."""
+    for key in EKS_ONLY_KEYS:
+        if raw.get(key) not in (None, "", []):
+            raise ConfigError(f"kimi-k3:{key}", raw[key], "unset it (pulumi config rm kimi-k3:" + key + "), "
+                              "or use kimi-k3:serving=eks for a cluster this stack builds",
+                              "does not apply to kimi-k3:serving=hyperpod (your HyperPod cluster "
+                              "already decides it)")
+
+
+def _refuse_shared_keys_hyperpod_ignores(shared: SharedSettings, s3: Optional[str]) -> None:
+    """Shared keys the HyperPod path cannot honour yet: refused rather than dropped."""
+    if shared.allowed_cidrs:
+        raise ConfigError("kimi-k3:allowedCidrs", list(shared.allowed_cidrs), "unset it; the HyperPod "
+                          "Inference Operator decides how its endpoint is exposed (docs/aws-eks.md)",
+                          "does not apply to kimi-k3:serving=hyperpod")
+    if shared.stream_weights or (shared.weights_source or "hub") != "hub" or s3:
+        raise ConfigError("kimi-k3:weightsSource", shared.weights_source or ("s3" if s3 else "stream"),
+                          "use the hub (unset weightsSource, streamWeights and weightsS3Uri) with "
+                          "serving=hyperpod", "is not wired for kimi-k3:serving=hyperpod (the endpoint "
+                          "config downloads from Hugging Face)")
+
+
 def parse(shared: SharedSettings) -> AwsEksConfig:
     """Typed aws-eks settings from `shared.target_config`; ConfigError on the first bad key."""
     raw = shared.target_config
@@ -132,6 +199,9 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
     if serving not in SERVING_MODES:
         raise ConfigError("kimi-k3:serving", serving, f"use one of {', '.join(SERVING_MODES)}",
                           "is not a serving mode")
+    if serving == "hyperpod":
+        _refuse_eks_only_keys(raw)
+        _refuse_shared_keys_hyperpod_ignores(shared, _s(raw, "weightsS3Uri"))
     replicas = _int(raw, "replicas", 1, 1, 64)
     nodes_needed = shared.nodes * replicas
     if serving == "hyperpod" and shared.nodes != 1:
@@ -154,11 +224,7 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
     if not valid_block_hours(hours):
         raise ConfigError("kimi-k3:capacityDurationHours", hours, "use 24 to 336 in steps of 24, "
                           "then multiples of 168 up to 4368", "is not a Capacity Block duration")
-    fee = raw.get("maxUpfrontFeeUsd")
-    try:
-        max_fee = float(fee) if fee not in (None, "") else 0.0
-    except (TypeError, ValueError):
-        raise ConfigError("kimi-k3:maxUpfrontFeeUsd", fee, "give a number of US dollars", "is not a number")
+    max_fee = _fee(raw)
     if max_fee < 0:
         raise ConfigError("kimi-k3:maxUpfrontFeeUsd", max_fee, "use 0 (never buy) or more", "is negative")
     if cr is not None and any(_s(raw, k) for k in ("maxUpfrontFeeUsd", "capacityEarliestStart",
@@ -195,8 +261,19 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
     if not _K8S_VERSION.match(version):
         raise ConfigError("kimi-k3:clusterVersion", version, "give an EKS version such as 1.34",
                           "is not a Kubernetes minor version")
-    api_cidrs = parse_cidrs(raw.get("apiAccessCidrs"), "kimi-k3:apiAccessCidrs") \
-        if raw.get("apiAccessCidrs") not in (None, "", []) else shared.allowed_cidrs
+    # the Kubernetes API has its own list: a public model endpoint never implies a public API
+    api_cidrs = parse_cidrs(raw.get("apiAccessCidrs"), "kimi-k3:apiAccessCidrs")
+    check_exposure(api_cidrs, "kimi-k3:apiAccessCidrs", shared.allow_internet)
+    private_api = _flag(raw, "privateApi")
+    if private_api and api_cidrs:
+        raise ConfigError("kimi-k3:privateApi", True, "either keep the API private (unset "
+                          "kimi-k3:apiAccessCidrs) or open it to those CIDRs (unset kimi-k3:privateApi)",
+                          "conflicts with kimi-k3:apiAccessCidrs")
+    if private_api and not _s(raw, "vpcId"):
+        raise ConfigError("kimi-k3:privateApi", True, "give kimi-k3:vpcId (and its subnets) of the VPC "
+                          "that `pulumi up` runs in, or use kimi-k3:apiAccessCidrs with your address",
+                          "needs an existing VPC (a VPC this stack creates cannot contain the machine "
+                          "creating it)")
     kms = _s(raw, "kmsKeyArn")
     if kms is not None and not kms.startswith("arn:aws"):
         raise ConfigError("kimi-k3:kmsKeyArn", kms, "give a KMS key ARN (arn:aws:kms:...)", "is not an ARN")
@@ -231,4 +308,5 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
         root_volume_gib=_int(raw, "rootVolumeGib", 200, 50, 16384),
         namespace=namespace,
         hyperpod_cluster_name=hp_cluster,
+        private_api=private_api,
     )

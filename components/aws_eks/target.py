@@ -52,6 +52,8 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
     """An EKS cluster with a GPU node group on an EC2 Capacity Block, serving a LaunchSpec."""
 
     target_name = "aws-eks"
+    #: what a real deployment needs that the offline plan could only warn about (plan.json)
+    deploy_requirements: list = []
 
     def __init__(self, name: str, shared: SharedSettings, cfg: cfgmod.AwsEksConfig, secrets, region: str,
                  opts: Optional[pulumi.ResourceOptions] = None):
@@ -180,10 +182,24 @@ def _cost_text(c: cfgmod.CapacityRequest, purchased, fee, plan: Plan, nodes: int
 
 
 def create(name: str, shared: SharedSettings, secrets) -> AwsEksCluster:
-    """Parse the target's keys (ConfigError on bad input), then register the component."""
+    """Parse the target's keys (ConfigError on bad input), then register the component.
+
+    A deployment that could not reach the EKS API stops here, before anything is created; the
+    offline plan records the same requirement (`deploy_requirements`, plan.json) and goes on.
+    """
+    from ..mockrun import offline
+    from .reachability import api_requirement
+
     cfg = cfgmod.parse(shared)
     region = pulumi.Config("aws").get("region")
     if not region:
         raise ConfigError("aws:region", None, "set it: pulumi config set aws:region us-east-2",
                           "is needed (the Capacity Block and the cluster live in one region)")
-    return AwsEksCluster(name, shared, cfg, secrets, region)
+    requirements = [r for r in (api_requirement(cfg),) if r is not None]
+    if requirements and not offline():
+        raise requirements[0].error()
+    target = AwsEksCluster(name, shared, cfg, secrets, region)
+    target.deploy_requirements = [r.to_dict() for r in requirements]
+    for r in requirements:
+        pulumi.log.warn(f"a real `pulumi up` would stop here: {r.text()}", resource=target)
+    return target

@@ -64,6 +64,8 @@ def plan_document(run: ProgramRun) -> Dict:
         },
         "cold_start": plan_dict["cold_start"],
         "notes": list(plan.notes),
+        # what a real `pulumi up` of this stack would refuse (the offline plan only warns)
+        "deploy_requirements": list(getattr(inf.target, "deploy_requirements", None) or []),
         "launch": [
             {"role": r.role, "node_rank": r.node_rank, "argv": list(r.argv), "env": r.env_dict,
              "secret_env": list(spec.secret_env)}
@@ -97,7 +99,10 @@ def write_out(run: ProgramRun, out_dir: Path) -> List[Path]:
 
 def summary(run: ProgramRun, written: List[Path]) -> str:
     inf = run.inference
-    lines = [f"== {run.stack} ({inf.target.target_name}) ==", inf.plan.explain(), "", "vLLM head:"]
+    lines = [f"== {run.stack} ({inf.target.target_name}) ==", inf.plan.explain(), ""]
+    for req in getattr(inf.target, "deploy_requirements", None) or []:
+        lines.append(f"warning: a real `pulumi up` would stop: {req['key']} {req['problem']}; {req['fix']}")
+    lines.append("vLLM head:")
     lines.append("  " + " ".join(inf.spec.head.argv))
     lines.append(f"resources ({len(run.resources)}):")
     for r in run.resources:

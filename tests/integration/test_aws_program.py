@@ -21,6 +21,7 @@ CR = "cr-0123456789abcdef0"
 def adopt():
     return run_program("aws-eks", {"kimi-k3:capacityReservationId": CR,
                                    "kimi-k3:allowedCidrs": "203.0.113.0/24",
+                                   "kimi-k3:apiAccessCidrs": "198.51.100.7/32",
                                    "kimi-k3:apiKey": "sk-do-not-leak-1", "kimi-k3:hfToken": "hf_do_not_leak"})
 
 
@@ -92,7 +93,7 @@ def test_scheduled_scaling_follows_the_block(adopt):
 def test_eks_cluster(adopt):
     c = one(adopt, "eks:index:Cluster")
     assert c["skipDefaultNodeGroup"] is True and c["authenticationMode"] == "API"
-    assert c["endpointPublicAccess"] is True and c["publicAccessCidrs"] == ["203.0.113.0/24"]
+    assert c["endpointPublicAccess"] is True and c["publicAccessCidrs"] == ["198.51.100.7/32"]
     assert c["encryptionConfigKeyArn"].startswith("arn:aws:kms:")  # KMS key created by the program
     ng = one(adopt, "aws:eks/nodeGroup:NodeGroup", "kimi-k3-gpu")
     assert ng["nodeRoleArn"].startswith("arn:aws:iam::")
@@ -223,3 +224,37 @@ def test_every_written_manifest_validates_strictly(adopt, two_nodes):
                                                  "1.34.0", strict=True)
             else:
                 kubernetes_validate.validate(obj, "1.34.0", strict=True)
+
+
+# ---------------------------------------------------------------- API reachability (issue 9, item 1)
+
+def test_unreachable_api_stops_a_real_preview_before_anything_is_created():
+    import pulumi
+
+    with pytest.raises(pulumi.RunError) as e:
+        run_program("aws-eks", {"kimi-k3:capacityReservationId": CR}, as_deployed=True)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("kimi-k3:apiAccessCidrs=")
+    assert "/32" in msg and "kimi-k3:privateApi" in msg
+
+
+def test_reachable_api_deploys():
+    run = run_program("aws-eks", {"kimi-k3:capacityReservationId": CR,
+                                  "kimi-k3:apiAccessCidrs": "198.51.100.7/32"}, as_deployed=True)
+    assert one(run, "eks:index:Cluster")["publicAccessCidrs"] == ["198.51.100.7/32"]
+    assert run.inference.target.deploy_requirements == []
+
+
+def test_offline_plan_of_the_shipped_stack_warns_and_records_the_requirement(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    res = subprocess.run([sys.executable, "-m", "components", "plan", "--stack", "aws-eks", "--out", str(tmp_path)],
+                         cwd=root, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "warning: a real `pulumi up` would stop: kimi-k3:apiAccessCidrs" in res.stdout
+    doc = json.loads((tmp_path / "plan.json").read_text())
+    reqs = doc["deploy_requirements"]
+    assert [r["key"] for r in reqs] == ["kimi-k3:apiAccessCidrs"] and "privateApi" in reqs[0]["fix"]

@@ -32,10 +32,50 @@ def test_adopt_and_purchase_keys():
     assert cfg.capacity.earliest_start == "2026-11-30T16:00:00Z"
 
 
-def test_api_cidrs_default_to_allowed_cidrs():
-    assert parse(allowedCidrs="198.51.100.0/24").api_access_cidrs == ("198.51.100.0/24",)
+def test_api_cidrs_are_their_own_key():
+    # a public model endpoint never means a public Kubernetes API
+    assert parse(allowedCidrs="198.51.100.0/24").api_access_cidrs == ()
     assert parse(allowedCidrs="198.51.100.0/24", apiAccessCidrs="192.0.2.0/24").api_access_cidrs == \
         ("192.0.2.0/24",)
+
+
+def test_internet_wide_api_needs_the_same_opt_in_as_the_endpoint():
+    with pytest.raises(ConfigError) as e:
+        parse(apiAccessCidrs="0.0.0.0/0")
+    assert "kimi-k3:apiAccessCidrs" in str(e.value) and "allowInternet" in str(e.value)
+    assert parse(apiAccessCidrs="0.0.0.0/0", allowInternet="true").api_access_cidrs == ("0.0.0.0/0",)
+
+
+def test_api_reachability_requirement():
+    from components.aws_eks.reachability import api_requirement
+
+    req = api_requirement(parse())
+    assert req.key == "kimi-k3:apiAccessCidrs" and "/32" in req.fix and "kimi-k3:privateApi" in req.fix
+    assert "\n" not in req.text()
+    assert api_requirement(parse(apiAccessCidrs="203.0.113.10/32")) is None
+    vpc = dict(vpcId="vpc-0123456789abcdef0", privateSubnetIds="subnet-0123456789abcdef0,subnet-0123456789abcdef1")
+    assert api_requirement(parse(privateApi="true", **vpc)) is None
+    # HyperPod: this stack applies one object to a cluster it does not build; no requirement
+    assert api_requirement(parse(serving="hyperpod", hyperpodClusterName="hp")) is None
+
+
+@pytest.mark.parametrize("fee", ["nan", "inf", "-inf", "1e309", "NaN"])
+def test_fee_must_be_finite(fee):
+    with pytest.raises(ConfigError) as e:
+        parse(maxUpfrontFeeUsd=fee)
+    assert str(e.value).startswith(f"kimi-k3:maxUpfrontFeeUsd='{fee}' is not a finite amount")
+
+
+@pytest.mark.parametrize("key,value", [
+    ("capacityReservationId", "cr-0123456789abcdef0"), ("maxUpfrontFeeUsd", "100"), ("vpcCidr", "10.1.0.0/16"),
+    ("apiAccessCidrs", "203.0.113.10/32"), ("systemNodeCount", "3"), ("rootVolumeGib", "300"),
+    ("allowedCidrs", "203.0.113.0/24"), ("weightsSource", "s3"), ("streamWeights", "true"),
+])
+def test_hyperpod_refuses_keys_it_cannot_honour(key, value):
+    with pytest.raises(ConfigError) as e:
+        parse(serving="hyperpod", hyperpodClusterName="hp", **{key: value})
+    assert f"kimi-k3:{key.replace('streamWeights', 'weightsSource')}" in str(e.value)
+    assert "hyperpod" in str(e.value)
 
 
 @pytest.mark.parametrize("hours,ok", [(24, True), (336, True), (360, False), (504, True), (4368, True),
@@ -68,6 +108,9 @@ def test_block_durations(hours, ok):
     ({"serving": "hyperpod", "hyperpodClusterName": "hp", "nodes": "2"}, "HyperPod's one node per replica"),
     ({"replicas": "40", "nodes": "2"}, "more than one Capacity Block holds"),
     ({"namespace": "Kimi"}, "is not a Kubernetes namespace name"),
+    ({"privateApi": "maybe"}, "kimi-k3:privateApi='maybe' is not a boolean"),
+    ({"privateApi": "true"}, "needs an existing VPC"),
+    ({"privateApi": "true", "apiAccessCidrs": "203.0.113.10/32"}, "conflicts with kimi-k3:apiAccessCidrs"),
 ])
 def test_refusals_are_one_line(kw, fragment):
     with pytest.raises(ConfigError) as e:
