@@ -1,0 +1,45 @@
+"""CTyun's E-HPC and VPC OpenAPI as an outside contract: data, documented examples, validator.
+
+Written from `shared/reference/ctyun-openapi.md` (binding) and its upstream sources, never from
+kimi-k3's client. Use:
+
+    from tests.contracts.ctyun import validate_request, validate_response, EXAMPLES
+    validate_request("hpc/create-cluster", None, body)    # -> [] or problems naming fields
+    validate_response("hpc/list-clusters", return_obj)     # -> [] or problems
+    validate_envelope("delete-cluster", whole_answer)      # envelope of the API's family
+
+APIs are named by their path after `/v4/cthpc/` (E-HPC) or `/v4/` (VPC), e.g.
+`hpc/create-cluster`, `query-job-result`, `vpc/new-list`; the full path works too.
+`python -m tests.contracts.ctyun` prints the whole contract as JSON.
+"""
+
+from .examples import BY_ID as EXAMPLES_BY_ID, EXAMPLES, Example
+from .spec import ABSENT, PRESENT, Api, Field, Rule
+from .validator import (APIS, Problem, envelope_keys, get_api, validate_envelope,
+                        validate_request, validate_response)
+
+__all__ = ["APIS", "ABSENT", "Api", "EXAMPLES", "EXAMPLES_BY_ID", "Example", "Field",
+           "PRESENT", "Problem", "Rule", "envelope_keys", "get_api", "validate_envelope",
+           "validate_request", "validate_response", "field_count", "as_data"]
+
+
+def _count(fields) -> int:
+    return sum(1 + _count(f.fields) for f in fields)
+
+
+def field_count() -> dict:
+    """How many request and response fields (nested ones included) the contract describes."""
+    return {"apis": len(APIS),
+            "request_fields": sum(_count(a.request) for a in APIS.values()),
+            "response_fields": sum(_count(a.response.fields) + sum(_count(v.fields)
+                                                                   for v in a.variants)
+                                   for a in APIS.values()),
+            "rules": sum(len(a.rules) for a in APIS.values()),
+            "examples": len(EXAMPLES)}
+
+
+def as_data() -> dict:
+    """The contract as plain JSON-able data."""
+    from dataclasses import asdict
+    return {"apis": [asdict(a) for a in APIS.values()],
+            "examples": [asdict(e) for e in EXAMPLES]}

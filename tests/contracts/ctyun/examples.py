@@ -1,0 +1,221 @@
+"""The documented examples of the CTyun contract, verbatim from the reference.
+
+Each `text` is copied character for character from a JSON block of
+`shared/reference/ctyun-openapi.md` (line `reference_line`), or from an inline example there;
+the reference took them from CTyun's API docs as captured in ArvinZJC/ctyun-cli
+(`openapi-catalogs/ehpc/source.json` request_example / example_response,
+`plugins/ehpc/fixtures/*.json`) and from CTyun's Terraform provider (VPC). `kind` says what the
+text is: a `request` body, a `response` (the returnObj) or a whole `envelope`. `abbreviated`
+examples elide fields (the reference writes "..." for them): validate them with partial=True.
+
+`completion` fills what the reference abbreviated with the value CTyun's own table gives for
+that field (e.g. the create-cluster password: the reference prints "...", doc 23930's table
+example column has "Zxcvbnm.147"), so the example can be sent as a real request.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class Example:
+    id: str
+    api: str
+    kind: str                      # request | response | envelope
+    source: str
+    text: str
+    reference_line: Optional[int] = None   # None: an inline example (see `source`)
+    abbreviated: bool = False
+    completion: Tuple[Tuple[str, Any], ...] = ()
+    completion_source: str = ""
+
+    def doc(self) -> Any:
+        """The example as parsed JSON (a fresh copy each call)."""
+        return json.loads(self.text)
+
+    def completed(self) -> Any:
+        """The example with `completion` applied (dotted paths)."""
+        doc = self.doc()
+        for path, value in self.completion:
+            *parents, last = path.split(".")
+            cur = doc
+            for p in parents:
+                cur = cur[p]
+            cur[last] = copy.deepcopy(value)
+        return doc
+
+
+_FROM_BLOCKS = (
+    Example(
+        'failure-notblank', 'hpc/create-cluster', 'envelope',
+        'reference 1.3: example failure [doc example values]',
+        reference_line=75, abbreviated=True,
+        text="""\
+{"statusCode": 900, "error": "Hpc.ParamCheck.NotBlank", "message": "...", "returnObj": null}"""),
+    Example(
+        'list-regions', 'list-regions', 'envelope',
+        '[ex] 13086 (2026 example), reference 2.2',
+        reference_line=154, abbreviated=True,
+        text="""\
+{"statusCode": 800, "error": "", "message": "成功", "returnObj": {"resultList": [
+  {"regionID": "bb9fdb42056f11eda1610242ac110002", "regionName": "...",
+   "azList": [{"azName": "cn-huadong1-jsnj1A-public-ctcloud", "isSupportECS": true,
+               "isSupportSFS": true, "isSupportOceanFS": true}]}]}}"""),
+    Example(
+        'list-cluster-types', 'list-cluster-types', 'response',
+        '[ex] 23927, reference 2.3',
+        reference_line=174, abbreviated=False,
+        text="""\
+{"resultList": [{"clusterTypeName": "SCHEDULER", "schedulerType": "SLURM",
+  "clusterTypeUUID": "ct-jn8sm0bejygcdglhpljbddjll9ro",
+  "roleList": [{"clusterTypeRoleName": "master", "clusterTypeRoleUUID": "ctr-p5ovib1kiarzxl4mopyf591aofo9"},
+               {"clusterTypeRoleName": "compute", "clusterTypeRoleUUID": "ctr-xc9m7wmac0bflq0golsg97tlqg5q"}]}]}"""),
+    Example(
+        'list-specifications', 'list-specifications', 'response',
+        '[ex] 23940, reference 2.4',
+        reference_line=197, abbreviated=False,
+        text="""\
+{"resultList": [{"clusterTypeRoleName": "compute", "clusterTypeRoleUUID": "ctr-xc9m7wmac0bflq0golsg97tlqg5q",
+  "specificationList": [{"specificationName": "physical.2.large.1.hpc", "specificationType": "BMS",
+                         "specificationUUID": "dvt-urvkkx5emxlgptea7x2jfcwuwojj"},
+                        {"specificationName": "s3.large.2", "specificationType": "VM",
+                         "specificationUUID": "dvt-dlmzogfdvcybe8bhndz8uepgz5ki"}]}]}"""),
+    Example(
+        'list-available-images', 'list-available-images', 'response',
+        '[ex] 23941, reference 2.5',
+        reference_line=218, abbreviated=False,
+        text="""\
+{"resultList": [
+  {"clusterTypeRoleName": "master", "clusterTypeRoleUUID": "ctr-p5ovib1kiarzxl4mopyf591aofo9",
+   "imageList": [{"imageUUID": "im-ckpyqfhbdkkacij5zfsn0-master", "name": "CentOS", "version": "7.9",
+                  "nodeType": "BMS", "architectureType": "CPU"}]},
+  {"clusterTypeRoleName": "compute", "clusterTypeRoleUUID": "ctr-xc9m7wmac0bflq0golsg97tlqg5q",
+   "imageList": [{"imageUUID": "im-ckpyqfhbdkkacij5zfs0-compute", "name": "CentOS", "version": "7.9",
+                  "nodeType": "BMS", "architectureType": "CPU"}]}]}"""),
+    Example(
+        'create-cluster-request', 'hpc/create-cluster', 'request',
+        '[ex] 23930 request_example (abbreviated), reference 2.6',
+        reference_line=323, abbreviated=True,
+        completion=(("masterNodeConfig.rootPassword", "Zxcvbnm.147"),),
+        completion_source="doc 23930 body table, rootPassword example column "
+                          "(ArvinZJC/ctyun-cli openapi-catalogs/ehpc/"
+                          "public-doc-evidence.json @6dcc231)",
+        text="""\
+{"regionID": "81f7728662dd11ec810800155d307d5b", "azName": "az3", "clusterName": "openapi2",
+ "clusterTypeUUID": "ct-jn8sm0bejygcdglhpljbddjll9ro", "vpcID": "vpc-dai33ycf2d",
+ "storageConfig": {"storageCreateMethod": "AutoCreate",
+   "oceanFSOrder": {"subnetID": "subnet-shrmxt125y", "oceanFSName": "oceanfs-openapi",
+                    "oceanFSSize": 100, "oceanFSType": "capacity"}},
+ "masterNodeConfig": {"clusterTypeRoleUUID": "ctr-p5ovib1kiarzxl4mopyf591aofo9",
+   "nodeCreateMethod": "AutoCreate", "imageUUID": "im-wcerro99q0znmdtbhz3cpbnebp3x",
+   "eipCreateMethod": "AutoCreate", "eipBandwidth": 100, "rootPassword": "...",
+   "ecsMasterNodeOrder": {"specificationUUID": "dvt-rcinutxptm5ubrciomygey8sc8jw",
+     "subnetID": "subnet-shrmxt125y", "systemDiskType": "SATA", "systemDiskSize": 111}},
+ "computeNodeConfig": {"clusterTypeRoleUUID": "ctr-xc9m7wmac0bflq0golsg97tlqg5q",
+   "nodeCreateMethod": "AutoCreate",
+   "ecsComputeNodeOrders": [{"queueName": "debug", "imageUUID": "im-jkei1ypxoixsn4bilvgellrfaej5",
+     "orderCount": 2, "specificationUUID": "dvt-cdjkqezm3xpiatpdyw4tljobwaln",
+     "subnetID": "subnet-shrmxt125y", "systemDiskType": "SATA", "systemDiskSize": 122}]},
+ "cycleCount": 1, "cycleType": "MONTH", "onDemand": false}"""),
+    Example(
+        'create-cluster-answer', 'hpc/create-cluster', 'envelope',
+        '[ex] 23930 example_response, reference 2.6',
+        reference_line=341, abbreviated=False,
+        text="""\
+{"statusCode": 800, "error": "", "message": "成功", "returnObj": {"jobUUID": "job-rtbbjx4dxyoobvti63v0",
+ "masterOrderID": "9360ea21613540999e2b49c033091f4b", "masterOrderNO": "20251224104521028947"}}"""),
+    Example(
+        'list-clusters', 'hpc/list-clusters', 'response',
+        '[ex] 23928, reference 2.8',
+        reference_line=383, abbreviated=False,
+        text="""\
+{"currentCount": 1, "totalCount": 1, "totalPage": 1, "resultList": [{"clusterName": "sit-04162",
+ "azName": "cn-xinan1-1A", "clusterUUID": "cl-qagaqq3x6bcrvmy5ohpx6gmbzls9", "vpcID": "vpc-kzcgexytpe",
+ "securityGroupID": "sg-ex6h4wnki2", "clusterTypeName": "SCHEDULER", "schedulerType": "SLURM",
+ "clusterTypeUUID": "ct-jn8sm0bejygcdglhpljbddjll9ro", "totalMasterNodeCount": 1,
+ "totalComputeNodeCount": 5, "runningComputeNodeCount": 5, "creatingComputeNodeCount": 0,
+ "stoppedComputeNodeCount": 0, "otherStatusComputeNodeCount": 0, "totalCpuCores": 10,
+ "allocatedCpuCores": 0, "availableCpuCores": 10, "totalMemory": 18945, "allocatedMemory": 5277,
+ "availableMemory": 13668, "publicIP": null, "innerIP": "192.168.0.45",
+ "clusterAvailableStatus": "available", "createTime": "2026-04-16 14:54:16"}]}"""),
+    Example(
+        'list-nodes', 'hpc/list-nodes', 'response',
+        '[ex] 23938 (abbreviated with "..."), reference 2.9',
+        reference_line=413, abbreviated=True,
+        text="""\
+{"currentCount": 2, "totalCount": 7, "totalPage": 4, "resultList": [
+ {"nodeName": "sit-04162master0001", "nodeUUID": "nd-ljxagwt0sjrvhefmnzlurrkficv4", "nodeRole": 0,
+  "nodeType": "VM", "nodeStatus": "running", "nodeSchedulerStatus": "idle", "innerIP": "192.168.0.45",
+  "publicIP": "", "queueName": null, "subnetID": "subnet-rtqtujtbb9", "onDemand": true, "...": "..."},
+ {"nodeName": "sit-04162compute0006", "nodeUUID": "nd-g5z8se7ubfn5iervyapyxkqsnm4f", "nodeRole": 1,
+  "nodeType": "BMS", "nodeStatus": "running", "nodeSchedulerStatus": "down", "innerIP": "192.168.0.39",
+  "publicIP": null, "queueName": "a2", "specificationName": "physical.2.large.1.hpc", "...": "..."}]}"""),
+    Example(
+        'list-queues', 'hpc/list-queues', 'envelope',
+        '[ex] 23947 and the CLI fixture, reference 2.10',
+        reference_line=431, abbreviated=False,
+        text="""\
+{"statusCode": 800, "error": "", "message": "成功", "returnObj": [{"queueName": "a2",
+ "queueUUID": "pt-g6wwn5lcxjalhdjxrctnlilnowro", "queueStatus": "creating", "isDefault": true,
+ "totalNodeQuantity": 0, "idleNodeQuantity": 0, "idleCPUQuantity": 0, "createTime": "2025-12-17 09:34:42"}]}"""),
+    Example(
+        'expand-cluster-request', 'hpc/expand-cluster', 'request',
+        '[ex] 23931 request_example, reference 2.11',
+        reference_line=462, abbreviated=False,
+        text="""\
+{"regionID": "200000004062", "azName": "cn-nm-hett5-1a-public-test",
+ "clusterUUID": "cl-eplu3cnxgemao7cxytqz9tmrxlju", "clusterTypeRoleUUID": "ctr-xc9m7wmac0bflq0golsg97tlqg5q",
+ "nodeCreateMethod": "AutoCreate", "onDemand": true,
+ "ecsComputeNodeOrders": [{"orderCount": 2, "imageUUID": "im-ia44ygv7juejfdgyc4heb4rkcfaz",
+   "queueUUID": "pt-vkllxrtf8iireebbwlperkqyidrl", "specificationUUID": "dvt-alca2xghu571loguxnyuau2noft1",
+   "subnetID": "subnet-m6lfipw3yp", "systemDiskType": "SATA", "systemDiskSize": 100}]}"""),
+    Example(
+        'shrink-cluster-request', 'hpc/shrink-cluster', 'request',
+        '[ex] 23932 request_example, reference 2.12',
+        reference_line=476, abbreviated=False,
+        text="""\
+{"regionID": "100054c0416811e9a6690242ac110002", "azName": "cn-huadong1-jsnj1A-public-ctcloud",
+ "clusterUUID": "cl-n4oqobl9rpsciy9fkfeinjz8f0yi",
+ "nodeUUIDList": ["nd-eojkpygs5dzaz2icpcm9287k6mvi", "nd-eojkpygs5dzaz2icpcm9287k6mss"]}"""),
+    Example(
+        'vpc-new-list', 'vpc/new-list', 'response',
+        '[tf] 10040788 struct values, reference 3.2',
+        reference_line=557, abbreviated=False,
+        text="""\
+{"vpcs": [{"vpcID": "vpc-dai33ycf2d", "name": "k3-vpc", "description": "", "CIDR": "192.168.0.0/16",
+  "ipv6Enabled": false, "enableIpv6": false, "ipv6CIDRS": [], "subnetIDs": ["subnet-shrmxt125y"],
+  "natGatewayIDs": [], "secondaryCIDRS": [], "projectID": "0"}], "totalCount": 1, "currentCount": 1, "totalPage": 1}"""),
+    Example(
+        'describe-security-group', 'vpc/describe-security-group-attribute', 'response',
+        '[tf] reference 3.9 (abbreviated)',
+        reference_line=629, abbreviated=True,
+        text="""\
+{"securityGroupName": "k3-sg", "id": "sg-p2qs0qmigm", "vmNum": "0", "vpcID": "vpc-dai33ycf2d",
+ "securityGroupRuleList": [{"id": "...", "direction": "ingress", "action": "accept", "priority": 1,
+   "protocol": "TCP", "ethertype": "IPv4", "destCidrIp": "203.0.113.0/24", "range": "22"}]}"""),
+)
+
+_INLINE = (
+    Example("create-delegate-request", "create-delegate", "request",
+            "reference 2.1: documented request example `{}` [ex] 23951", text="{}"),
+    Example("query-job-result-answer", "query-job-result", "envelope",
+            "reference 2.7: example [ex] 23926", abbreviated=True,
+            text='{"returnObj": {"status": "success"}}'),
+    Example("expand-cluster-answer", "hpc/expand-cluster", "response",
+            "reference 2.11: answer [ex] 23931 (order ids abbreviated by the reference)",
+            text='{"jobUUID": "job-vln9oqhrvl7txxx64gl1", "masterOrderID": "fddb...", '
+                 '"masterOrderNO": "2025..."}'),
+    Example("delete-cluster-answer", "delete-cluster", "envelope",
+            "reference 2.13: documented answer in the older envelope [old 5621 example]",
+            text='{"returnObj": {}, "errorCode": "", "message": "SUCCESS", '
+                 '"description": "...", "statusCode": 800}'),
+    Example("create-security-group-answer", "vpc/create-security-group", "response",
+            "reference 3.7 [tf]", text='{"securityGroupID": "sg-p2qs0qmigm"}'),
+)
+
+EXAMPLES: Tuple[Example, ...] = _FROM_BLOCKS + _INLINE
+BY_ID: Dict[str, Example] = {e.id: e for e in EXAMPLES}
