@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.contracts.ctyun import (APIS, EXAMPLES, EXAMPLES_BY_ID, field_count, get_api,
-                                   validate_envelope, validate_request, validate_response)
+from tests.contracts.ctyun import (APIS, EXAMPLES, EXAMPLES_BY_ID, example_answers,
+                                   field_count, get_api, validate_call, validate_envelope,
+                                   validate_request, validate_response)
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE_CANDIDATES = [ROOT.parent / "shared" / "reference" / "ctyun-openapi.md",
@@ -390,3 +391,13 @@ def test_envelopes_per_family():
             "description": "参数错误", "returnObj": None}
     assert validate_envelope("vpc/create", fail) == []
     assert validate_envelope("vpc/create", {**fail, "errorCode": ""})[0].kind == "missing"
+
+
+def test_call_by_method_and_path_and_the_answer_iterator():
+    body = EXAMPLES_BY_ID["shrink-cluster-request"].doc()
+    assert validate_call("POST", "/v4/cthpc/hpc/shrink-cluster", None, body) == []
+    assert validate_call("GET", "/v4/cthpc/hpc/shrink-cluster", body)[0].kind == "method"
+    assert validate_call("POST", "/v4/cthpc/hpc/delete-cluster", None, {})[0].kind == "method"
+    answers = list(example_answers())
+    assert len(answers) == sum(1 for e in EXAMPLES if e.kind != "request") >= 14
+    assert all(path.startswith("/v4/") and e.api == api for api, path, e in answers)

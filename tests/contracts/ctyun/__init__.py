@@ -7,6 +7,8 @@ kimi-k3's client. Use:
     validate_request("hpc/create-cluster", None, body)    # -> [] or problems naming fields
     validate_response("hpc/list-clusters", return_obj)     # -> [] or problems
     validate_envelope("delete-cluster", whole_answer)      # envelope of the API's family
+    validate_call("POST", "/v4/cthpc/hpc/create-cluster", None, body)   # by method + path
+    for api, path, example in example_answers(): ...      # documented answers to replay
 
 APIs are named by their path after `/v4/cthpc/` (E-HPC) or `/v4/` (VPC), e.g.
 `hpc/create-cluster`, `query-job-result`, `vpc/new-list`; the full path works too.
@@ -15,12 +17,22 @@ APIs are named by their path after `/v4/cthpc/` (E-HPC) or `/v4/` (VPC), e.g.
 
 from .examples import BY_ID as EXAMPLES_BY_ID, EXAMPLES, Example
 from .spec import ABSENT, PRESENT, Api, Field, Rule
-from .validator import (APIS, Problem, envelope_keys, get_api, validate_envelope,
-                        validate_request, validate_response)
+from .validator import (APIS, Problem, envelope_keys, get_api, validate_call,
+                        validate_envelope, validate_request, validate_response)
 
 __all__ = ["APIS", "ABSENT", "Api", "EXAMPLES", "EXAMPLES_BY_ID", "Example", "Field",
            "PRESENT", "Problem", "Rule", "envelope_keys", "get_api", "validate_envelope",
-           "validate_request", "validate_response", "field_count", "as_data"]
+           "validate_call", "validate_request", "validate_response", "field_count", "as_data",
+           "example_answers"]
+
+
+def example_answers():
+    """(api name, path, example) for every documented answer: `example.kind` is "response"
+    (the returnObj) or "envelope" (the whole answer); `example.doc()` parses it;
+    `example.abbreviated` means fields are elided (the key "..." may appear)."""
+    for e in EXAMPLES:
+        if e.kind != "request":
+            yield e.api, get_api(e.api).path, e
 
 
 def _count(fields) -> int:

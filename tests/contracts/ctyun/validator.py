@@ -296,6 +296,18 @@ def validate_request(api_name: str, query: Optional[Dict[str, Any]],
     return list(run.problems)
 
 
+def validate_call(method: str, path: str, query: Optional[Dict[str, Any]],
+                  body: Optional[Dict[str, Any]] = None) -> List[str]:
+    """validate_request for a call given as method + path (a wrong method is a problem)."""
+    api = BY_PATH.get(path)
+    if api is None:
+        return [Problem(f"{method} {path}: not an API of the CTyun contract", "", "method")]
+    if method.upper() != api.method:
+        return [Problem(f"{api.name}: is {api.method}, called with {method.upper()}", "",
+                        "method")]
+    return validate_request(api.name, query, body)
+
+
 def _typed_query(api: Api, query: Dict[str, Any]) -> Dict[str, Any]:
     out = dict(query)
     for f in api.query_fields():
