@@ -1,0 +1,228 @@
+"""Signed HTTP calls to CTyun's OpenAPI, the envelope verdict, deadlines and safe retries.
+
+Why our own transport: CTyun publishes no Python SDK for E-HPC; its gateway answers HTTP 200 on
+failure; and an order repeated blindly after a lost answer can buy a second cluster. The rules,
+in one place:
+
+- credentials are looked up at each request (a callable), never stored in anything pickled,
+  never logged or put in an exception;
+- the query string is built once (signing.canonical_query) and sent byte for byte as signed; a
+  POST body is serialised once and those bytes are sent and hashed;
+- each `Operation` says whether it may be repeated after it may have run (`repeatable`): reads,
+  and VPC calls that carry a `clientToken` (reference 1.6). E-HPC orders (create, expand,
+  shrink, delete, create-delegate) have no documented idempotency token and are never repeated
+  after a timeout, a reset or an HTTP 5xx: the caller gets `TransportError(may_have_run=True)`
+  and decides by listing what exists;
+- a request that provably did not run (connection refused, connect timeout) and a throttled one
+  (refused, so not executed) are retried with exponential backoff and full jitter, within the
+  caller's deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import re
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Mapping, Optional, Union
+
+import requests
+
+from ...inference.errors import ConfigError
+from . import envelope, signing
+from .errors import ApiError, ThrottledError, TransportError
+
+log = logging.getLogger("kimi_k3.ctyun")
+
+#: one API host per product (reference 1.1); `ctyun:endpoint` / CTYUN_ENDPOINT replaces both
+PRODUCT_HOSTS = {
+    "hpc": "https://cthpc-global.ctapi.ctyun.cn",
+    "vpc": "https://ctvpc-global.ctapi.ctyun.cn",
+}
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One documented API: where it lives and whether it may be sent twice."""
+
+    product: str
+    method: str
+    path: str
+    #: CTyun's document id (reference section 2/3), for messages and the contract tests
+    doc: str
+    #: may be repeated after it may have run (reads; VPC calls carrying a clientToken)
+    repeatable: bool
+
+    @property
+    def name(self) -> str:
+        """Short name used in messages: the path below the product prefix."""
+        return self.path.split("/v4/cthpc/", 1)[-1].split("/v4/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """An access key pair. `repr` never shows the secret key."""
+
+    ak: str
+    sk: str
+
+    def __repr__(self) -> str:
+        return f"Credentials(ak={self.ak[:4]}..., sk=<hidden>)"
+
+    __str__ = __repr__
+
+
+def credentials_from(env: Mapping[str, str] = os.environ,
+                     config: Optional[Mapping[str, Any]] = None) -> Credentials:
+    """CTYUN_AK/CTYUN_SK, else the `ctyun:accessKey`/`ctyun:secretKey` stack config."""
+    ak, sk = env.get("CTYUN_AK"), env.get("CTYUN_SK")
+    if not (ak and sk) and config:
+        ak, sk = config.get("ctyun:accessKey"), config.get("ctyun:secretKey")
+    if not (ak and sk):
+        raise ConfigError("CTYUN_AK/CTYUN_SK", None,
+                          "export CTYUN_AK and CTYUN_SK, or `pulumi config set --secret "
+                          "ctyun:accessKey ...` and `ctyun:secretKey`", "are not set")
+    return Credentials(str(ak), str(sk))
+
+
+ENDPOINT_RE = re.compile(r"^https?://[^\s/?#]+(/[^\s?#]*)?$")
+
+
+def resolve_endpoint(product: str, override: Optional[str] = None,
+                     env: Mapping[str, str] = os.environ) -> str:
+    """Base URL for a product: explicit override, then CTYUN_ENDPOINT, then CTyun's host."""
+    base = override or env.get("CTYUN_ENDPOINT")
+    if base:
+        if not ENDPOINT_RE.match(base):
+            raise ConfigError("ctyun:endpoint", base, "give a URL such as https://host:port",
+                              "is not an http(s) URL")
+        return base.rstrip("/")
+    if product not in PRODUCT_HOSTS:
+        raise ValueError(f"unknown CTyun product {product!r}")
+    return PRODUCT_HOSTS[product]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter: attempt n waits U(0, min(max, base * 2**n))."""
+
+    max_attempts: int = 6
+    base_delay_s: float = 0.5
+    max_delay_s: float = 20.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        return rng.uniform(0, min(self.max_delay_s, self.base_delay_s * (2 ** attempt)))
+
+
+class _Fault(Exception):
+    """One attempt failed without a usable answer."""
+
+    def __init__(self, detail: str, may_have_run: bool, throttle: Optional[ApiError] = None):
+        super().__init__(detail)
+        self.detail, self.may_have_run, self.throttle = detail, may_have_run, throttle
+
+
+class Transport:
+    """Signed calls to CTyun. Holds no secret: `credentials` is resolved at each request."""
+
+    def __init__(self, credentials: Union[Callable[[], Credentials], Credentials, None] = None,
+                 endpoint: Optional[str] = None, timeout_s: float = 30.0,
+                 connect_timeout_s: float = 5.0, retry: RetryPolicy = RetryPolicy(),
+                 session: Optional[requests.Session] = None,
+                 sleep: Callable[[float], None] = time.sleep,
+                 rng: Optional[random.Random] = None,
+                 now: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+                 new_request_id: Callable[[], str] = lambda: str(uuid.uuid4())):
+        if credentials is None:
+            credentials = credentials_from
+        elif isinstance(credentials, Credentials):
+            pair = credentials
+            credentials = lambda: pair  # noqa: E731
+        self._credentials = credentials
+        self._endpoint = endpoint
+        self._timeout = (connect_timeout_s, timeout_s)
+        self._retry = retry
+        self._session = session or requests.Session()
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._now = now
+        self._new_request_id = new_request_id
+        #: HTTP requests sent, per path (benchmarks and tests count API calls with it)
+        self.calls: Counter = Counter()
+
+    def call(self, op: Operation, params: Optional[Mapping[str, Any]] = None,
+             body: Optional[Mapping[str, Any]] = None,
+             deadline: Optional[float] = None) -> Any:
+        """Send `op` once (or again, when that is safe); its `returnObj`, or raise
+        ApiError / ThrottledError / TransportError / ResponseError.
+
+        `deadline` is a `time.monotonic()` value: no backoff sleep goes past it.
+        """
+        if op.method == "GET" and body is not None:
+            raise ValueError(f"{op.name}: a GET API takes no body")
+        if op.method == "POST" and params:
+            raise ValueError(f"{op.name}: a POST API takes no query string")
+        query = signing.canonical_query(params)
+        payload = b"" if body is None else json.dumps(
+            body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        attempt = 0
+        while True:
+            try:
+                return self._once(op, query, payload)
+            except _Fault as f:
+                if f.may_have_run and not op.repeatable:
+                    raise TransportError(op.name, f.detail, may_have_run=True,
+                                         retried=attempt > 0) from None
+                attempt += 1
+                wait = self._retry.delay(attempt, self._rng)
+                out_of_time = deadline is not None and time.monotonic() + wait > deadline
+                if attempt >= self._retry.max_attempts or out_of_time:
+                    if f.throttle is not None:
+                        t = f.throttle
+                        raise ThrottledError(t.api, t.code, t.message, t.http_status,
+                                             t.request_id) from None
+                    raise TransportError(op.name, f.detail, may_have_run=f.may_have_run,
+                                         retried=True) from None
+                log.info("CTyun %s: %s; retry %d/%d in %.1f s", op.name, f.detail, attempt,
+                         self._retry.max_attempts - 1, wait)
+                self._sleep(wait)
+
+    def _once(self, op: Operation, query: str, payload: bytes) -> Any:
+        creds = self._credentials()
+        request_id = self._new_request_id()
+        headers = signing.sign_headers(creds.ak, creds.sk, request_id,
+                                       signing.eop_date(self._now()), query, payload)
+        if op.method == "POST":
+            headers["Content-Type"] = "application/json"
+        url = resolve_endpoint(op.product, self._endpoint) + op.path
+        prepared = self._session.prepare_request(requests.Request(
+            op.method, url, headers=headers, data=payload if op.method == "POST" else None))
+        # the exact query string that was signed (requests would re-encode a params dict)
+        prepared.url = url + (f"?{query}" if query else "")
+        self.calls[op.path] += 1
+        try:
+            resp = self._session.send(prepared, timeout=self._timeout)
+        except requests.exceptions.ConnectTimeout:
+            raise _Fault("connect timed out", may_have_run=False) from None
+        except requests.exceptions.ConnectionError as e:
+            text = str(e).lower()
+            never_sent = "refused" in text and "reset" not in text
+            raise _Fault(f"connection error ({type(e).__name__})",
+                         may_have_run=not never_sent) from None
+        except requests.exceptions.Timeout:
+            raise _Fault("timed out waiting for the answer", may_have_run=True) from None
+        verdict = envelope.judge(op.name, resp.status_code, resp.content, request_id)
+        if verdict.ok:
+            return verdict.value
+        if verdict.fault:
+            raise _Fault(verdict.fault, may_have_run=not verdict.throttled)
+        if verdict.throttled:
+            raise _Fault(f"throttled ({verdict.error.code})", may_have_run=False,
+                         throttle=verdict.error)
+        raise verdict.error

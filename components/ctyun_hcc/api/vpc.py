@@ -1,0 +1,327 @@
+"""CTyun VPC (`/v4/vpc/`): VPCs, subnets, security groups and their rules.
+
+Contract: reference section 3 (CTyun's Terraform provider and Go SDK: generated request/response
+structs and hand-written clients). Facts that shape this module:
+- listings answer `returnObj.vpcs` / `subnets` / `securityGroups` (with totalCount/totalPage),
+  paged by `pageNo`/`pageSize` <= 50 and followed to the end;
+- a security group is named `securityGroupName` in listings (not `name`); its id is `id`;
+- the `vpcName` filter and `queryContent` may match loosely: names are matched exactly here;
+- every order carries a fresh `clientToken` (documented as keeping the order idempotent), so
+  these calls, unlike E-HPC's, may be re-sent with the same body after a lost answer;
+- "does not exist" is `Openapi.Vpc.NotFound`, `Openapi.Subnet.NotFound`,
+  `Openapi.SecurityGroup.NotFound`, `Openapi.SecurityGroupRule.NotFound` (reference 1.4);
+- rule listings show `direction`/`action` in lower case while the Terraform resource sends upper
+  case (reference 5): we send lower case as listed and compare case-insensitively.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from . import rules
+from .errors import ApiError, RequestError, ResponseError
+from .parse import Obj, all_pages, return_obj
+from .transport import Operation, Transport
+
+VPC = "/v4/vpc"
+
+
+def _op(method: str, path: str, doc: str) -> Operation:
+    # reads and clientToken-carrying orders may both be repeated (reference 1.6)
+    return Operation("vpc", method, f"{VPC}/{path}", doc, True)
+
+
+CREATE_VPC = _op("POST", "create", "10040800")
+LIST_VPCS = _op("GET", "new-list", "10040788")
+QUERY_VPC = _op("GET", "query", "10040783")
+DELETE_VPC = _op("POST", "delete", "10040805")
+CREATE_SUBNET = _op("POST", "create-subnet", "10040804")
+LIST_SUBNETS = _op("GET", "new-list-subnet", "10040797")
+QUERY_SUBNET = _op("GET", "query-subnet", "10040792")
+DELETE_SUBNET = _op("POST", "delete-subnet", "10040807")
+CREATE_SECURITY_GROUP = _op("POST", "create-security-group", "10040938")
+LIST_SECURITY_GROUPS = _op("GET", "new-query-security-groups", "10040907")
+DESCRIBE_SECURITY_GROUP = _op("GET", "describe-security-group-attribute", "10040946")
+DELETE_SECURITY_GROUP = _op("POST", "delete-security-group", "10040966")
+CREATE_INGRESS = _op("POST", "create-security-group-ingress", "10040961")
+REVOKE_INGRESS = _op("POST", "revoke-security-group-ingress", "10040977")
+OPERATIONS = (CREATE_VPC, LIST_VPCS, QUERY_VPC, DELETE_VPC, CREATE_SUBNET, LIST_SUBNETS,
+              QUERY_SUBNET, DELETE_SUBNET, CREATE_SECURITY_GROUP, LIST_SECURITY_GROUPS,
+              DESCRIBE_SECURITY_GROUP, DELETE_SECURITY_GROUP, CREATE_INGRESS, REVOKE_INGRESS)
+
+NOT_FOUND = {"vpc": "Openapi.Vpc.NotFound", "subnet": "Openapi.Subnet.NotFound",
+             "group": "Openapi.SecurityGroup.NotFound",
+             "rule": "Openapi.SecurityGroupRule.NotFound"}
+DIRECTIONS = ("ingress", "egress")
+ACTIONS = ("accept", "drop")
+PROTOCOLS = ("ANY", "TCP", "UDP", "ICMP", "ICMP6")
+ETHERTYPES = ("IPv4", "IPv6")
+SUBNET_TYPES = ("common", "cbm")
+
+
+def new_client_token() -> str:
+    """A fresh token (1-64 characters) for one order; its retries reuse the same body."""
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class Vpc:
+    vpc_id: str
+    name: str
+    description: str
+    cidr: str
+
+
+@dataclass(frozen=True)
+class Subnet:
+    subnet_id: str
+    name: str
+    description: str
+    vpc_id: str
+    cidr: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    rule_id: str
+    direction: str  # lower case
+    action: str     # lower case
+    protocol: str   # upper case
+    ethertype: str
+    port_range: str
+    cidr: str
+    priority: Optional[int]
+
+    def key(self) -> Tuple[str, str, str, str, str]:
+        return (self.direction, self.action, self.protocol, self.port_range, self.cidr)
+
+
+@dataclass(frozen=True)
+class SecurityGroup:
+    group_id: str
+    name: str
+    description: str
+    vpc_id: str
+    vm_count: Optional[int]
+    rules: Tuple[Rule, ...]
+
+
+@dataclass(frozen=True)
+class IngressRule:
+    """An accept rule for TCP `port` from `cidr`, as the create-ingress API takes it."""
+
+    port: int
+    cidr: str
+    description: str = ""
+    priority: int = 1
+    protocol: str = "TCP"
+
+    def body(self, api: str, index: int) -> Dict[str, Any]:
+        where = f"securityGroupRules[{index}]"
+        if not rules.int_in(self.port, 1, 65535):
+            raise RequestError(api, f"{where}.range", self.port, "must be a port 1-65535")
+        if not rules.int_in(self.priority, 1, 100):
+            raise RequestError(api, f"{where}.priority", self.priority, "must be 1-100")
+        if self.protocol not in ("TCP", "UDP"):
+            raise RequestError(api, f"{where}.protocol", self.protocol, "must be TCP or UDP")
+        problem = rules.description_problem(self.description)
+        if problem:
+            raise RequestError(api, f"{where}.description", self.description, problem)
+        out = {"direction": "ingress", "action": "accept", "priority": self.priority,
+               "protocol": self.protocol, "ethertype": "IPv6" if ":" in self.cidr else "IPv4",
+               "destCidrIp": self.cidr, "range": str(self.port)}
+        if self.description:
+            out["description"] = self.description
+        return out
+
+    def key(self) -> Tuple[str, str, str, str, str]:
+        return ("ingress", "accept", self.protocol, str(self.port), self.cidr)
+
+
+def _text(o: Obj, key: str) -> str:
+    return o.str(key, required=False, nullable=True) or ""
+
+
+def parse_vpc(o: Obj) -> Vpc:
+    return Vpc(o.str("vpcID", nonempty=True), o.str("name"), _text(o, "description"),
+               o.str("CIDR", required=False, nullable=True) or "")
+
+
+def parse_subnet(o: Obj) -> Subnet:
+    if o.has("type"):
+        o.enum("type", (0, 1))
+    return Subnet(o.str("subnetID", nonempty=True), o.str("name"), _text(o, "description"),
+                  o.str("vpcID", required=False, nullable=True) or "",
+                  o.str("CIDR", required=False, nullable=True) or "")
+
+
+def _lower_enum(o: Obj, key: str, values: Sequence[str]) -> str:
+    raw = o.str(key)
+    value = raw.lower()
+    if value not in values:
+        o.enum(key, values)  # raises, naming the field and the value
+    return value
+
+
+def parse_rule(o: Obj) -> Rule:
+    protocol = o.str("protocol").upper()
+    if protocol not in PROTOCOLS:
+        o.enum("protocol", PROTOCOLS)
+    return Rule(o.str("id", nonempty=True), _lower_enum(o, "direction", DIRECTIONS),
+                _lower_enum(o, "action", ACTIONS), protocol,
+                o.str("ethertype", required=False, nullable=True) or "",
+                o.str("range", required=False, nullable=True) or "",
+                o.str("destCidrIp", required=False, nullable=True) or "",
+                o.int("priority", required=False, nullable=True))
+
+
+def parse_security_group(o: Obj) -> SecurityGroup:
+    rules_ = tuple(parse_rule(r) for r in o.objs("securityGroupRuleList", required=False))
+    return SecurityGroup(o.str("id", nonempty=True), o.str("securityGroupName"),
+                         _text(o, "description"),
+                         o.str("vpcID", required=False, nullable=True) or "",
+                         # an int in the list, a string in describe (reference 5)
+                         o.int_or_digits("vmNum", required=False), rules_)
+
+
+def _name(api: str, key: str, value: str) -> None:
+    problem = rules.vpc_name_problem(value)
+    if problem:
+        raise RequestError(api, key, value, problem)
+
+
+def _description(api: str, value: str) -> None:
+    problem = rules.description_problem(value)
+    if problem:
+        raise RequestError(api, "description", value, problem)
+
+
+class VpcApi:
+    """VPC calls of one region. Holds a Transport (built per provider call, never pickled)."""
+
+    PAGE_SIZE = rules.PAGE_SIZE[1]
+
+    def __init__(self, transport: Transport, region_id: str):
+        self.t, self.region_id = transport, region_id
+
+    def _pages(self, op: Operation, params: Dict[str, Any], key: str, deadline) -> List[Obj]:
+        def page(n: int) -> Any:
+            return self.t.call(op, params={"regionID": self.region_id, **params, "pageNo": n,
+                                           "pageSize": self.PAGE_SIZE}, deadline=deadline)
+        return all_pages(op.name, page, key)
+
+    def _absent_ok(self, what: str, op: Operation, *, params=None, body=None, deadline=None):
+        """The call's returnObj, or None when CTyun says the object does not exist."""
+        try:
+            return self.t.call(op, params=params, body=body, deadline=deadline)
+        except ApiError as e:
+            if e.code_is(NOT_FOUND[what]):
+                return None
+            raise
+
+    # -- VPCs ---------------------------------------------------------------------------
+    def create_vpc(self, name: str, cidr: str, description: str, deadline=None) -> str:
+        api = CREATE_VPC.name
+        _name(api, "name", name)
+        _description(api, description)
+        value = self.t.call(CREATE_VPC, body={
+            "clientToken": new_client_token(), "regionID": self.region_id, "name": name,
+            "CIDR": cidr, "description": description}, deadline=deadline)
+        return return_obj(api, value).str("vpcID", nonempty=True)
+
+    def find_vpcs(self, name: str, deadline=None) -> List[Vpc]:
+        """VPCs named exactly `name` (the `vpcName` filter may match loosely)."""
+        rows = self._pages(LIST_VPCS, {"vpcName": name}, "vpcs", deadline)
+        return [v for v in (parse_vpc(o) for o in rows) if v.name == name]
+
+    def get_vpc(self, vpc_id: str, deadline=None) -> Optional[Vpc]:
+        value = self._absent_ok("vpc", QUERY_VPC, params={"regionID": self.region_id,
+                                                          "vpcID": vpc_id}, deadline=deadline)
+        return None if value is None else parse_vpc(return_obj(QUERY_VPC.name, value))
+
+    def delete_vpc(self, vpc_id: str, deadline=None) -> None:
+        self._absent_ok("vpc", DELETE_VPC, body={"clientToken": new_client_token(),
+                                                 "regionID": self.region_id, "vpcID": vpc_id},
+                        deadline=deadline)
+
+    # -- subnets ------------------------------------------------------------------------
+    def create_subnet(self, vpc_id: str, name: str, cidr: str, description: str,
+                      subnet_type: str = "common", deadline=None) -> str:
+        api = CREATE_SUBNET.name
+        _name(api, "name", name)
+        _description(api, description)
+        if subnet_type not in SUBNET_TYPES:
+            raise RequestError(api, "subnetType", subnet_type, "must be common or cbm")
+        body = {"clientToken": new_client_token(), "regionID": self.region_id, "vpcID": vpc_id,
+                "name": name, "CIDR": cidr, "description": description}
+        if subnet_type != "common":
+            body["subnetType"] = subnet_type
+        value = self.t.call(CREATE_SUBNET, body=body, deadline=deadline)
+        return return_obj(api, value).str("subnetID", nonempty=True)
+
+    def list_subnets(self, vpc_id: str, deadline=None) -> List[Subnet]:
+        rows = self._pages(LIST_SUBNETS, {"vpcID": vpc_id}, "subnets", deadline)
+        return [parse_subnet(o) for o in rows]
+
+    def get_subnet(self, subnet_id: str, deadline=None) -> Optional[Subnet]:
+        value = self._absent_ok("subnet", QUERY_SUBNET, params={
+            "regionID": self.region_id, "subnetID": subnet_id}, deadline=deadline)
+        return None if value is None else parse_subnet(return_obj(QUERY_SUBNET.name, value))
+
+    def delete_subnet(self, subnet_id: str, deadline=None) -> None:
+        self._absent_ok("subnet", DELETE_SUBNET, body={
+            "clientToken": new_client_token(), "regionID": self.region_id,
+            "subnetID": subnet_id}, deadline=deadline)
+
+    # -- security groups ----------------------------------------------------------------
+    def create_security_group(self, vpc_id: str, name: str, description: str,
+                              deadline=None) -> str:
+        api = CREATE_SECURITY_GROUP.name
+        _name(api, "name", name)
+        _description(api, description)
+        value = self.t.call(CREATE_SECURITY_GROUP, body={
+            "clientToken": new_client_token(), "regionID": self.region_id, "vpcID": vpc_id,
+            "name": name, "description": description}, deadline=deadline)
+        return return_obj(api, value).str("securityGroupID", nonempty=True)
+
+    def find_security_groups(self, vpc_id: str, name: str, deadline=None) -> List[SecurityGroup]:
+        """Groups of `vpc_id` named exactly `name` (`queryContent` matches loosely)."""
+        rows = self._pages(LIST_SECURITY_GROUPS, {"vpcID": vpc_id, "queryContent": name},
+                           "securityGroups", deadline)
+        return [g for g in (parse_security_group(o) for o in rows)
+                if g.name == name and g.vpc_id in ("", vpc_id)]
+
+    def describe_security_group(self, group_id: str, deadline=None) -> Optional[SecurityGroup]:
+        value = self._absent_ok("group", DESCRIBE_SECURITY_GROUP, params={
+            "regionID": self.region_id, "securityGroupID": group_id}, deadline=deadline)
+        if value is None:
+            return None
+        return parse_security_group(return_obj(DESCRIBE_SECURITY_GROUP.name, value))
+
+    def delete_security_group(self, group_id: str, deadline=None) -> None:
+        self._absent_ok("group", DELETE_SECURITY_GROUP, body={
+            "clientToken": new_client_token(), "regionID": self.region_id,
+            "securityGroupID": group_id}, deadline=deadline)
+
+    def add_ingress(self, group_id: str, wanted: Sequence[IngressRule],
+                    deadline=None) -> List[str]:
+        """Add accept rules; their ids, in the order of `wanted`."""
+        api = CREATE_INGRESS.name
+        value = self.t.call(CREATE_INGRESS, body={
+            "regionID": self.region_id, "securityGroupID": group_id,
+            "clientToken": new_client_token(),
+            "securityGroupRules": [r.body(api, i) for i, r in enumerate(wanted)]},
+            deadline=deadline)
+        ids = return_obj(api, value).strs("sgRuleIDs")
+        if len(ids) != len(wanted):
+            raise ResponseError(api, "returnObj.sgRuleIDs",
+                                f"holds {len(ids)} ids for {len(wanted)} rules", ids)
+        return ids
+
+    def revoke_ingress(self, group_id: str, rule_id: str, deadline=None) -> None:
+        self._absent_ok("rule", REVOKE_INGRESS, body={
+            "regionID": self.region_id, "securityGroupID": group_id,
+            "securityGroupRuleID": rule_id, "clientToken": new_client_token()},
+            deadline=deadline)

@@ -1,0 +1,123 @@
+"""VPC requests and strict answers (reference section 3), over the scripted network double."""
+
+import pytest
+
+from components.ctyun_hcc.api import vpc as v
+from components.ctyun_hcc.api.errors import ApiError, RequestError, ResponseError
+from tests.unit.ctyun_api_double import ok, refused, transport
+
+REGION = "bb9fdb42056f11eda1610242ac110002"
+
+
+def api(script):
+    t, net, _ = transport(script)
+    return v.VpcApi(t, REGION), net
+
+
+def vpcs(*rows, total=None):
+    return ok({"vpcs": list(rows), "totalCount": len(rows) if total is None else total,
+               "currentCount": len(rows), "totalPage": 1})
+
+
+EXAMPLE_VPC = {"vpcID": "vpc-dai33ycf2d", "name": "k3-vpc", "description": "", "CIDR":
+               "192.168.0.0/16", "ipv6Enabled": False, "enableIpv6": False, "ipv6CIDRS": [],
+               "subnetIDs": ["subnet-shrmxt125y"], "natGatewayIDs": [], "secondaryCIDRS": [],
+               "projectID": "0"}
+
+
+def test_find_vpc_filters_by_name_and_matches_exactly():
+    a, net = api([vpcs(EXAMPLE_VPC, {**EXAMPLE_VPC, "vpcID": "vpc-2", "name": "k3-vpc-2"})])
+    found = a.find_vpcs("k3-vpc")
+    assert [x.vpc_id for x in found] == ["vpc-dai33ycf2d"]
+    assert net.sent()[2] == {"regionID": REGION, "vpcName": "k3-vpc", "pageNo": "1",
+                             "pageSize": "50"}
+
+
+def test_vpc_listing_without_vpcs_is_an_error():
+    a, _ = api([ok({"results": [], "totalCount": 0, "totalPage": 0})])
+    with pytest.raises(ResponseError, match="vpc/new-list.*vpcs is missing"):
+        a.find_vpcs("k3-vpc")
+
+
+def test_create_calls_carry_a_fresh_client_token_and_the_marker():
+    a, net = api([ok({"vpcID": "vpc-1"}), ok({"vpcID": "vpc-2"}), ok({"subnetID": "subnet-1"}),
+                  ok({"securityGroupID": "sg-1"})])
+    assert a.create_vpc("k3-vpc", "192.168.0.0/16", "kimi-k3 owner t1") == "vpc-1"
+    first = net.sent()[3]
+    a.create_vpc("k3-vpc", "192.168.0.0/16", "kimi-k3 owner t1")
+    assert first["clientToken"] != net.sent()[3]["clientToken"]
+    assert 1 <= len(first["clientToken"]) <= 64
+    assert first == {"clientToken": first["clientToken"], "regionID": REGION, "name": "k3-vpc",
+                     "CIDR": "192.168.0.0/16", "description": "kimi-k3 owner t1"}
+    a.create_subnet("vpc-1", "k3-subnet", "192.168.0.0/24", "kimi-k3 owner t1")
+    assert "subnetType" not in net.sent()[3] and net.sent()[3]["vpcID"] == "vpc-1"
+    a.create_security_group("vpc-1", "k3-sg", "kimi-k3 owner t1")
+    assert net.sent()[3]["name"] == "k3-sg"
+    with pytest.raises(RequestError, match="name"):
+        a.create_vpc("9vpc", "10.0.0.0/8", "")
+    with pytest.raises(RequestError, match="description"):
+        a.create_vpc("k3", "10.0.0.0/8", "https://x")
+
+
+def test_not_found_means_absent_other_codes_raise():
+    a, _ = api([refused("Openapi.Vpc.NotFound", key="errorCode"),
+                refused("Openapi.SecurityGroup.NotFound", key="errorCode"),
+                refused("Openapi.Subnet.NotFound", key="errorCode"),
+                refused("Openapi.SecurityGroupRule.NotFound", key="errorCode"),
+                refused("Openapi.Parameter.Error", key="errorCode")])
+    assert a.get_vpc("vpc-x") is None
+    assert a.describe_security_group("sg-x") is None
+    a.delete_subnet("subnet-x")
+    a.revoke_ingress("sg-1", "rule-x")
+    with pytest.raises(ApiError, match="Openapi.Parameter.Error"):
+        a.delete_vpc("vpc-x")
+
+
+def test_security_groups_are_named_security_group_name():
+    group = {"securityGroupName": "k3-sg", "id": "sg-p2qs0qmigm", "vmNum": 0,
+             "vpcID": "vpc-1", "description": "kimi-k3 owner t1", "securityGroupRuleList": []}
+    a, net = api([ok({"securityGroups": [group, {**group, "securityGroupName": "k3-sg-old",
+                                                 "id": "sg-2"}],
+                      "totalCount": 2, "currentCount": 2, "totalPage": 1})])
+    [g] = a.find_security_groups("vpc-1", "k3-sg")
+    assert (g.group_id, g.description, g.vm_count) == ("sg-p2qs0qmigm", "kimi-k3 owner t1", 0)
+    assert net.sent()[2]["queryContent"] == "k3-sg" and net.sent()[2]["vpcID"] == "vpc-1"
+    a, _ = api([ok({"securityGroups": [{"name": "k3-sg", "id": "sg-1"}], "totalCount": 1,
+                    "totalPage": 1})])
+    with pytest.raises(ResponseError, match="securityGroupName is missing"):
+        a.find_security_groups("vpc-1", "k3-sg")
+
+
+def test_describe_reads_the_documented_example_and_normalises_case():
+    a, _ = api([ok({"securityGroupName": "k3-sg", "id": "sg-p2qs0qmigm", "vmNum": "0",
+                    "vpcID": "vpc-dai33ycf2d", "securityGroupRuleList": [
+                        {"id": "r1", "direction": "ingress", "action": "accept", "priority": 1,
+                         "protocol": "TCP", "ethertype": "IPv4", "destCidrIp": "203.0.113.0/24",
+                         "range": "22"},
+                        {"id": "r2", "direction": "EGRESS", "action": "ACCEPT",
+                         "protocol": "any", "ethertype": "IPv4", "destCidrIp": "0.0.0.0/0"}]}),
+                ok({"securityGroupName": "x", "id": "sg-1", "securityGroupRuleList": [
+                    {"id": "r", "direction": "sideways", "action": "accept",
+                     "protocol": "TCP"}]})])
+    g = a.describe_security_group("sg-p2qs0qmigm")
+    assert g.vm_count == 0
+    assert [r.key() for r in g.rules] == [("ingress", "accept", "TCP", "22", "203.0.113.0/24"),
+                                          ("egress", "accept", "ANY", "", "0.0.0.0/0")]
+    with pytest.raises(ResponseError, match="direction"):
+        a.describe_security_group("sg-1")
+
+
+def test_ingress_rules_are_sent_lower_case_as_listed():
+    a, net = api([ok({"sgRuleIDs": ["r1", "r2"]}), ok({"sgRuleIDs": ["r1"]})])
+    ids = a.add_ingress("sg-1", [v.IngressRule(22, "203.0.113.0/24"),
+                                 v.IngressRule(11025, "2001:db8::/32")])
+    assert ids == ["r1", "r2"]
+    body = net.sent()[3]
+    assert body["securityGroupRules"][0] == {
+        "direction": "ingress", "action": "accept", "priority": 1, "protocol": "TCP",
+        "ethertype": "IPv4", "destCidrIp": "203.0.113.0/24", "range": "22"}
+    assert body["securityGroupRules"][1]["ethertype"] == "IPv6" and body["clientToken"]
+    with pytest.raises(ResponseError, match="sgRuleIDs"):
+        a.add_ingress("sg-1", [v.IngressRule(22, "a"), v.IngressRule(23, "b")])
+    with pytest.raises(RequestError, match="range"):
+        v.IngressRule(70000, "203.0.113.0/24").body("x", 0)
