@@ -10,6 +10,7 @@ import pulumi
 from components.inference.component import K3Inference
 from components.inference.errors import KimiK3Error
 from components.plan_and_launch import plan_and_launch, raw_shared_config
+from components.progress_program import announce as announce_progress
 from components.settings import parse_settings
 from components.targets import Secrets, build_target
 
@@ -22,6 +23,7 @@ try:
 except KimiK3Error as err:
     raise pulumi.RunError(str(err)) from None
 
+announce_progress()  # how to follow the long waits (docs/progress.md)
 inference = K3Inference("kimi-k3", plan, spec, target)
 
 pulumi.export("endpoint", inference.endpoint)

@@ -14,6 +14,7 @@ from typing import List, Optional
 #: subcommand modules, in the order `--help` lists them
 COMMANDS = (
     "components.commands.plan",
+    "components.commands.status",
 )
 
 

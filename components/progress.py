@@ -1,19 +1,27 @@
 """Progress of long waits, appended to a per-stack file on the machine running `pulumi up`.
 
 Why a file: the waits that take minutes to hours (an E-HPC order, a weight download, a vLLM
-start, a Capacity Block's start) happen inside dynamic providers, and what those print is not
-reliably shown by `pulumi up` (see docs/progress.md). A JSON-lines file that the program names
-(it knows the stack; a provider does not: the dynamic-provider host reports the stack as
-`stack`) can be followed with `python -m components status --stack STACK`.
+start, a Capacity Block's start) happen inside dynamic providers. Their host process has no
+connection to the engine: `pulumi.log` there degrades to a plain line on stderr, `ephemeral` is
+lost, `pulumi.log.debug` and Python `logging` below WARNING vanish (docs/progress.md has the
+evidence). What the host writes to stderr does reach `pulumi up`, as a non-ephemeral message of
+the stack row, so this module writes there too, sparingly (start, slow, a heartbeat every
+`ECHO_INTERVAL_S`, done/failed), and keeps the full story in a JSON-lines file that the
+program names (it knows the stack; a provider does not: the host reports the stack as `stack`).
+`python -m components status --stack STACK` follows that file.
 
-Each line is one event of one phase:
+Each line is one event:
 `{"ts", "phase", "event": "start"|"update"|"done"|"failed", "waiting_for", "elapsed_s",
-"expected_s", "assumption", "detail", "slow"}`. `slow` is true once the elapsed time is past
-`SLOW_FACTOR` x the expected time, so a reader can tell "slow" from "stuck". No secret may be
-passed in; as a second guard every text field is scrubbed of the values given in `secrets`.
+"expected_s", "deadline_s", "assumption", "detail", "unchanged_s", "fraction", "slow", "pid",
+"host"}`; the program adds `{"event": "run", "stack"}` at the start of each `pulumi up`.
+`slow` is true once the elapsed time is past `SLOW_FACTOR` x the expected time; with
+`assumption` (what the plan assumed: source, bandwidth) and `unchanged_s` (how long the last
+thing seen has stayed the same) a reader can tell "slow" from "stuck".
 
-Pure of Pulumi. A `ProgressLog(None)` records nothing (a provider used without a progress file,
-e.g. in a unit test), so callers never branch on it.
+No secret may be passed in; as a second guard every text field is scrubbed of the values given
+in `secrets` and of recognisable credentials. Writing progress never fails a deployment: an
+I/O error switches the log off. A `ProgressLog(None)` records nothing (a provider used without
+a progress file, e.g. in a unit test), so callers never branch on it. Pure of Pulumi.
 """
 
 from __future__ import annotations
@@ -21,17 +29,37 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
+import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 
 #: a phase running past this multiple of its expected time is flagged `slow`
 SLOW_FACTOR = 1.5
-#: updates closer together than this are not written (a poll loop may call update every second)
+#: a changed detail is written at most this often (a poll loop may call update every second)
 MIN_UPDATE_INTERVAL_S = 5.0
+#: an unchanged detail is written again after this long, so a reader sees the waiter is alive
+HEARTBEAT_S = 60.0
+#: a running phase prints one line to stderr (what `pulumi up` shows) this often
+ECHO_INTERVAL_S = 600.0
 #: where the program puts progress files, below the project directory
 PROGRESS_DIR = ".kimi-k3/progress"
-_BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+")
+#: the input naming the progress file; `EXPECT_INPUT` carries the plan's expectations
+PROGRESS_INPUT = "progressFile"
+EXPECT_INPUT = "progressExpect"
+#: inputs that steer how progress is reported, never what a resource is: a change of only
+#: these must not cause an update (drop them before comparing olds and news in `diff`)
+STEERING_INPUTS = (PROGRESS_INPUT, EXPECT_INPUT)
+ECHO_PREFIX = "kimi-k3 progress:"
+
+_CREDENTIALS = (
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"),
+    re.compile(r"(?i)((?:api[_-]?key|password|passwd|secret|token)[\"']?\s*[=:]\s*[\"']?)[^\s\"',;]+"),
+    re.compile(r"()\bhf_[A-Za-z0-9]{20,}"),
+    re.compile(r"()\bsk-[A-Za-z0-9_-]{16,}"),
+    re.compile(r"()-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
+)
 
 
 def progress_file_for(stack: str, root: Optional[os.PathLike] = None) -> str:
@@ -41,91 +69,208 @@ def progress_file_for(stack: str, root: Optional[os.PathLike] = None) -> str:
     under `pulumi up`). Only the program calls this: it knows the real stack name.
     """
     base = Path(root or os.environ.get("KK3_PROGRESS_ROOT") or os.getcwd())
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", stack) or "stack"
-    return str((base / PROGRESS_DIR / f"{safe}.jsonl").resolve())
+    return str((base / PROGRESS_DIR / f"{_safe(stack)}.jsonl").resolve())
+
+
+def _safe(stack: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", stack).lstrip(".") or "stack"
+
+
+def without_steering(props: Mapping[str, Any]) -> Dict[str, Any]:
+    """`props` less the steering inputs (what `diff` should compare)."""
+    return {k: v for k, v in props.items() if k not in STEERING_INPUTS}
 
 
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
-    """`text` with every secret value and any bearer token replaced by `[secret]`."""
+    """`text` with every secret value and any recognisable credential replaced by `[secret]`."""
     out = str(text)
-    for s in sorted((s for s in secrets if s and len(str(s)) >= 4), key=len, reverse=True):
-        out = out.replace(str(s), "[secret]")
-    return _BEARER.sub(r"\1[secret]", out)
+    for s in sorted({str(s) for s in secrets if s and len(str(s)) >= 4}, key=len, reverse=True):
+        out = out.replace(s, "[secret]")
+    for pattern in _CREDENTIALS:
+        out = pattern.sub(r"\1[secret]", out)
+    return out
+
+
+def fmt_duration(seconds: Optional[float]) -> str:
+    """`1h02m`, `12m05s`, `45s` (a person reads these; `?` when unknown)."""
+    if seconds is None:
+        return "?"
+    s = int(round(max(0.0, float(seconds))))
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s" if s % 60 else f"{s // 60}m"
+    return f"{s}s"
+
+
+def follow_hint(path: str) -> str:
+    """The command that follows `path` (by stack when it is in this directory's progress dir)."""
+    p = Path(path)
+    if p.parent == (Path.cwd() / PROGRESS_DIR).resolve() and p.suffix == ".jsonl":
+        return f"python -m components status --stack {p.stem}"
+    return f"python -m components status --file {path}"
 
 
 class ProgressLog:
-    """Appends progress events to one file (or nowhere when `path` is falsy)."""
+    """Appends progress events to one file (or nowhere when `path` is falsy).
+
+    `expect` is the program's `progressExpect` input: {phase: {"expected_s", "assumption"}},
+    used for a phase started without its own expectation. `echo` prints sparse lines to
+    stderr, which `pulumi up` shows (see the module docstring).
+    """
 
     def __init__(self, path: Optional[str], secrets: Iterable[str] = (),
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time,
+                 expect: Optional[Mapping[str, Mapping[str, Any]]] = None, echo: bool = True):
         self.path = str(path) if path else ""
         self.secrets = [str(s) for s in secrets if s]
         self.clock = clock
+        self.expect = dict(expect or {})
+        self.echo = echo
+        self.broken = ""
 
     def phase(self, phase: str, waiting_for: str, expected_s: Optional[float] = None,
-              assumption: str = "") -> "Phase":
-        """Start a phase (`with log.phase(...) as p: ... p.update("job is RUNNING")`)."""
-        return Phase(self, phase, waiting_for, expected_s, assumption)
+              assumption: str = "", *, deadline_s: Optional[float] = None) -> "Phase":
+        """Start a phase (`with log.phase(...) as p: ... p.update("job is RUNNING")`).
+
+        `expected_s` is what the plan expects (not the deadline); `deadline_s`, when the
+        waiter has one, is when it gives up.
+        """
+        planned = self._planned(phase)
+        if expected_s is None:
+            expected_s = planned.get("expected_s")
+        if not assumption:
+            assumption = str(planned.get("assumption") or "")
+        return Phase(self, phase, waiting_for, expected_s, assumption, deadline_s)
+
+    def _planned(self, phase: str) -> Mapping[str, Any]:
+        """The expectation of `phase`, or of its longest `-`-separated prefix."""
+        name = phase
+        while name:
+            if isinstance(self.expect.get(name), Mapping):
+                return self.expect[name]
+            name = name.rpartition("-")[0]
+        return {}
 
     def write(self, record: Dict[str, Any]) -> None:
-        if not self.path:
+        """Append one record; never raises (an I/O error switches this log off)."""
+        if not self.path or self.broken:
             return
+        record = {**record, "pid": os.getpid(), "host": socket.gethostname()}
         clean = {k: scrub(v, self.secrets) if isinstance(v, str) else v for k, v in record.items()}
         line = json.dumps(clean, ensure_ascii=False, sort_keys=True) + "\n"
-        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-        # one write() of one line in append mode: concurrent writers never interleave a line
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, line.encode("utf-8"))
-        finally:
-            os.close(fd)
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            # one write() of one line in append mode: concurrent writers never interleave a line
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line.encode("utf-8"))
+            finally:
+                os.close(fd)
+        except OSError as e:
+            self.broken = f"{type(e).__name__}: {e}"
+            self.say(f"cannot write {self.path} ({self.broken}); progress is not recorded")
+
+    def say(self, text: str) -> None:
+        """One line on stderr, which `pulumi up` shows on the stack's row and in Diagnostics."""
+        if self.path and self.echo:
+            try:
+                print(f"{ECHO_PREFIX} {scrub(text, self.secrets)}", file=sys.stderr, flush=True)
+            except (OSError, ValueError):
+                pass
+
+    def run_started(self, stack: str) -> None:
+        """Mark the start of a `pulumi up` (the status view shows what came after)."""
+        self.write({"ts": self.clock(), "phase": "", "event": "run", "stack": stack})
 
 
 class Phase:
     """One wait: start, updates, then done or failed (failed when the `with` body raises)."""
 
     def __init__(self, log: ProgressLog, phase: str, waiting_for: str,
-                 expected_s: Optional[float], assumption: str):
+                 expected_s: Optional[float], assumption: str,
+                 deadline_s: Optional[float] = None):
         self.log, self.name, self.waiting_for = log, phase, waiting_for
         self.expected_s = float(expected_s) if expected_s else None
+        self.deadline_s = float(deadline_s) if deadline_s else None
         self.assumption = assumption
         self.started = log.clock()
         self._last_written = 0.0
+        self._last_echo = self.started
+        self._detail = ""
+        self._detail_since = self.started
+        self._fraction: Optional[float] = None
+        self._said_slow = False
         self.closed = False
 
     def elapsed(self) -> float:
         return max(0.0, self.log.clock() - self.started)
 
+    def slow(self) -> bool:
+        return bool(self.expected_s and self.elapsed() > SLOW_FACTOR * self.expected_s)
+
     def _record(self, event: str, detail: str) -> None:
-        elapsed = self.elapsed()
+        now = self.log.clock()
         self.log.write({
-            "ts": self.log.clock(), "phase": self.name, "event": event,
-            "waiting_for": self.waiting_for, "elapsed_s": round(elapsed, 1),
-            "expected_s": self.expected_s, "assumption": self.assumption, "detail": detail,
-            "slow": bool(self.expected_s and elapsed > SLOW_FACTOR * self.expected_s),
+            "ts": now, "phase": self.name, "event": event,
+            "waiting_for": self.waiting_for, "elapsed_s": round(self.elapsed(), 1),
+            "expected_s": self.expected_s, "deadline_s": self.deadline_s,
+            "assumption": self.assumption, "detail": detail,
+            "unchanged_s": round(max(0.0, now - self._detail_since), 1),
+            "fraction": self._fraction, "slow": self.slow(),
         })
+
+    def _plan_words(self) -> str:
+        if not self.expected_s:
+            return "no plan figure"
+        words = f"plan expects ~{fmt_duration(self.expected_s)}"
+        return f"{words}: {self.assumption}" if self.assumption else words
 
     def __enter__(self) -> "Phase":
         self._record("start", "")
         self._last_written = self.log.clock()
+        self.log.say(f"{self.name}: waiting for {self.waiting_for} ({self._plan_words()}); "
+                     f"follow: {follow_hint(self.log.path)}")
         return self
 
-    def update(self, detail: str, force: bool = False) -> None:
-        """The last thing seen (a job state, a log tail's last line); rate-limited."""
+    def update(self, detail: str, force: bool = False, *, fraction: Optional[float] = None) -> None:
+        """The last thing seen (a job state, a log tail's last line); rate-limited.
+
+        `fraction` (0..1), when the waiter can measure it (bytes copied of bytes planned),
+        fills the status bar instead of elapsed/expected.
+        """
         now = self.log.clock()
-        if force or now - self._last_written >= MIN_UPDATE_INTERVAL_S:
+        detail = str(detail)
+        changed = detail != self._detail
+        if changed:
+            self._detail, self._detail_since = detail, now
+        if fraction is not None:
+            self._fraction = min(1.0, max(0.0, float(fraction)))
+        since = now - self._last_written
+        if force or (changed and since >= MIN_UPDATE_INTERVAL_S) or since >= HEARTBEAT_S:
             self._record("update", detail)
             self._last_written = now
+        if self.slow() and not self._said_slow:
+            self._said_slow = True
+            self.log.say(f"{self.name}: SLOW, {fmt_duration(self.elapsed())} so far "
+                         f"({self._plan_words()}); last seen: {detail}")
+            self._last_echo = now
+        elif now - self._last_echo >= ECHO_INTERVAL_S:
+            self._last_echo = now
+            self.log.say(f"{self.name}: {fmt_duration(self.elapsed())} of "
+                         f"~{fmt_duration(self.expected_s)}; last seen: {detail}")
 
     def done(self, detail: str = "") -> None:
         if not self.closed:
             self.closed = True
-            self._record("done", detail)
+            self._record("done", detail or self._detail)
+            self.log.say(f"{self.name}: done after {fmt_duration(self.elapsed())}")
 
     def failed(self, detail: str) -> None:
         if not self.closed:
             self.closed = True
             self._record("failed", detail)
+            self.log.say(f"{self.name}: FAILED after {fmt_duration(self.elapsed())}: {detail}")
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         if exc is not None:

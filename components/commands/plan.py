@@ -107,6 +107,7 @@ def summary(run: ProgramRun, written: List[Path]) -> str:
     lines.append(f"resources ({len(run.resources)}):")
     for r in run.resources:
         lines.append(f"  {r['type']:<48} {r['name']}" + (f"  (in {r['parent']})" if r["parent"] else ""))
+    lines.append(f"follow a real `pulumi up`'s long waits: python -m components status --stack {run.stack}")  # progress
     lines.append("written:")
     lines += [f"  {p.relative_to(Path.cwd()) if p.is_relative_to(Path.cwd()) else p}" for p in written]
     return "\n".join(lines)

@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import grpc
 from google.protobuf import struct_pb2
@@ -73,15 +73,17 @@ class DynamicProviderHost:
     """`python -m pulumi.dynamic` as a child process, with typed calls over gRPC."""
 
     def __init__(self, env: Optional[Mapping[str, str]] = None, cwd: Path = ROOT,
-                 timeout_s: float = 120.0):
+                 timeout_s: float = 120.0, args: Sequence[str] = ()):
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
         self.cwd, self.timeout_s = cwd, timeout_s
+        self.args = list(args)  # the engine passes its own address as the only argument
         self.proc: Optional[subprocess.Popen] = None
         self.channel: Optional[grpc.Channel] = None
         self.stub: Optional[provider_pb2_grpc.ResourceProviderStub] = None
 
     def start(self) -> "DynamicProviderHost":
-        self.proc = subprocess.Popen([sys.executable, "-m", "pulumi.dynamic"], cwd=self.cwd,
+        self.proc = subprocess.Popen([sys.executable, "-m", "pulumi.dynamic", *self.args],
+                                     cwd=self.cwd,
                                      env=self.env, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)
         line = self.proc.stdout.readline().decode().strip()

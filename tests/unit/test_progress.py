@@ -71,3 +71,106 @@ def test_a_torn_last_line_is_skipped(tmp_path):
     with open(path, "a") as f:
         f.write('{"phase": "a", "ev')
     assert len(read_records(str(path))) == 1
+
+
+def test_an_unchanged_detail_is_written_as_a_heartbeat_with_how_long_it_stayed(tmp_path):
+    clock = Clock()
+    path = str(tmp_path / "s.jsonl")
+    with ProgressLog(path, clock=clock, echo=False).phase("weights-stage", "cthpc install", 600) as p:
+        for _ in range(13):             # every 10 s for 130 s: the same state
+            clock.t += 10
+            p.update("job RUNNING")
+        clock.t += 10
+        p.update("job RUNNING, 40/64 shards", fraction=0.625)
+    recs = read_records(path)
+    updates = [r for r in recs if r["event"] == "update"]
+    # the change at 10 s, heartbeats at 70 s and 130 s, the new detail at 140 s
+    assert [r["elapsed_s"] for r in updates] == [10.0, 70.0, 130.0, 140.0]
+    assert [r["unchanged_s"] for r in updates] == [0.0, 60.0, 120.0, 0.0]
+    assert updates[-1]["fraction"] == 0.625 and recs[-1]["detail"] == "job RUNNING, 40/64 shards"
+
+
+def test_the_plans_expectation_is_found_by_phase_name_or_prefix(tmp_path):
+    expect = {"weights-stage": {"expected_s": 840, "assumption": "~1680 GB from cthpc at 2 GB/s"}}
+    log = ProgressLog(str(tmp_path / "s.jsonl"), expect=expect, echo=False)
+    with log.phase("weights-stage-kk3n1", "install on kk3n1", deadline_s=3600):
+        pass
+    with log.phase("weights-stage", "install", expected_s=10, assumption="own figure"):
+        pass
+    with log.phase("vllm-start", "/health"):
+        pass
+    first, own, none = [r for r in read_records(str(tmp_path / "s.jsonl")) if r["event"] == "start"]
+    assert (first["expected_s"], first["assumption"], first["deadline_s"]) == \
+        (840, "~1680 GB from cthpc at 2 GB/s", 3600)
+    assert (own["expected_s"], own["assumption"]) == (10, "own figure")
+    assert none["expected_s"] is None and none["assumption"] == ""
+
+
+def test_a_write_error_switches_the_log_off_and_never_fails_the_wait(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    log = ProgressLog(str(blocker / "sub" / "s.jsonl"))
+    with log.phase("ehpc-order", "E-HPC job") as p:
+        p.update("wait", force=True)
+    assert log.broken and "NotADirectoryError" in log.broken
+    err = capsys.readouterr().err
+    assert err.count("cannot write") == 1   # said once, then silent
+
+
+def test_sparse_lines_reach_stderr_which_pulumi_up_shows(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    clock = Clock()
+    path = progress_file_for("ctyun-hcc")
+    with ProgressLog(path, clock=clock).phase("vllm-start", "/health on node 0", 100, "load + warm-up") as p:
+        for _ in range(100):            # 1000 s, 10 x the plan
+            clock.t += 10
+            p.update("Loading shards 12/64")
+    err = capsys.readouterr().err.splitlines()
+    assert all(line.startswith("kimi-k3 progress: vllm-start: ") for line in err)
+    assert "follow: python -m components status --stack ctyun-hcc" in err[0]
+    assert "plan expects ~1m40s: load + warm-up" in err[0]
+    assert sum("SLOW" in line for line in err) == 1           # said once when it turns slow
+    assert "done after 16m40s" in err[-1]
+    assert len(err) <= 5                                       # not one line per poll
+
+
+def test_steering_inputs_are_dropped_for_diff():
+    from components.progress import STEERING_INPUTS, without_steering
+    props = {"progressFile": "/a/b.jsonl", "progressExpect": {}, "port": 11025}
+    assert without_steering(props) == {"port": 11025}
+    assert STEERING_INPUTS == ("progressFile", "progressExpect")
+
+
+@pytest.mark.parametrize("text", [
+    "curl -H 'Authorization: Bearer abc.def-ghi'",
+    "HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123",
+    "api_key: sk-proj-ABCDEFGHIJKLMNOPQRST",
+    "password=hunter2pass",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+])
+def test_recognisable_credentials_are_scrubbed_without_being_named(text):
+    out = scrub(text)
+    assert "[secret]" in out
+    for token in ("abc.def-ghi", "hf_abcdefghij", "sk-proj-ABCD", "hunter2pass", "b3BlbnNzaC1r"):
+        assert token not in out
+
+
+CANARIES = ("canary-api-key-3f9a1c", "canary-hf-token-77b2e0", "canary-ssh-password-0d4e")
+
+
+def test_canary_no_secret_reaches_the_record_or_stderr(tmp_path, capsys):
+    """Every text a waiter can hand over carries a secret: none is in the file or on stderr."""
+    clock = Clock()
+    path = tmp_path / "s.jsonl"
+    log = ProgressLog(str(path), secrets=CANARIES, clock=clock,
+                      expect={"gate": {"expected_s": 5, "assumption": f"key {CANARIES[0]}"}})
+    with pytest.raises(RuntimeError):
+        with log.phase("gate", f"chat completion with {CANARIES[0]}") as p:
+            for i in range(3):
+                clock.t += 700
+                p.update(f"tail: token {CANARIES[1]} pass {CANARIES[2]} #{i}")
+            raise RuntimeError(f"401 for key {CANARIES[0]} / {CANARIES[1]}")
+    text, err = path.read_text(), capsys.readouterr().err
+    assert "[secret]" in text and "[secret]" in err
+    for canary in CANARIES:
+        assert canary not in text and canary not in err

@@ -1,0 +1,82 @@
+"""`python -m components status --stack STACK [--once]`: follow the long waits of `pulumi up`.
+
+Reads the stack's progress file (components/progress.py; written by the providers while
+`pulumi up` runs, in `.kimi-k3/progress/` of the project directory) and shows each phase of
+the latest run with a bar against the plan's expectation, elapsed and remaining time, and the
+last thing seen. Live (redrawn every `--interval` seconds, Ctrl-C to leave) on a terminal;
+`--once`, or output that is not a terminal, prints one plain snapshot (no ANSI codes).
+Exit status of a snapshot: 0, or 1 when the latest attempt of a phase failed; 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from ..progress import progress_file_for, read_records
+from ..progress_view import latest_run, plain, summarize, view_lines
+
+EXIT_FAILED_PHASE = 1
+EXIT_BAD_INPUT = 2
+
+
+def register(sub) -> None:
+    """Add the `status` subcommand to the CLI's subparsers."""
+    p = sub.add_parser("status", help="follow the long waits of a running `pulumi up` (cluster, weights, vLLM)")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--stack", help="stack name, e.g. ctyun-hcc (reads .kimi-k3/progress/STACK.jsonl here)")
+    where.add_argument("--file", type=Path, help="a progress file (what `pulumi up` printed)")
+    p.add_argument("--once", action="store_true", help="print one plain snapshot and exit")
+    p.add_argument("--all", action="store_true", help="include phases of earlier runs")
+    p.add_argument("--interval", type=float, default=2.0, help="seconds between redraws (live view)")
+    p.set_defaults(func=run)
+
+
+def snapshot(path: str, title: str, now: float, include_all: bool = False):
+    """(styled lines, any failed phase) of the file now."""
+    records = read_records(path)
+    marker, phase_records = latest_run(records)
+    if include_all:
+        marker, phase_records = None, [r for r in records if r.get("event") != "run"]
+    views = summarize(phase_records, now)
+    return view_lines(title, marker, views, now), any(v.state == "failed" for v in views)
+
+
+def run(args) -> int:
+    if args.interval <= 0:
+        print(f"error: --interval {args.interval} must be positive, e.g. --interval 2", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    path = str(args.file) if args.file else progress_file_for(args.stack)
+    name = args.stack or Path(path).stem
+    title = f"kimi-k3 progress of stack {name}  ({path})"
+    if args.file and not Path(path).exists():
+        print(f"error: --file {path} does not exist; `pulumi up` names its file in its first "
+              f"lines, or use --stack STACK from the project directory", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.once or not sys.stdout.isatty():
+        lines, failed = snapshot(path, title, time.time(), args.all)
+        sys.stdout.write(plain(lines))
+        return EXIT_FAILED_PHASE if failed else 0
+    return _live(path, title, args)
+
+
+def _live(path: str, title: str, args) -> int:
+    from rich.console import Console, Group
+    from rich.live import Live
+    from rich.text import Text
+
+    def render():
+        lines, _ = snapshot(path, title, time.time(), args.all)
+        return Group(*(Text.assemble(*line) if line else Text("") for line in lines),
+                     Text("\n(Ctrl-C to leave; `pulumi up` goes on)", style="dim"))
+
+    console = Console()
+    try:
+        with Live(render(), console=console, auto_refresh=False, screen=False) as live:
+            while True:
+                time.sleep(args.interval)
+                live.update(render(), refresh=True)
+    except KeyboardInterrupt:
+        pass
+    return 0

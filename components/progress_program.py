@@ -1,0 +1,46 @@
+"""The program's side of progress: which file, what the plan expects, how to follow it.
+
+The program is the only place that knows the real stack name (a dynamic provider's host
+reports it as `stack`), so it computes the progress file and passes it, with the plan's
+expectations, to every long-waiting dynamic resource as steering inputs (`progress_inputs`).
+`announce` prints, through `pulumi.log` (which does reach `pulumi up`'s output, preview
+included: the program, unlike a provider, is connected to the engine), how to follow progress,
+and marks the start of a real update in the file.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+import pulumi
+
+from .progress import EXPECT_INPUT, PROGRESS_INPUT, ProgressLog, follow_hint, progress_file_for
+
+
+def progress_inputs(plan: Optional[Any] = None) -> Dict[str, Any]:
+    """`{"progressFile": ..., "progressExpect": ...}` for a dynamic resource's inputs."""
+    out: Dict[str, Any] = {PROGRESS_INPUT: progress_file_for(pulumi.get_stack())}
+    if plan is not None:
+        from .progress_plan import planned_waits
+
+        out[EXPECT_INPUT] = planned_waits(plan)
+    return out
+
+
+def _under_mocks() -> bool:
+    from pulumi.runtime.mocks import MockMonitor
+    from pulumi.runtime.settings import get_monitor
+
+    return isinstance(get_monitor(), MockMonitor)
+
+
+def announce() -> str:
+    """Tell the user how to follow the long waits; mark a real update's start. Returns the hint."""
+    stack = pulumi.get_stack()
+    path = progress_file_for(stack)
+    hint = f"long waits (cluster order, weights, vLLM start) are recorded: follow them with " \
+           f"`{follow_hint(path)}` (in another terminal, from this directory)"
+    pulumi.log.info(hint)
+    if not pulumi.runtime.is_dry_run() and not _under_mocks():
+        ProgressLog(path, echo=False).run_started(stack)
+    return hint

@@ -1,0 +1,145 @@
+"""The status view of a progress record: a snapshot of its text, the verdicts, the CLI."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from components.cli import main
+from components.progress import ProgressLog, read_records
+from components.progress_view import latest_run, plain, summarize, view_lines
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "progress" / "status.txt"
+T0 = 1_800_000_000.0
+
+
+class Clock:
+    def __init__(self):
+        self.t = T0
+
+    def __call__(self):
+        return self.t
+
+
+def write_story(path: str) -> Clock:
+    """A first `pulumi up` on CTyun: an order done, a failed mount, a slow start on node 0 while
+    the last node still downloads (fictitious figures)."""
+    clock = Clock()
+    old = ProgressLog(path, clock=clock, echo=False)
+    with old.phase("ehpc-order", "an earlier run's order"):
+        clock.t += 30
+    log = ProgressLog(path, clock=clock, echo=False,
+                      expect={"weights-stage": {"expected_s": 3360,
+                                                "assumption": "~1680 GB from cthpc at 0.5 GB/s per node"},
+                              "vllm-start": {"expected_s": 600,
+                                             "assumption": "load 300 s (local-nvme) + warm-up 300 s"}})
+    log.run_started("ctyun-hcc")
+    with log.phase("ehpc-order", "E-HPC cluster kimi-k3 to reach RUNNING", 1200,
+                   "typical order time", deadline_s=7200) as p:
+        clock.t += 600
+        p.update("order state: creating")
+        clock.t += 480
+        p.update("order state: running")
+    with pytest.raises(RuntimeError):
+        with log.phase("bootstrap-mount", "NVMe mounted on 4 nodes", 60) as p:
+            clock.t += 25
+            p.update("kk3n1: mkfs done")
+            raise RuntimeError("kk3n2: mount /dev/nvme0n1 /mnt/nvme failed: exit 32")
+    with log.phase("bootstrap-mount", "NVMe mounted on 4 nodes", 60) as p:   # the retry
+        clock.t += 20
+    with pytest.raises(RuntimeError):
+        with log.phase("weights-stage-kk3n2", "cthpc model install on kk3n2") as p:
+            clock.t += 40
+            raise RuntimeError("kk3n2: cthpc model install exit 1: No space left on device")
+    stage = log.phase("weights-stage", "cthpc model install on 3 nodes").__enter__()
+    clock.t += 300
+    stage.update("kk3n0 410 of 1680 GB", fraction=410 / 1680)
+    start = log.phase("vllm-start", "/health on kk3n0:11025", deadline_s=3600).__enter__()
+    for i in range(20):  # 20 min of the same log line: 2x the plan, unchanged for long
+        clock.t += 60
+        start.update("Loading safetensors checkpoint shards: 12/64")
+        stage.update(f"kk3n3 {410 + 30 * i} of 1680 GB", fraction=(410 + 30 * i) / 1680)
+    clock.t += 5
+    return clock
+
+
+def snapshot_text(path: str, now: float) -> str:
+    marker, recs = latest_run(read_records(path))
+    views = summarize(recs, now, alive=lambda pid, host: True)
+    return plain(view_lines("kimi-k3 progress of stack ctyun-hcc", marker, views, now))
+
+
+def test_status_snapshot_of_a_record(tmp_path):
+    path = str(tmp_path / "ctyun-hcc.jsonl")
+    clock = write_story(path)
+    text = snapshot_text(path, clock.t)
+    if os.environ.get("UPDATE_GOLDEN"):
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN.write_text(text)
+    assert text == GOLDEN.read_text()
+    assert "\x1b[" not in text
+    assert "an earlier run" not in text                       # only the latest run
+    assert "[SLOW]" in text and "over by" in text             # past the plan's expectation
+    assert "it may be stuck" in text                          # and nothing new for 20 min
+    assert "[FAILED]" in text and "No space left on device" in text
+
+
+def test_a_failed_attempt_then_a_good_retry_shows_the_retry(tmp_path):
+    path = str(tmp_path / "s.jsonl")
+    clock = write_story(path)
+    views = {v.name: v for v in summarize(latest_run(read_records(path))[1], clock.t,
+                                          alive=lambda *_: True)}
+    assert views["bootstrap-mount"].state == "done"
+    assert views["weights-stage"].state == "running"
+    assert views["weights-stage"].bar_fraction() == pytest.approx(980 / 1680)
+    assert views["vllm-start"].state == "slow"
+
+
+def test_a_failed_phase_is_shown_with_its_error(tmp_path):
+    path = str(tmp_path / "s.jsonl")
+    clock = Clock()
+    with pytest.raises(TimeoutError):
+        with ProgressLog(path, clock=clock, echo=False).phase(
+                "accept-gate", "a chat completion from /v1", 120, "first token within 2 min") as p:
+            clock.t += 130
+            p.update("HTTP 503 from /v1/chat/completions")
+            clock.t += 200
+            raise TimeoutError("gave up waiting for a chat completion after 330 s")
+    text = snapshot_text(path, clock.t + 50)
+    assert "[FAILED]" in text and "failed with: TimeoutError: gave up waiting" in text
+    assert "plan assumed: first token within 2 min" in text
+    assert "left" not in text and "gives up" not in text    # nobody waits any more
+
+
+def test_quiet_and_interrupted_waits_are_told_apart(tmp_path):
+    path = str(tmp_path / "s.jsonl")
+    clock = Clock()
+    ProgressLog(path, clock=clock, echo=False).phase("block-start", "Capacity Block to start").__enter__()
+    recs = read_records(path)
+    quiet = summarize(recs, clock.t + 600, alive=lambda *_: True)[0]
+    gone = summarize(recs, clock.t + 600, alive=lambda *_: False)[0]
+    assert quiet.state == "quiet" and quiet.elapsed_s == 600
+    assert gone.state == "interrupted" and gone.elapsed_s == 0
+    text = plain(view_lines("t", None, [quiet, gone], clock.t + 600))
+    assert "no news for 10m" in text and "the process that waited is gone" in text
+
+
+def test_status_command_once_and_its_exit_codes(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["status", "--stack", "aws-eks", "--once"]) == 0
+    assert "no long wait recorded yet" in capsys.readouterr().out
+    path = tmp_path / ".kimi-k3" / "progress" / "aws-eks.jsonl"
+    with ProgressLog(str(path), echo=False).phase("block-start", "Capacity Block to start", 60):
+        pass
+    assert main(["status", "--stack", "aws-eks", "--once"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("kimi-k3 progress of stack aws-eks") and "\x1b[" not in out
+    assert "[DONE]" in out and "block-start" in out
+    with open(path, "a") as f:
+        f.write(json.dumps({"ts": T0 + 9999, "phase": "readiness-gate", "event": "failed",
+                            "detail": "pods CrashLoopBackOff"}) + "\n")
+    assert main(["status", "--file", str(path), "--once"]) == 1     # a failed phase
+    assert "pods CrashLoopBackOff" in capsys.readouterr().out
+    assert main(["status", "--file", str(tmp_path / "nope.jsonl"), "--once"]) == 2
+    assert "does not exist" in capsys.readouterr().err
