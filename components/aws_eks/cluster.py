@@ -17,15 +17,10 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from . import addons
 from .config import AwsEksConfig
-from .layout import GPU_NODE_LABEL
 
-#: pinned add-on charts (chart repo, chart, version)
-NVIDIA_DEVICE_PLUGIN = ("https://nvidia.github.io/k8s-device-plugin", "nvidia-device-plugin", "0.17.1")
-EFA_DEVICE_PLUGIN = ("https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin", "v0.5.21")
-LWS_CHART = ("oci://registry.k8s.io/lws/charts/lws", "0.8.0")
 NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
-GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
 def cluster_args(cfg: AwsEksConfig, cluster_name: str, kms_arn: Any, network) -> Dict[str, Any]:
@@ -108,22 +103,22 @@ class Cluster:
                                      opts=pulumi.ResourceOptions(parent=parent))
 
     def add_ons(self, name: str, parent: pulumi.Resource, multi_node: bool) -> List[pulumi.Resource]:
-        """Device plugins (and LWS for multi-node replicas), after the system nodes exist."""
+        """Device plugins (EFA and LWS only for multi-node replicas), after the system nodes exist.
+
+        The device plugins are not awaited (their DaemonSets have no pod until a block's GPU nodes
+        join, maybe days later); the LWS controller is, because its webhook must answer before
+        the LeaderWorkerSet is applied.
+        """
         opts = pulumi.ResourceOptions(parent=parent, provider=self.provider, depends_on=[self.system_nodes])
-        gpu_only = {"tolerations": [GPU_TOLERATION], "nodeSelector": {GPU_NODE_LABEL: "true"}}
-        repo, chart, version = NVIDIA_DEVICE_PLUGIN
-        out: List[pulumi.Resource] = [k8s.helm.v3.Release(
-            f"{name}-nvidia-device-plugin", chart=chart, version=version, namespace="kube-system",
-            repository_opts={"repo": repo}, values=gpu_only, opts=opts)]
-        repo, chart, version = EFA_DEVICE_PLUGIN
-        out.append(k8s.helm.v3.Release(
-            f"{name}-efa-device-plugin", chart=chart, version=version, namespace="kube-system",
-            repository_opts={"repo": repo}, values=gpu_only, opts=opts))
-        if multi_node:
-            chart, version = LWS_CHART
-            out.append(k8s.helm.v3.Release(
-                f"{name}-lws", chart=chart, version=version, namespace="lws-system",
-                create_namespace=True, opts=opts))
+        out: List[pulumi.Resource] = []
+        for c in addons.charts(multi_node):
+            args: Dict[str, Any] = {"chart": c.chart, "version": c.version, "namespace": c.namespace,
+                                    "values": c.values, "skip_await": not c.await_ready}
+            if c.repo:
+                args["repository_opts"] = {"repo": c.repo}
+            if c.create_namespace:
+                args["create_namespace"] = True
+            out.append(k8s.helm.v3.Release(f"{name}-{c.release}", **args, opts=opts))
         return out
 
 

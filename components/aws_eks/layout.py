@@ -54,7 +54,9 @@ def k8s_layout(shared: SharedSettings, cfg: AwsEksConfig) -> K8sLayout:
         name="kimi-k3",
         replicas=cfg.replicas,
         gpus_per_node=shape.devices,
-        efa_per_node=shape.efa_network_cards,
+        # EFA only when the replica crosses nodes: TP8 inside one node never uses it, and a request
+        # the EFA device plugin does not advertise would keep the pod Pending
+        efa_per_node=shape.efa_network_cards if shared.nodes > 1 else 0,
         node_selector={GPU_NODE_LABEL: "true", "node.kubernetes.io/instance-type": shape.key},
         tolerations=(GPU_TAINT,),
         weights=weights_staging(shared, cfg),

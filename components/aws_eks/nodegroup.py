@@ -20,7 +20,7 @@ import pulumi_aws as aws
 
 from ..inference.catalog import NodeShape
 from . import capacity as cap
-from .layout import GPU_NODE_LABEL
+from .addons import GPU_NODE_LABELS
 
 AMI_TYPE = "AL2023_x86_64_NVIDIA"
 MIME_BOUNDARY = "KIMIK3BOUNDARY"
@@ -111,7 +111,9 @@ def node_group_args(cluster_name: Any, role_arn: Any, subnet_ids: Any, launch_te
         "scaling_config": {"min_size": 0, "max_size": instance_count, "desired_size": desired},
         "update_config": {"max_unavailable": 1},
         "taints": [dict(GPU_TAINT)],
-        "labels": {GPU_NODE_LABEL: "true", "kimi-k3/instance-type": shape.key},
+        # GPU_NODE_LABELS include nvidia.com/gpu.present=true, which the NVIDIA device plugin
+        # chart's required node affinity looks for (addons.py, chart_facts.yaml)
+        "labels": {**GPU_NODE_LABELS, "kimi-k3/instance-type": shape.key},
     }
 
 

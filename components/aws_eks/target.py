@@ -191,6 +191,10 @@ def create(name: str, shared: SharedSettings, secrets) -> AwsEksCluster:
     from .reachability import api_requirement
 
     cfg = cfgmod.parse(shared)
+    if cfg.serving == "eks" and shared.nodes > 1:
+        from .addons import check_efa_supported
+
+        check_efa_supported(shared.node_shape)
     region = pulumi.Config("aws").get("region")
     if not region:
         raise ConfigError("aws:region", None, "set it: pulumi config set aws:region us-east-2",

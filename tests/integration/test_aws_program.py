@@ -98,7 +98,7 @@ def test_eks_cluster(adopt):
     ng = one(adopt, "aws:eks/nodeGroup:NodeGroup", "kimi-k3-gpu")
     assert ng["nodeRoleArn"].startswith("arn:aws:iam::")
     names = {r["name"] for r in adopt.of_type("kubernetes:helm.sh/v3:Release")}
-    assert names == {"kimi-k3-nvidia-device-plugin", "kimi-k3-efa-device-plugin"}
+    assert names == {"kimi-k3-nvidia-device-plugin"}  # one node per replica: no EFA, no LWS
 
 
 def test_private_api_endpoint_without_cidrs(two_nodes):
@@ -110,7 +110,7 @@ def test_workload_and_service(adopt):
     dep = one(adopt, "kubernetes:apps/v1:Deployment")
     pod = dep["spec"]["template"]["spec"]
     c = pod["containers"][0]
-    assert c["resources"]["limits"] == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 16}
+    assert c["resources"]["limits"] == {"nvidia.com/gpu": 8}  # TP8 inside one node: no EFA
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
     timeout = adopt.inference.plan.cold_start.startup_timeout_s
     sp = c["startupProbe"]
@@ -142,7 +142,7 @@ def test_two_nodes_use_a_leader_worker_set_and_the_lws_controller(two_nodes):
     assert lws["apiVersion"] == "leaderworkerset.x-k8s.io/v1"
     assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
     releases = {r["name"] for r in two_nodes.of_type("kubernetes:helm.sh/v3:Release")}
-    assert "kimi-k3-lws" in releases
+    assert releases == {"kimi-k3-nvidia-device-plugin", "kimi-k3-efa-device-plugin", "kimi-k3-lws"}
     ng = one(two_nodes, "aws:eks/nodeGroup:NodeGroup", "kimi-k3-gpu")
     assert ng["scalingConfig"]["maxSize"] == 2
     svc = one(two_nodes, "kubernetes:core/v1:Service")
