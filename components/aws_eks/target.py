@@ -123,7 +123,7 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                                       self.secrets.hf_token if shared.has_hf_token else None),
                           cluster.provider, self, depends_on=add_ons)
         public = bool(layout.allowed_cidrs)
-        pf = None if public else (f"kubectl -n {layout.namespace} port-forward svc/{layout.name} "
+        pf = None if public else (f"kubectl -n {layout.namespace} port-forward svc/{rk.service_name(layout)} "
                                   f"{spec.port}:{spec.port}")
         local = f"http://127.0.0.1:{spec.port}/v1"
         endpoint = serving.endpoint

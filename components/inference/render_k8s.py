@@ -273,6 +273,18 @@ def render_leader_worker_set(spec: LaunchSpec, layout: K8sLayout) -> dict:
     }
 
 
+def service_name(layout: K8sLayout) -> str:
+    """The API Service's own name, never the workload's.
+
+    The LeaderWorkerSet controller creates a headless Service named after the LWS (pods use it
+    as their subdomain, so `LWS_LEADER_ADDRESS` = `<lws>-<group>.<lws>.<namespace>` resolves)
+    and leaves an existing Service of that name alone (kubernetes-sigs/lws,
+    pkg/utils/controller/controller_utils.go CreateHeadlessServiceIfNotExists); ours must
+    therefore never take that name. The same name on one node keeps both layouts alike.
+    """
+    return f"{layout.name}-api"
+
+
 def render_service(spec: LaunchSpec, layout: K8sLayout) -> dict:
     """The endpoint. With allowed CIDRs: an NLB limited to them; without: ClusterIP only.
 
@@ -284,7 +296,7 @@ def render_service(spec: LaunchSpec, layout: K8sLayout) -> dict:
         selector["kimi-k3/role"] = "head"
     svc = {"type": "ClusterIP", "selector": selector,
            "ports": [{"name": "http", "port": spec.port, "targetPort": "http", "protocol": "TCP"}]}
-    meta = _meta(layout)
+    meta = _meta(layout, name=service_name(layout))
     if layout.allowed_cidrs:
         svc["type"] = "LoadBalancer"
         svc["loadBalancerSourceRanges"] = list(layout.allowed_cidrs)
