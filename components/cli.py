@@ -15,6 +15,7 @@ from typing import List, Optional
 COMMANDS = (
     "components.commands.plan",
     "components.commands.status",
+    "components.commands.accept",
 )
 
 

@@ -1,0 +1,87 @@
+"""`python -m components accept`: judge any OpenAI-compatible endpoint the way a user would.
+
+    python -m components accept --endpoint URL --model NAME [--api-key-env VAR]
+        [--concurrency N] [--requests M] [--max-tokens T] [--out report.json]
+
+Runs the checks health, models, chat, stream, reasoning, tool_call, auth (when a key is
+given) and load (M streaming requests at concurrency N; `--requests 0` turns it off), prints a
+summary a person reads in ten seconds, and writes the JSON report to `--out`. The key is read
+from the environment variable named by `--api-key-env`, never from the command line, and is
+never printed. Exit 0 when every check passes, 1 when one fails (its name on the last line),
+2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+EXIT_USAGE = 2
+
+
+def register(sub) -> None:
+    """Add the `accept` subcommand to the CLI's subparsers (argparse exits 2 on bad usage)."""
+    p = sub.add_parser("accept", help="check an OpenAI-compatible endpoint: health, chat, "
+                       "streaming, reasoning, tool calls, auth, and a short load test",
+                       description="Judge an OpenAI-compatible endpoint the way a user would.")
+    p.add_argument("--endpoint", required=True, help="OpenAI base URL ending in /v1, "
+                   "e.g. http://10.0.0.5:8000/v1")
+    p.add_argument("--model", required=True, help="served model name, e.g. Kimi-K3")
+    p.add_argument("--api-key-env", metavar="VAR",
+                   help="name of the environment variable holding the API key (enables auth)")
+    p.add_argument("--concurrency", type=int, default=4, help="load: requests in flight (4)")
+    p.add_argument("--requests", type=int, default=16,
+                   help="load: streaming requests in all (16; 0 turns the load part off)")
+    p.add_argument("--max-tokens", type=int, default=256, help="max_tokens of every request (256)")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="seconds any single request may take (120)")
+    p.add_argument("--accelerator", help="hardware, to pick the reference points shown "
+                   "(e.g. ascend-910c, b300)")
+    p.add_argument("--nodes", type=int, help="nodes serving the endpoint (for reference points)")
+    p.add_argument("--out", type=Path, help="write the JSON report here")
+    p.set_defaults(func=run)
+
+
+def _key(var):
+    if var is None:
+        return None, None
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
+        return None, f"--api-key-env {var!r} is not an environment variable name; give the " \
+                     "name (e.g. VLLM_API_KEY), not the key itself"
+    value = os.environ.get(var)
+    if not value:
+        return None, f"--api-key-env {var}: the variable is not set or empty; export it first"
+    return value, None
+
+
+def run(args) -> int:
+    from ..accept import report as rep
+    from ..accept.runner import AcceptConfig, accept
+
+    key, problem = _key(args.api_key_env)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    hardware = None
+    if args.accelerator or args.nodes:
+        hardware = {"accelerator": args.accelerator, "node_shape": None, "nodes": args.nodes}
+    cfg = AcceptConfig(endpoint=args.endpoint, model=args.model, api_key=key,
+                       concurrency=args.concurrency, requests=args.requests,
+                       max_tokens=args.max_tokens, timeout_s=args.timeout, hardware=hardware)
+    try:
+        cfg.validate()
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.out is not None and args.out.parent and not args.out.parent.is_dir():
+        print(f"error: --out {str(args.out)!r}: directory {str(args.out.parent)!r} does not "
+              "exist", file=sys.stderr)
+        return EXIT_USAGE
+    report = accept(cfg)
+    if args.out is not None:
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(rep.summary(report))
+    return rep.exit_code(report)

@@ -1,0 +1,191 @@
+"""The pure parts of the acceptance checks: SSE decoding, chat shapes, timing, report, data."""
+
+import json
+
+import pytest
+
+from components.accept import reference
+from components.accept.client import split_endpoint
+from components.accept.protocol import StreamState, check_tool_calls, first_message, \
+    reasoning_text, ProtocolError
+from components.accept.report import CheckResult, LoadResult, build, exit_code, summary
+from components.accept.runner import AcceptConfig
+from components.accept.sse import SseDecoder
+from components.accept.stats import p50_p95, percentile
+
+# A stream as vLLM 0.33.0 serialises it (chat_completion/serving.py: exclude_unset=True, so
+# explicitly-set nulls stay; the usage chunk with exclude_none; a keep-alive comment from
+# serve/utils/sse_keep_alive.py; kimi_k3's whole tool call in one delta).
+HEAD = '"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"Kimi-K3"'
+VLLM_STREAM = (
+    ": keep-alive\n\n"
+    'data: {' + HEAD + ',"choices":[{"index":0,"delta":{"role":"assistant","content":""},'
+    '"logprobs":null,"finish_reason":null}],"prompt_token_ids":null,"prompt_text":null}\n\n'
+    'data: {' + HEAD + ',"choices":[{"index":0,"delta":{"reasoning":"Paris? "},"logprobs":null,'
+    '"finish_reason":null,"token_ids":null}],"kv_transfer_params":null}\n\n'
+    'data: {' + HEAD + ',"choices":[{"index":0,"delta":{"content":"Sun"},"logprobs":null,'
+    '"finish_reason":null,"token_ids":null}],"kv_transfer_params":null}\n\n'
+    'data: {' + HEAD + ',"choices":[{"index":0,"delta":{"content":null,"tool_calls":[{"id":'
+    '"chatcmpl-tool-ab","type":"function","index":0,"function":{"name":"get_weather",'
+    '"arguments":"{\\"city\\": \\"Paris\\"}"}}]},"logprobs":null,"finish_reason":"tool_calls",'
+    '"stop_reason":null,"token_ids":null}],"kv_transfer_params":null}\n\n'
+    'data: {' + HEAD + ',"choices":[],"usage":{"prompt_tokens":9,"total_tokens":21,'
+    '"completion_tokens":12}}\n\n'
+    "data: [DONE]\n\n")
+
+
+def _decode(chunks):
+    dec, events = SseDecoder(), []
+    for c in chunks:
+        events += dec.feed(c)
+    return dec, events
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64, 100000])
+def test_sse_events_do_not_depend_on_how_the_bytes_are_cut(size):
+    raw = VLLM_STREAM.replace("\n", "\r\n").encode()
+    dec, events = _decode([raw[i:i + size] for i in range(0, len(raw), size)])
+    assert [e.data for e in events][-1] == "[DONE]"
+    assert len(events) == 6 and dec.comments == 1
+
+
+def test_sse_rules_multiline_data_fields_and_unterminated_tail():
+    dec, events = _decode([b"event: x\ndata: a\ndata:b\nid: 7\n\n", b"data: tail-without-blank"])
+    assert [(e.event, e.data) for e in events] == [("x", "a\nb")]
+    assert dec.close() == []
+
+
+def test_sse_utf8_split_inside_a_character():
+    raw = 'data: {"content":"日本"}\n\n'.encode()
+    _, events = _decode([raw[:15], raw[15:]])
+    assert json.loads(events[0].data)["content"] == "日本"
+
+
+def test_stream_state_reads_a_vllm_stream_with_timing():
+    st = StreamState(start=10.0)
+    _, events = _decode([VLLM_STREAM.encode()])
+    for i, e in enumerate(events):
+        st.feed(e.data, 10.0 + 0.5 + 0.1 * i)
+    assert st.done and st.role == "assistant" and st.text == "Sun"
+    assert st.reasoning_text == "Paris? " and st.reasoning_fields == {"reasoning"}
+    assert st.assembled_tool_calls()[0]["function"] == {"name": "get_weather",
+                                                        "arguments": '{"city": "Paris"}'}
+    assert st.finish_reason == "tool_calls" and st.output_tokens == 12
+    # first output is the reasoning delta (event 1), last the tool call (event 3)
+    assert st.ttft_s == pytest.approx(0.6)
+    assert st.tpot_s == pytest.approx(0.2 / 11)
+
+
+def test_stream_state_split_tool_arguments_old_field_name_and_errors():
+    st = StreamState()
+    for d in ({"tool_calls": [{"index": 0, "id": "t1", "type": "function",
+                               "function": {"name": "f", "arguments": ""}}]},
+              {"tool_calls": [{"index": 0, "function": {"arguments": '{"a": '}}]},
+              {"tool_calls": [{"index": 0, "function": {"arguments": "1}"}}]},
+              {"reasoning_content": "hmm"}):
+        st.feed(json.dumps({"object": "chat.completion.chunk",
+                            "choices": [{"index": 0, "delta": d}]}), 1.0)
+    assert st.assembled_tool_calls() == [{"id": "t1", "type": "function",
+                                          "function": {"name": "f", "arguments": '{"a": 1}'}}]
+    assert st.reasoning_fields == {"reasoning_content"} and st.output_tokens == 4
+    st.feed('{"error": {"message": "boom", "code": 500}}', 2.0)
+    assert "boom" in st.error and not st.done
+    st.feed("[DONE]", 3.0)
+    st.feed("late", 3.1)
+    assert st.done and st.after_done == 1
+
+
+def test_tool_call_judgement():
+    good = [{"function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]
+    assert check_tool_calls(good, "get_weather")[0]
+    for calls, words in ((None, "no tool_calls"), ([], "no tool_calls"),
+                         ([{"function": {"name": "other", "arguments": "{}"}}], "names 'other'"),
+                         ([{"function": {"name": "get_weather", "arguments": '{"city": "Pa'}}],
+                          "not valid JSON"),
+                         ([{"function": {"name": "get_weather", "arguments": "[1]"}}], "not an object"),
+                         ([{"function": {"name": "get_weather", "arguments": {"city": 1}}}],
+                          "not a JSON string")):
+        ok, detail = check_tool_calls(calls, "get_weather")
+        assert not ok and words in detail
+
+
+def test_first_message_and_reasoning_fields():
+    msg, finish = first_message({"object": "chat.completion", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "42", "reasoning": "r"},
+         "finish_reason": "stop"}]})
+    assert (msg["content"], finish, reasoning_text(msg)) == ("42", "stop", "r")
+    assert reasoning_text({"reasoning": None, "reasoning_content": "old"}) == "old"
+    for bad in ([], {"error": {"message": "x"}}, {"choices": []}, {"choices": [{"index": 0}]}):
+        with pytest.raises(ProtocolError):
+            first_message(bad)
+
+
+def test_percentiles_match_numpy_linear_definition():
+    assert percentile([4, 1, 3, 2], 50) == 2.5
+    assert percentile([1, 2, 3, 4], 95) == pytest.approx(3.85)
+    assert percentile([7.0], 95) == 7.0 and percentile([], 50) is None
+    assert p50_p95([0.1, 0.2, 0.3]) == {"p50": 0.2, "p95": 0.29}
+    with pytest.raises(ValueError):
+        percentile([1], 101)
+
+
+def test_reference_points_match_hardware_and_carry_sources():
+    data = reference.load()
+    assert data["points"] and all(p["source"].startswith("https://") for p in data["points"])
+    assert any("vLLM blog" in d["claim"] and d["why"] for d in data["dropped"])
+    exact = reference.matching("ascend-910c", "atlas-800-a3", 4)
+    assert [p["match"] for p in exact] == ["exact"]
+    assert exact[0]["figures"]["output_tokens_per_s"] == 111.4
+    assert [p["match"] for p in reference.matching("ascend-910c", None, 8)] == ["same accelerator"]
+    assert reference.matching("ascend-910c") [0]["match"] == "same accelerator"
+    assert reference.matching("b300", None, 1) == [] and reference.matching(None) == []
+
+
+def _load(**kw):
+    base = dict(requests=4, errors=0, concurrency=2, ttft_s={"p50": 0.05, "p95": 0.06},
+                tpot_s={"p50": 0.01, "p95": 0.011}, output_tokens_per_s=100.0, wall_s=1.0,
+                output_tokens=100, max_tokens=25)
+    return LoadResult(**{**base, **kw})
+
+
+def test_report_fields_summary_and_exit_code():
+    checks = [CheckResult("health", True, "200"), CheckResult("chat", False, "no content"),
+              CheckResult("load", True, "fine")]
+    r = build("http://h:1/v1", "Kimi-K3", checks, _load(), 1.234)
+    assert set(r) >= {"endpoint", "model", "checks", "load"}
+    assert r["checks"][1] == {"name": "chat", "ok": False, "detail": "no content"}
+    assert set(r["load"]) >= {"requests", "errors", "concurrency", "ttft_s", "tpot_s",
+                              "output_tokens_per_s", "reference_points"}
+    text = summary(r)
+    assert text.splitlines()[-1] == "FAIL chat" and exit_code(r) == 1
+    ok = build("u", "m", [CheckResult("health", True, "200")], None, 0.1)
+    assert summary(ok).splitlines()[-1] == "PASS" and exit_code(ok) == 0
+    assert "load: off" in summary(ok)
+    with pytest.raises(ValueError):
+        CheckResult("latency", True, "not a check of ours")
+
+
+@pytest.mark.parametrize("url,words", [
+    ("10.0.0.5:8000/v1", "not an http"), ("http://h:8000", "does not end in /v1"),
+    ("http://h:8000/v1?x=1", "query"), ("ftp://h/v1", "not an http")])
+def test_endpoint_must_be_an_openai_base_url(url, words):
+    with pytest.raises(ValueError, match=words):
+        split_endpoint(url)
+
+
+def test_endpoint_roots():
+    assert split_endpoint("https://h:8/v1/") == ("https://h:8/v1", "https://h:8")
+    assert split_endpoint("http://h/proxy/v1") == ("http://h/proxy/v1", "http://h/proxy")
+
+
+@pytest.mark.parametrize("kw,words", [
+    ({"concurrency": 0}, "--concurrency"), ({"requests": -1}, "--requests"),
+    ({"max_tokens": 0}, "--max-tokens"), ({"model": " "}, "--model"),
+    ({"timeout_s": 0}, "--timeout"), ({"concurrency": "4"}, "--concurrency")])
+def test_config_is_checked_before_anything_is_sent(kw, words):
+    with pytest.raises(ValueError, match=words):
+        AcceptConfig(**{"endpoint": "http://h:1/v1", "model": "m", **kw}).validate()
+
+
+def test_config_repr_hides_the_key():
+    assert "s3cr3t-key" not in repr(AcceptConfig("http://h:1/v1", "m", api_key="s3cr3t-key"))
