@@ -88,6 +88,8 @@ class DoubleConfig:
     reject_unknown_fields: bool = False
     #: False while the engine is not ready: /health 503 and chat 503 (e.g. DP ranks missing)
     ready: Callable[[], bool] = lambda: True
+    #: not ready (as above) for this many seconds after the server starts
+    ready_after_s: float = 0.0
     log: Optional[Callable[[str], None]] = None
 
     def __post_init__(self):
@@ -203,8 +205,13 @@ class VllmOpenAIDouble:
         self.port = self.httpd.server_address[1]
         self.url = f"http://{host}:{self.port}/v1"
         self._thread: Optional[threading.Thread] = None
+        self.started = time.monotonic()
+
+    def is_ready(self) -> bool:
+        return time.monotonic() >= self.started + self.cfg.ready_after_s and self.cfg.ready()
 
     def start(self) -> "VllmOpenAIDouble":
+        self.started = time.monotonic()
         self._thread = threading.Thread(target=self.httpd.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
@@ -289,7 +296,7 @@ def make_handler(double: VllmOpenAIDouble):
                 return self._json(401, {"error": "Unauthorized"})
             path = self.path.split("?", 1)[0]
             if path == "/health":
-                ok = cfg.ready() and "health_down" not in cfg.faults
+                ok = double.is_ready() and "health_down" not in cfg.faults
                 return self._empty(200 if ok else 503)
             if path == "/v1/models":
                 name = cfg.served_model_name + ("-other" if "model_missing" in cfg.faults else "")
@@ -333,7 +340,7 @@ def make_handler(double: VllmOpenAIDouble):
                 return self._json(404, _error(
                     f"The model `{req.get('model')}` does not exist. Valid aliases: "
                     f"{cfg.served_model_name}.", "NotFoundError", 404, "model"))
-            if not cfg.ready():
+            if not double.is_ready():
                 return self._json(503, _error("The engine is not ready", "ServiceUnavailableError",
                                               503))
             n = double.next_chat()
