@@ -3,27 +3,39 @@
 Three layers, kept apart:
 - pure choice and checks on AWS's documented response shapes (`Offering`, `Block`,
   `choose_offering`, `fee_guard`, `check_block`, `scaling_times`): no I/O, unit-tested;
-- thin boto3 calls (`describe_offerings`, `describe_block`, `purchase`) taking a client, so tests
-  drive them through botocore's Stubber against the real EC2 service model;
+- thin boto3 calls (`describe_offerings`, `describe_block`, `stack_blocks`, `purchase`) taking
+  a client, so tests drive them through botocore's Stubber against the real EC2 service model;
 - `CapacityBlockProvider`, a Pulumi dynamic provider that runs them at deploy time. It holds no
-  client or credentials (it is pickled into state); it builds a client per call from the ambient
-  AWS credentials and its own timeouts.
+  client or credentials (it is pickled into state); it builds a client per call from the
+  stack's `aws:region`/`aws:profile`/credentials, passed in as inputs (aws_api.py).
+
+Never buying twice: every purchase is tagged with the stack's identity (`IDENTITY_TAG` =
+`<organization>/<project>/<stack>`, passed in by the program: a provider cannot know it), and
+before buying, `acquire` looks for a block of this instance type carrying that tag that is
+active, scheduled or payment-pending, and adopts it. So a `pulumi up` interrupted after
+PurchaseCapacityBlock (state has no record) adopts the block on the next run, and a purchase
+whose response is lost (timeout, connection reset, 5xx) is looked up again at once.
+PurchaseCapacityBlock takes no idempotency token and is never retried by the client.
 
 A purchased block cannot be cancelled: `delete` only forgets it (it says so). Blocks end at
-11:30 UTC and AWS starts terminating instances 30 minutes before the end.
+11:30 UTC and AWS starts terminating instances 30 minutes before the end. In buy mode a block
+that has ended is replaced by a new purchase (under the same fee cap); an adopted block that
+has ended fails the update with the id and the fix.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import pulumi
 from pulumi.dynamic import ResourceProvider
 
 from ..inference.errors import ConfigError
+from . import aws_api
 
 #: AWS terminates a block's instances this long before its end
 TERMINATION_LEAD = timedelta(minutes=30)
@@ -31,6 +43,13 @@ TERMINATION_LEAD = timedelta(minutes=30)
 SCALE_DOWN_LEAD = timedelta(minutes=60)
 USABLE_STATES = ("payment-pending", "scheduled", "active")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+#: states of a reservation that will never run instances again
+GONE_STATES = ("expired", "cancelled", "failed", "payment-failed", "unsupported", "unavailable")
+#: tag on every block this stack buys: value = "<organization>/<project>/<stack>"
+IDENTITY_TAG = "kimi-k3:stack"
+#: after an ambiguous purchase error, look for the tagged block this many times, this far apart
+RELOOK_TRIES = 6
+RELOOK_INTERVAL_S = 10.0
 
 
 def _utc(value: Any) -> datetime:
@@ -54,13 +73,19 @@ class Offering:
     duration_hours: int
     upfront_fee_usd: float
     currency: str = "USD"
+    #: offerings made of several segments become several reservations; ultraserver offerings
+    #: and partial days are other products: none of them is chosen (`choose_offering`)
+    segments: int = 1
+    ultraserver: bool = False
+    extra_minutes: int = 0
 
     @classmethod
     def from_api(cls, d: dict) -> "Offering":
         return cls(d["CapacityBlockOfferingId"], d["InstanceType"], d["AvailabilityZone"],
                    int(d["InstanceCount"]), _utc(d["StartDate"]), _utc(d["EndDate"]),
                    int(d["CapacityBlockDurationHours"]), float(d["UpfrontFee"]),
-                   d.get("CurrencyCode", "USD"))
+                   d.get("CurrencyCode", "USD"), max(1, len(d.get("CapacityBlockOfferingSegments") or [])),
+                   bool(d.get("UltraserverType")), int(d.get("CapacityBlockDurationMinutes") or 0))
 
     def describe(self) -> str:
         return (f"{self.offering_id} {self.instance_count} x {self.instance_type} in "
@@ -78,12 +103,17 @@ class Block:
     end: datetime
     state: str
     reservation_type: str = "capacity-block"
+    tags: Tuple[Tuple[str, str], ...] = field(default=())
 
     @classmethod
     def from_api(cls, d: dict) -> "Block":
         return cls(d["CapacityReservationId"], d["InstanceType"], d["AvailabilityZone"],
                    int(d["TotalInstanceCount"]), _utc(d["StartDate"]), _utc(d["EndDate"]),
-                   d["State"], d.get("ReservationType", "default"))
+                   d["State"], d.get("ReservationType", "default"),
+                   tuple((t.get("Key", ""), t.get("Value", "")) for t in d.get("Tags") or []))
+
+    def tag(self, key: str) -> Optional[str]:
+        return next((v for k, v in self.tags if k == key), None)
 
     def outputs(self) -> Dict[str, Any]:
         return {"reservation_id": self.reservation_id, "instance_type": self.instance_type,
@@ -101,7 +131,8 @@ def choose_offering(offerings: Iterable[Offering], instance_type: str, instance_
     """The cheapest offering that fits (then the earliest start); CapacityError if none does."""
     fits = [o for o in offerings
             if o.instance_type == instance_type and o.instance_count >= instance_count
-            and o.duration_hours == duration_hours and o.currency == "USD"]
+            and o.duration_hours == duration_hours and o.currency == "USD"
+            and o.segments == 1 and not o.ultraserver and o.extra_minutes == 0]
     if not fits:
         raise CapacityError("kimi-k3:capacityEarliestStart", None,
                             "widen capacityEarliestStart/capacityLatestStart, change "
@@ -136,6 +167,18 @@ def check_block(block: Block, instance_type: str, instance_count: int, now: date
     if block.state not in USABLE_STATES or block.end - TERMINATION_LEAD <= _utc(now):
         raise CapacityError(key, rid, "buy or adopt a block that has not ended",
                             f"is {block.state} (ends {fmt(block.end)})")
+
+
+def ended(end: Any, now: datetime) -> bool:
+    """Has a block ending at `end` stopped being usable (AWS terminates from 30 min before)?"""
+    return _utc(end) - TERMINATION_LEAD <= _utc(now)
+
+
+def adoptable(block: Block, identity: str, instance_type: str, instance_count: int, now: datetime) -> bool:
+    """Is `block` one this stack bought (its tag) and can still run on?"""
+    return (block.tag(IDENTITY_TAG) == identity and block.instance_type == instance_type
+            and block.instance_count >= instance_count and block.state in USABLE_STATES
+            and block.reservation_type == "capacity-block" and not ended(block.end, now))
 
 
 def scaling_times(start: datetime, end: datetime, now: datetime) -> Dict[str, Optional[str]]:
@@ -174,26 +217,66 @@ def describe_block(ec2, reservation_id: str) -> Block:
     return Block.from_api(found[0])
 
 
-def purchase(ec2, offering: Offering) -> Block:
-    res = ec2.purchase_capacity_block(CapacityBlockOfferingId=offering.offering_id,
-                                      InstancePlatform="Linux/UNIX")
-    return Block.from_api(res["CapacityReservation"])
+def stack_blocks(ec2, identity: str, instance_type: str) -> List[Block]:
+    """Blocks of `instance_type` tagged for this stack that are active, scheduled or paying.
+
+    Only documented DescribeCapacityReservations filters are used (`instance-type`, `state`);
+    the tag is matched here, on each reservation's `Tags`.
+    """
+    args: Dict[str, Any] = {"Filters": [{"Name": "instance-type", "Values": [instance_type]},
+                                        {"Name": "state", "Values": list(USABLE_STATES)}]}
+    out: List[Block] = []
+    while True:
+        page = ec2.describe_capacity_reservations(**args)
+        out += [b for b in (Block.from_api(r) for r in page.get("CapacityReservations", []))
+                if b.tag(IDENTITY_TAG) == identity]
+        token = page.get("NextToken")
+        if not token:
+            return out
+        args["NextToken"] = token
 
 
-def ec2_client(region: str, max_attempts: int = 5):
-    """A client with its own deadlines, from the ambient credentials (read at call time).
+def purchase(ec2, offering: Offering, identity: str) -> Block:
+    """Buy `offering`, tagged with the stack's identity (PurchaseCapacityBlock TagSpecifications)."""
+    res = ec2.purchase_capacity_block(
+        CapacityBlockOfferingId=offering.offering_id, InstancePlatform="Linux/UNIX",
+        TagSpecifications=[{"ResourceType": "capacity-reservation", "Tags": [
+            {"Key": IDENTITY_TAG, "Value": identity}, {"Key": "Name", "Value": f"kimi-k3 {identity}"}]}])
+    reservations = res.get("CapacityReservations") or [res["CapacityReservation"]]
+    if len(reservations) != 1:
+        ids = [r["CapacityReservationId"] for r in reservations]
+        raise CapacityError("kimi-k3:maxUpfrontFeeUsd", None, f"adopt one of {ids} with "
+                            "kimi-k3:capacityReservationId", f"bought an offering that became {len(ids)} "
+                            "reservations (kimi-k3 runs on one)")
+    return Block.from_api(reservations[0])
+
+
+def ec2_client(props: Dict[str, Any], max_attempts: int = 5):
+    """An EC2 client for the stack's account and region, with bounded timeouts.
 
     Purchases use `max_attempts=1`: PurchaseCapacityBlock takes no idempotency token, so a retry
     after a timeout could buy a second block.
     """
-    import boto3
-    from botocore.config import Config
-
-    return boto3.client("ec2", region_name=region, config=Config(
-        connect_timeout=10, read_timeout=60, retries={"total_max_attempts": max_attempts, "mode": "standard"}))
+    return aws_api.client("ec2", props, max_attempts=max_attempts)
 
 
-def acquire(ec2, props: Dict[str, Any], now: datetime, purchase_client=None) -> Dict[str, Any]:
+def _definitive(err: Exception) -> bool:
+    """True when AWS answered the purchase with a refusal (4xx): nothing was bought."""
+    from botocore.exceptions import ClientError
+
+    if isinstance(err, ClientError):
+        status = err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        code = err.response.get("Error", {}).get("Code", "")
+        return 400 <= int(status) < 500 or code in ("DryRunOperation", "UnauthorizedOperation")
+    return False
+
+
+def _adopted(block: Block) -> Dict[str, Any]:
+    return {**block.outputs(), "purchased": True, "upfront_fee_usd": None, "adopted_by_tag": True}
+
+
+def acquire(ec2, props: Dict[str, Any], now: datetime, purchase_client=None,
+            sleep: Callable[[float], None] = time.sleep) -> Dict[str, Any]:
     """Adopt or buy per `props` (the dynamic resource's inputs); the block's outputs.
 
     `purchase_client` (default `ec2`) makes the one purchase call; give it one without retries.
@@ -203,23 +286,53 @@ def acquire(ec2, props: Dict[str, Any], now: datetime, purchase_client=None) -> 
         block = describe_block(ec2, props["reservation_id"])
         check_block(block, itype, count, now)
         return {**block.outputs(), "purchased": False, "upfront_fee_usd": None}
+    identity = props.get("stack_identity")
+    if not identity:
+        raise ValueError("stack_identity is required to buy (the program passes it)")
+    # a block this stack already bought (an interrupted `pulumi up`, a lost response): adopt it
+    mine = [b for b in stack_blocks(ec2, identity, itype) if adoptable(b, identity, itype, count, now)]
+    if mine:
+        return _adopted(min(mine, key=lambda b: (b.start, b.reservation_id)))
     hours = int(props["duration_hours"])
     earliest = _utc(props["earliest_start"]) if props.get("earliest_start") else None
     latest = _utc(props["latest_start"]) if props.get("latest_start") else None
     offers = describe_offerings(ec2, itype, count, hours, earliest, latest)
     chosen = choose_offering(offers, itype, count, hours)
     fee_guard(chosen, offers, float(props.get("max_upfront_fee_usd") or 0))
-    block = purchase(purchase_client or ec2, chosen)
+    try:
+        block = purchase(purchase_client or ec2, chosen, identity)
+    except Exception as err:  # noqa: BLE001 decide below whether it may have gone through
+        if _definitive(err):
+            raise
+        for attempt in range(RELOOK_TRIES):
+            found = [b for b in stack_blocks(ec2, identity, itype) if adoptable(b, identity, itype, count, now)]
+            if found:
+                return {**_adopted(min(found, key=lambda b: (b.start, b.reservation_id))),
+                        "upfront_fee_usd": chosen.upfront_fee_usd}
+            if attempt + 1 < RELOOK_TRIES:
+                sleep(RELOOK_INTERVAL_S)
+        raise CapacityError("kimi-k3:maxUpfrontFeeUsd", props.get("max_upfront_fee_usd"),
+                            "check the EC2 console (Capacity Reservations) for a block tagged "
+                            f"{IDENTITY_TAG}={identity}, then run `pulumi up` again: it adopts that "
+                            "block before it would buy", f"purchase of {chosen.offering_id} got no answer "
+                            f"({type(err).__name__}) and no tagged block is listed yet") from None
     return {**block.outputs(), "purchased": True, "upfront_fee_usd": chosen.upfront_fee_usd}
 
 
 # ---------------------------------------------------------------- the dynamic provider
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
 
 class CapacityBlockProvider(ResourceProvider):
     """Pulumi dynamic provider for one Capacity Block (adopted or bought). Holds no state."""
 
     def _inputs(self, props: Dict[str, Any]) -> Dict[str, Any]:
         return {k: v for k, v in props.items() if k != "__provider"}
+
+    def _acquire(self, props: Dict[str, Any]) -> Dict[str, Any]:
+        return acquire(ec2_client(props), props, _now(), purchase_client=ec2_client(props, max_attempts=1))
 
     def check(self, olds, news):
         from pulumi.dynamic import CheckFailure, CheckResult
@@ -236,27 +349,41 @@ class CapacityBlockProvider(ResourceProvider):
         from pulumi.dynamic import CreateResult
 
         props = self._inputs(props)
-        region = props["region"]
-        outs = acquire(ec2_client(region), props, datetime.now(timezone.utc),
-                       purchase_client=ec2_client(region, max_attempts=1))
+        outs = self._acquire(props)
         return CreateResult(outs["reservation_id"], {**props, **outs})
 
     def read(self, id_, props):
         from pulumi.dynamic import ReadResult
 
         props = self._inputs(props)
-        block = describe_block(ec2_client(props["region"]), id_)
+        block = describe_block(ec2_client(props), id_)
         return ReadResult(id_, {**props, **block.outputs()})
 
     def diff(self, id_, olds, news):
+        """A different adopted id or region is another block; so, in buy mode, is an ended one.
+
+        Changing the purchase request (fee cap, window) never buys a second block while the
+        current one runs. An adopted block that has ended is an update, which fails loudly.
+        """
         from pulumi.dynamic import DiffResult
 
         news = self._inputs(news)
-        # a purchased block can never be replaced by buying another one; only a different
-        # adopted id (or region) is a different resource
         replaces = [k for k in ("reservation_id", "region") if news.get(k) != olds.get(k)
                     and (k != "reservation_id" or news.get(k))]
-        return DiffResult(changes=bool(replaces), replaces=replaces, delete_before_replace=True)
+        over = (bool(olds.get("end_date")) and ended(olds["end_date"], _now())) or \
+            olds.get("state") in GONE_STATES
+        if over and not news.get("reservation_id") and "reservation_id" not in replaces:
+            replaces.append("end_date")  # buy mode: the next block, under the same fee cap
+        changes = bool(replaces) or (over and bool(news.get("reservation_id")))
+        return DiffResult(changes=changes, replaces=replaces, delete_before_replace=True)
+
+    def update(self, id_, olds, news):
+        """Only reached for an adopted block that has ended: re-check it (and fail with the fix)."""
+        from pulumi.dynamic import UpdateResult
+
+        news = self._inputs(news)
+        outs = self._acquire(news)
+        return UpdateResult({**news, **outs})
 
     def delete(self, id_, props):
         # nothing to call: AWS cannot cancel a Capacity Block; destroy only forgets it
@@ -267,8 +394,9 @@ class CapacityBlockProvider(ResourceProvider):
 class CapacityBlock(pulumi.dynamic.Resource, module="aws", name="CapacityBlock"):
     """The Capacity Block the GPU node group runs on (type `pulumi-python:dynamic/aws:CapacityBlock`).
 
-    Inputs: `region`, `instance_type`, `instance_count`, and either `reservation_id` (adopt) or
-    `duration_hours`, `earliest_start`, `latest_start`, `max_upfront_fee_usd` (buy).
+    Inputs: `region`, `aws`/`awsSecrets` (aws_api.py), `instance_type`, `instance_count`, and
+    either `reservation_id` (adopt) or `duration_hours`, `earliest_start`, `latest_start`,
+    `max_upfront_fee_usd` and `stack_identity` (buy).
     """
 
     reservation_id: pulumi.Output[str]
@@ -282,5 +410,8 @@ class CapacityBlock(pulumi.dynamic.Resource, module="aws", name="CapacityBlock")
 
     def __init__(self, name: str, props: Dict[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
         outs = {k: None for k in ("reservation_id", "availability_zone", "start_date", "end_date",
-                                  "instances_stop_at", "upfront_fee_usd", "purchased", "state")}
+                                  "instances_stop_at", "upfront_fee_usd", "purchased", "state",
+                                  "adopted_by_tag")}
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            additional_secret_outputs=[aws_api.SECRETS_INPUT]))
         super().__init__(CapacityBlockProvider(), name, {**outs, **props}, opts)

@@ -40,6 +40,17 @@ def capacity_block(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     }
 
 
+def block_scaling(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    """What BlockScaling computes (the real pure plan) for the mocked block, seen now."""
+    from .scaling import scaling_plan
+
+    if not (inputs.get("startDate") and inputs.get("endDate")):
+        return {}
+    plan = scaling_plan(inputs["startDate"], inputs["endDate"], datetime.now(timezone.utc),
+                        int(inputs.get("instanceCount") or 0))
+    return {"scaleUpAt": plan.scale_up_at, "scaleDownAt": plan.scale_down_at, "desiredNow": plan.desired_now}
+
+
 def eks_cluster(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     name = inputs.get("name") or "mock"
     kubeconfig = {"apiVersion": "v1", "kind": "Config", "clusters": [{"name": name, "cluster": {
@@ -77,6 +88,7 @@ def service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
 
 MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "pulumi-python:dynamic/aws:CapacityBlock": capacity_block,
+    "pulumi-python:dynamic/aws:BlockScaling": block_scaling,
     "eks:index:Cluster": eks_cluster,
     "aws:eks/getCluster:getCluster": get_cluster,
     "aws:index/getAvailabilityZones:getAvailabilityZones": lambda a: {

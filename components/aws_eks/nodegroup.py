@@ -12,7 +12,7 @@ without `instance_types`/`disk_size`; subnets only in the block's zone.
 from __future__ import annotations
 
 import base64
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional
 
 import pulumi
@@ -100,7 +100,8 @@ GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}
 
 
 def node_group_args(cluster_name: Any, role_arn: Any, subnet_ids: Any, launch_template: Any,
-                    instance_count: int, desired: Any, shape: NodeShape) -> Dict[str, Any]:
+                    instance_count: int, desired: Any, shape: NodeShape,
+                    nodes_per_replica: int = 1) -> Dict[str, Any]:
     return {
         "cluster_name": cluster_name,
         "node_role_arn": role_arn,
@@ -109,7 +110,10 @@ def node_group_args(cluster_name: Any, role_arn: Any, subnet_ids: Any, launch_te
         "ami_type": AMI_TYPE,
         "launch_template": launch_template,
         "scaling_config": {"min_size": 0, "max_size": instance_count, "desired_size": desired},
-        "update_config": {"max_unavailable": 1},
+        # a full Capacity Block has no spare instance: MINIMAL terminates a node before launching
+        # its replacement (the EKS API's NodegroupUpdateConfig.updateStrategy, meant for GPUs);
+        # one replica's nodes at a time, so other replicas keep serving
+        "update_config": {"update_strategy": "MINIMAL", "max_unavailable": nodes_per_replica},
         "taints": [dict(GPU_TAINT)],
         # GPU_NODE_LABELS include nvidia.com/gpu.present=true, which the NVIDIA device plugin
         # chart's required node affinity looks for (addons.py, chart_facts.yaml)
@@ -118,18 +122,21 @@ def node_group_args(cluster_name: Any, role_arn: Any, subnet_ids: Any, launch_te
 
 
 class GpuNodes:
-    """Launch template, node group and scheduled scaling for one Capacity Block."""
+    """Launch template, node group and the block's scheduled scaling (scaling.BlockScaling)."""
 
     def __init__(self, name: str, *, shape: NodeShape, block: cap.CapacityBlock, cluster_name: Any,
                  role_arn: Any, subnet_id: Any, security_group_id: Any, instance_count: int,
-                 root_volume_gib: int, parent: pulumi.Resource, depends_on=()):
+                 root_volume_gib: int, parent: pulumi.Resource, aws_inputs: Dict[str, Any],
+                 nodes_per_replica: int = 1, depends_on=()):
+        from .scaling import BlockScaling
+
         opts = pulumi.ResourceOptions(parent=parent)
         self.launch_template = aws.ec2.LaunchTemplate(
             f"{name}-gpu-lt",
             **launch_template_args(shape, block.reservation_id, security_group_id, root_volume_gib, name),
             opts=opts)
-        # started blocks get their nodes now; future ones at their start (scheduled below).
-        # The schedules own desired size afterwards, so later `up`s leave it alone.
+        # a started block gets its nodes at creation; afterwards BlockScaling owns the desired
+        # size (it follows whichever block the launch template targets), so later `up`s leave it
         desired = block.start_date.apply(
             lambda s: instance_count if s and cap.scaling_times(s, s, _now())["scale_up_at"] is None else 0)
         self.node_group = aws.eks.NodeGroup(
@@ -137,30 +144,15 @@ class GpuNodes:
             **node_group_args(cluster_name, role_arn, [subnet_id],
                               {"id": self.launch_template.id,
                                "version": self.launch_template.latest_version.apply(_version)},
-                              instance_count, desired, shape),
+                              instance_count, desired, shape, nodes_per_replica),
             opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on),
                                         ignore_changes=["scalingConfig.desiredSize"]))
         asg = self.node_group.resources.apply(_asg_name)
-        times = pulumi.Output.all(block.start_date, block.end_date).apply(
-            lambda se: cap.scaling_times(se[0], se[1], _now()) if se[0] and se[1] else
-            {"scale_up_at": None, "scale_down_at": None})
-        # a block already running needs no scale-up; AWS rejects schedules in the past, so the
-        # scale-up runs at the block's start or, if that has passed, a few minutes from now
-        self.scale_up = aws.autoscaling.Schedule(
-            f"{name}-gpu-scale-up",
-            scheduled_action_name=f"{name}-block-start",
-            autoscaling_group_name=asg,
-            min_size=0, max_size=instance_count, desired_capacity=instance_count,
-            start_time=pulumi.Output.all(times, block.start_date).apply(
-                lambda ts: ts[0]["scale_up_at"] or cap.fmt(_now() + timedelta(minutes=5))),
-            opts=pulumi.ResourceOptions(parent=parent, ignore_changes=["startTime"]))
-        self.scale_down = aws.autoscaling.Schedule(
-            f"{name}-gpu-scale-down",
-            scheduled_action_name=f"{name}-block-end",
-            autoscaling_group_name=asg,
-            min_size=0, max_size=instance_count, desired_capacity=0,
-            start_time=times.apply(lambda t: t["scale_down_at"]),
-            opts=pulumi.ResourceOptions(parent=parent))
+        self.scaling = BlockScaling(f"{name}-gpu-scaling", {
+            "asgName": asg, "actionPrefix": name, "reservationId": block.reservation_id,
+            "startDate": block.start_date, "endDate": block.end_date, "instanceCount": instance_count,
+            **aws_inputs,
+        }, opts=pulumi.ResourceOptions(parent=parent, depends_on=[self.node_group]))
 
 
 def _field(obj: Any, snake: str, camel: str) -> Any:

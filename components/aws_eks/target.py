@@ -61,6 +61,10 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                                       "region": region}, opts)
         self._name, self.shared, self.cfg, self.secrets = name, shared, cfg, secrets
         self.region = region
+        #: the stack's region/profile/credentials for kimi-k3's own AWS calls (aws_api.py)
+        self.aws_inputs: Dict[str, Any] = {}
+        #: "<organization>/<project>/<stack>", tagged on every purchase (a provider cannot know it)
+        self.stack_identity = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
 
     def node_shape_key(self) -> str:
         return self.shared.node_shape
@@ -94,11 +98,15 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                 "kimi-k3 will look for Capacity Block offerings and buy the cheapest one only if its "
                 f"upfront fee is at most ${c.max_upfront_fee_usd:,.2f} (kimi-k3:maxUpfrontFeeUsd). A "
                 "purchased block cannot be cancelled; `pulumi destroy` only forgets it.", resource=self)
+        aws_inputs = self.aws_inputs
         block = cap.CapacityBlock(f"{name}-capacity", {
             "region": region, "instance_type": shape.key, "instance_count": c.instance_count,
             "reservation_id": c.reservation_id, "duration_hours": None if c.adopt else c.duration_hours,
             "earliest_start": c.earliest_start, "latest_start": c.latest_start,
             "max_upfront_fee_usd": None if c.adopt else c.max_upfront_fee_usd,
+            # purchases are tagged with it, and a tagged block is adopted before buying again
+            "stack_identity": None if c.adopt else self.stack_identity,
+            **aws_inputs,
         }, opts=pulumi.ResourceOptions(parent=self))
         pulumi.Output.all(block.reservation_id, block.start_date, block.end_date, block.instances_stop_at).apply(
             lambda b: pulumi.log.warn(
@@ -113,7 +121,8 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
         gpu = GpuNodes(name, shape=shape, block=block, cluster_name=cluster_name,
                        role_arn=cluster.node_role.arn, subnet_id=network.gpu_subnet_id,
                        security_group_id=cluster.security_group_id, instance_count=c.instance_count,
-                       root_volume_gib=cfg.root_volume_gib, parent=self,
+                       root_volume_gib=cfg.root_volume_gib, parent=self, aws_inputs=aws_inputs,
+                       nodes_per_replica=shared.nodes,
                        depends_on=[cluster.eks, *cluster.node_role_attachments])
         add_ons = cluster.add_ons(name, self, multi_node=spec.nodes > 1)
         layout = lay.k8s_layout(shared, cfg)
@@ -202,7 +211,11 @@ def create(name: str, shared: SharedSettings, secrets) -> AwsEksCluster:
     requirements = [r for r in (api_requirement(cfg),) if r is not None]
     if requirements and not offline():
         raise requirements[0].error()
+    from .aws_api import stack_aws_inputs
+
+    aws_inputs = stack_aws_inputs()
     target = AwsEksCluster(name, shared, cfg, secrets, region)
+    target.aws_inputs = aws_inputs
     target.deploy_requirements = [r.to_dict() for r in requirements]
     for r in requirements:
         pulumi.log.warn(f"a real `pulumi up` would stop here: {r.text()}", resource=target)

@@ -83,11 +83,14 @@ def test_gpu_subnet_is_pinned_to_the_blocks_zone(adopt):
 
 def test_scheduled_scaling_follows_the_block(adopt):
     window = adopt.outputs["reservationWindow"]
-    up = one(adopt, "aws:autoscaling/schedule:Schedule", "kimi-k3-gpu-scale-up")
-    down = one(adopt, "aws:autoscaling/schedule:Schedule", "kimi-k3-gpu-scale-down")
-    assert up["startTime"] == window["start"] and up["desiredCapacity"] == 1
-    assert down["desiredCapacity"] == 0 and down["startTime"] < window["instancesStopAt"] < window["end"]
-    assert up["autoscalingGroupName"] == down["autoscalingGroupName"] == "eks-mock-gpu-asg"
+    scaling = one(adopt, "pulumi-python:dynamic/aws:BlockScaling")
+    assert scaling["reservationId"] == CR and scaling["instanceCount"] == 1
+    assert scaling["startDate"] == window["start"] and scaling["endDate"] == window["end"]
+    assert scaling["asgName"] == "eks-mock-gpu-asg" and scaling["actionPrefix"] == "kimi-k3"
+    assert scaling["aws"] == {"region": "us-east-2", "profile": None} and "awsSecrets" not in scaling
+    assert not adopt.of_type("aws:autoscaling/schedule:Schedule")  # they cannot follow the next block
+    ng = one(adopt, "aws:eks/nodeGroup:NodeGroup", "kimi-k3-gpu")
+    assert ng["updateConfig"] == {"updateStrategy": "MINIMAL", "maxUnavailable": 1}
 
 
 def test_eks_cluster(adopt):

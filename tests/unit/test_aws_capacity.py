@@ -13,6 +13,13 @@ from components.aws_eks import capacity as cap
 
 T0 = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
 ITYPE = "p6-b300.48xlarge"
+IDENTITY = "acme/kimi-k3/aws-eks"
+OTHER = "acme/kimi-k3/aws-eks-staging"
+STACK_TAGS = [{"Key": cap.IDENTITY_TAG, "Value": IDENTITY}, {"Key": "Name", "Value": f"kimi-k3 {IDENTITY}"}]
+LOOKUP = {"Filters": [{"Name": "instance-type", "Values": [ITYPE]},
+                      {"Name": "state", "Values": ["payment-pending", "scheduled", "active"]}]}
+BUY = {"instance_type": ITYPE, "instance_count": 1, "duration_hours": 24, "stack_identity": IDENTITY,
+       "earliest_start": "2026-12-01T00:00:00Z", "max_upfront_fee_usd": 90_000}
 
 
 def offer_api(oid, fee, start=T0, count=1, hours=24, az="us-east-2b", itype=ITYPE):
@@ -24,11 +31,19 @@ def offer_api(oid, fee, start=T0, count=1, hours=24, az="us-east-2b", itype=ITYP
 
 
 def reservation_api(rid="cr-0123456789abcdef0", state="scheduled", count=1, itype=ITYPE,
-                    start=T0, hours=24, rtype="capacity-block"):
-    return {"CapacityReservationId": rid, "InstanceType": itype, "InstancePlatform": "Linux/UNIX",
-            "AvailabilityZone": "us-east-2b", "TotalInstanceCount": count, "AvailableInstanceCount": count,
-            "State": state, "StartDate": start, "EndDate": start + timedelta(hours=hours),
-            "ReservationType": rtype, "Tenancy": "default", "InstanceMatchCriteria": "targeted"}
+                    start=T0, hours=24, rtype="capacity-block", tags=None):
+    r = {"CapacityReservationId": rid, "InstanceType": itype, "InstancePlatform": "Linux/UNIX",
+         "AvailabilityZone": "us-east-2b", "TotalInstanceCount": count, "AvailableInstanceCount": count,
+         "State": state, "StartDate": start, "EndDate": start + timedelta(hours=hours),
+         "ReservationType": rtype, "Tenancy": "default", "InstanceMatchCriteria": "targeted"}
+    if tags is not None:
+        r["Tags"] = tags
+    return r
+
+
+def purchase_params(oid):
+    return {"CapacityBlockOfferingId": oid, "InstancePlatform": "Linux/UNIX",
+            "TagSpecifications": [{"ResourceType": "capacity-reservation", "Tags": STACK_TAGS}]}
 
 
 @pytest.fixture
@@ -115,16 +130,15 @@ def test_describe_offerings_paginates_with_the_real_model(ec2):
 
 def test_acquire_buys_within_the_guard(ec2):
     client, stub = ec2
+    stub.add_response("describe_capacity_reservations", {"CapacityReservations": []}, LOOKUP)
     stub.add_response("describe_capacity_block_offerings",
                       {"CapacityBlockOfferings": [offer_api("cb-a", 95_000), offer_api("cb-b", 90_000)]},
                       {"InstanceType": ITYPE, "InstanceCount": 1, "CapacityDurationHours": 24,
                        "StartDateRange": ANY})
     stub.add_response("purchase_capacity_block",
-                      {"CapacityReservation": reservation_api(state="payment-pending")},
-                      {"CapacityBlockOfferingId": "cb-b", "InstancePlatform": "Linux/UNIX"})
-    out = cap.acquire(client, {"instance_type": ITYPE, "instance_count": 1, "duration_hours": 24,
-                               "earliest_start": "2026-12-01T00:00:00Z", "max_upfront_fee_usd": 90_000},
-                      now=T0 - timedelta(days=2))
+                      {"CapacityReservation": reservation_api(state="payment-pending", tags=STACK_TAGS)},
+                      purchase_params("cb-b"))
+    out = cap.acquire(client, BUY, now=T0 - timedelta(days=2))
     assert out["purchased"] is True and out["upfront_fee_usd"] == 90_000
     assert out["availability_zone"] == "us-east-2b"
     assert out["instances_stop_at"] == "2026-12-02T11:00:00Z"
@@ -132,13 +146,13 @@ def test_acquire_buys_within_the_guard(ec2):
 
 def test_acquire_never_buys_above_the_guard(ec2):
     client, stub = ec2
+    stub.add_response("describe_capacity_reservations", {"CapacityReservations": []}, LOOKUP)
     stub.add_response("describe_capacity_block_offerings",
                       {"CapacityBlockOfferings": [offer_api("cb-a", 95_000)]},
                       {"InstanceType": ITYPE, "InstanceCount": 1, "CapacityDurationHours": 24})
     # no purchase response queued: a purchase call would fail the Stubber
     with pytest.raises(cap.CapacityError, match="maxUpfrontFeeUsd"):
-        cap.acquire(client, {"instance_type": ITYPE, "instance_count": 1, "duration_hours": 24,
-                             "max_upfront_fee_usd": 0}, now=T0)
+        cap.acquire(client, {**BUY, "earliest_start": None, "max_upfront_fee_usd": 0}, now=T0)
 
 
 def test_acquire_adopts_an_existing_block(ec2):
@@ -201,8 +215,8 @@ def test_provider_survives_pulumis_own_serialization_and_strips_the_provider_key
                           aws_secret_access_key="testing")
     regions = []
 
-    def fake_client(region, max_attempts=5):
-        regions.append(region)
+    def fake_client(props, max_attempts=5):
+        regions.append(props["region"])
         return client
 
     monkeypatch.setattr(cap, "ec2_client", fake_client)
@@ -221,8 +235,9 @@ def test_provider_survives_pulumis_own_serialization_and_strips_the_provider_key
 
 def test_purchases_are_never_retried():
     # PurchaseCapacityBlock has no idempotency token: a retried timeout could buy twice
-    assert cap.ec2_client("us-east-2", max_attempts=1).meta.config.retries["total_max_attempts"] == 1
-    assert cap.ec2_client("us-east-2").meta.config.retries["total_max_attempts"] == 5
+    props = {"region": "us-east-2", "aws": {"region": "us-east-2", "profile": None}}
+    assert cap.ec2_client(props, max_attempts=1).meta.config.retries["total_max_attempts"] == 1
+    assert cap.ec2_client(props).meta.config.retries["total_max_attempts"] == 5
 
 _offer = st.builds(
     lambda i, fee, days, count, hours, itype: cap.Offering(

@@ -1,0 +1,89 @@
+"""AWS calls made by kimi-k3's own dynamic providers, with the stack's region and credentials.
+
+pulumi-aws resources use the stack's `aws:region`, `aws:profile` and (rarely) `aws:accessKey` /
+`aws:secretKey` / `aws:token`. The dynamic providers (Capacity Block, block scaling, readiness
+gate, destroy checks) call AWS with boto3 and must use the same account and region, not
+whatever ambient credentials the provider host happens to see. So the program passes what it
+knows as inputs (`stack_aws_inputs`): `aws` = {region, profile} in plain state, and
+`awsSecrets` = {accessKey, secretKey, token} only when set, as Pulumi secrets (encrypted in
+state; providers list it in `additional_secret_outputs`). Providers build a fresh session per
+call (`session(props)`): nothing holding credentials is pickled into state.
+
+Keys our boto3 calls cannot honour the same way (`aws:assumeRoles`, `aws:assumeRole`,
+`aws:assumeRoleWithWebIdentity`, `aws:sharedCredentialsFiles`, `aws:sharedConfigFiles`) are
+refused before anything is created, naming the key: silently using other credentials could look
+up or buy capacity in another account.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional
+
+from ..inference.errors import ConfigError
+
+AWS_INPUT = "aws"
+SECRETS_INPUT = "awsSecrets"
+UNSUPPORTED_AWS_KEYS = ("assumeRoles", "assumeRole", "assumeRoleWithWebIdentity",
+                        "sharedCredentialsFiles", "sharedConfigFiles")
+#: botocore timeouts of every call (seconds); each provider also enforces its own deadline
+CONNECT_TIMEOUT_S = 10
+READ_TIMEOUT_S = 60
+
+
+def aws_inputs_from_config(get, get_secret) -> Dict[str, Any]:
+    """{aws, awsSecrets?} from the stack's `aws:*` config (`get`/`get_secret` of pulumi.Config("aws"))."""
+    for key in UNSUPPORTED_AWS_KEYS:
+        if get(key) not in (None, "", "[]"):
+            raise ConfigError(f"aws:{key}", "[set]", "put the role in an ~/.aws/config profile "
+                              "(role_arn/source_profile) and set aws:profile to it",
+                              "is not used by kimi-k3's own AWS calls (Capacity Block, scaling, checks)")
+    out: Dict[str, Any] = {AWS_INPUT: {"region": get("region"), "profile": get("profile") or None}}
+    # secret keys are only ever read as secrets (an Output, or None when unset)
+    access, secret, token = get_secret("accessKey"), get_secret("secretKey"), get_secret("token")
+    if (access is None) != (secret is None):
+        raise ConfigError("aws:accessKey" if access is None else "aws:secretKey", None,
+                          "set both aws:accessKey and aws:secretKey (as secrets), or neither",
+                          "is needed with the other key")
+    if access is not None:
+        out[SECRETS_INPUT] = {"accessKey": access, "secretKey": secret, "token": token}
+    return out
+
+
+def stack_aws_inputs() -> Dict[str, Any]:
+    """The program's `aws`/`awsSecrets` inputs for every dynamic provider that calls AWS."""
+    import pulumi
+
+    c = pulumi.Config("aws")
+    return aws_inputs_from_config(c.get, c.get_secret)
+
+
+def secret_values(props: Mapping[str, Any]) -> list:
+    """The credential values in `props` (for scrubbing progress and error text)."""
+    s = props.get(SECRETS_INPUT) or {}
+    return [v for v in (s.get("secretKey"), s.get("token"), s.get("accessKey")) if v]
+
+
+def session(props: Mapping[str, Any]):
+    """A boto3 Session for the stack's account and region (built per call, never stored)."""
+    import boto3
+
+    a = props.get(AWS_INPUT) or {}
+    s = props.get(SECRETS_INPUT) or {}
+    region = a.get("region") or props.get("region")
+    kwargs: Dict[str, Any] = {"region_name": region}
+    if s.get("accessKey"):
+        kwargs.update(aws_access_key_id=s["accessKey"], aws_secret_access_key=s["secretKey"],
+                      aws_session_token=s.get("token") or None)
+    elif a.get("profile"):
+        kwargs["profile_name"] = a["profile"]  # an explicit profile also disables env credentials
+    return boto3.Session(**kwargs)
+
+
+def client(service: str, props: Mapping[str, Any], max_attempts: int = 5, sess: Optional[Any] = None):
+    """A client with bounded timeouts and retries (`max_attempts=1` for calls that must not repeat)."""
+    from botocore.config import Config
+
+    sess = sess or session(props)
+    return sess.client(service, config=Config(
+        connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S,
+        retries={"total_max_attempts": max_attempts, "mode": "standard"}))

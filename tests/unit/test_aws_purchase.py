@@ -1,0 +1,200 @@
+"""Never buy twice: purchases are tagged with the stack's identity, a tagged block is adopted
+before buying, and a purchase whose response is lost is looked up, not repeated.
+
+EC2 is botocore's Stubber on the real EC2 service model (parameters validated against it). A
+lost response is an `after-call` hook that raises ReadTimeoutError *after* the Stubber has
+consumed the purchase: AWS bought, the client never heard.
+"""
+
+from datetime import datetime, timedelta, timezone
+
+import boto3
+import pytest
+from botocore.exceptions import ReadTimeoutError
+from botocore.stub import ANY, Stubber
+
+from components.aws_eks import aws_api
+from components.aws_eks import capacity as cap
+from tests.unit.test_aws_capacity import (BUY, IDENTITY, ITYPE, LOOKUP, OTHER, STACK_TAGS, T0, offer_api,
+                                          purchase_params, reservation_api)
+
+NOW = T0 - timedelta(days=2)
+OFFERS = {"InstanceType": ITYPE, "InstanceCount": 1, "CapacityDurationHours": 24, "StartDateRange": ANY}
+
+
+def ec2_client():
+    return boto3.client("ec2", region_name="us-east-2", aws_access_key_id="testing",
+                        aws_secret_access_key="testing")
+
+
+def lose_purchase_responses(client):
+    def lost(**kwargs):
+        raise ReadTimeoutError(endpoint_url="https://ec2.us-east-2.amazonaws.com")
+    client.meta.events.register("after-call.ec2.PurchaseCapacityBlock", lost)
+
+
+def test_lost_response_buys_once_and_adopts_the_tagged_block():
+    client = ec2_client()
+    lose_purchase_responses(client)
+    bought = reservation_api("cr-0aaaaaaaaaaaaaaaa", state="payment-pending", tags=STACK_TAGS)
+    with Stubber(client) as stub:
+        stub.add_response("describe_capacity_reservations", {"CapacityReservations": []}, LOOKUP)
+        stub.add_response("describe_capacity_block_offerings",
+                          {"CapacityBlockOfferings": [offer_api("cb-a", 80_000)]}, OFFERS)
+        stub.add_response("purchase_capacity_block", {"CapacityReservation": bought}, purchase_params("cb-a"))
+        # eventual consistency: the first look after the timeout does not list it yet
+        stub.add_response("describe_capacity_reservations", {"CapacityReservations": []}, LOOKUP)
+        stub.add_response("describe_capacity_reservations", {"CapacityReservations": [bought]}, LOOKUP)
+        sleeps = []
+        out = cap.acquire(client, BUY, NOW, sleep=sleeps.append)
+        stub.assert_no_pending_responses()  # exactly one PurchaseCapacityBlock was made
+    assert out["reservation_id"] == "cr-0aaaaaaaaaaaaaaaa" and out["purchased"] is True
+    assert out["adopted_by_tag"] is True and out["upfront_fee_usd"] == 80_000
+    assert sleeps == [cap.RELOOK_INTERVAL_S]
+
+
+def test_interrupted_run_adopts_on_the_next_up_without_buying():
+    """`pulumi up` died after the purchase: state has nothing; the next create finds the tag."""
+    client = ec2_client()
+    bought = reservation_api("cr-0aaaaaaaaaaaaaaaa", state="scheduled", tags=STACK_TAGS)
+    foreign = reservation_api("cr-0bbbbbbbbbbbbbbbb", state="active",
+                              tags=[{"Key": cap.IDENTITY_TAG, "Value": OTHER}])
+    untagged = reservation_api("cr-0cccccccccccccccc", state="active")
+    with Stubber(client) as stub:
+        stub.add_response("describe_capacity_reservations",
+                          {"CapacityReservations": [foreign, untagged], "NextToken": "p2"}, LOOKUP)
+        stub.add_response("describe_capacity_reservations", {"CapacityReservations": [bought]},
+                          {**LOOKUP, "NextToken": "p2"})
+        # no offering lookup, no purchase queued: either would fail the Stubber
+        out = cap.acquire(client, BUY, NOW)
+        stub.assert_no_pending_responses()
+    assert out["reservation_id"] == "cr-0aaaaaaaaaaaaaaaa" and out["adopted_by_tag"] is True
+
+
+def test_blocks_of_other_stacks_or_ended_are_never_adopted():
+    client = ec2_client()
+    foreign = reservation_api("cr-0bbbbbbbbbbbbbbbb", tags=[{"Key": cap.IDENTITY_TAG, "Value": OTHER}])
+    ending = reservation_api("cr-0dddddddddddddddd", state="active", start=NOW - timedelta(hours=23, minutes=40),
+                             tags=STACK_TAGS)  # ends in 20 min: AWS already terminates
+    small = reservation_api("cr-0eeeeeeeeeeeeeeee", tags=STACK_TAGS, count=1)
+    with Stubber(client) as stub:
+        stub.add_response("describe_capacity_reservations",
+                          {"CapacityReservations": [foreign, ending, small]}, LOOKUP)
+        stub.add_response("describe_capacity_block_offerings",
+                          {"CapacityBlockOfferings": [offer_api("cb-a", 10, count=2)]},
+                          {**OFFERS, "InstanceCount": 2})
+        stub.add_response("purchase_capacity_block",
+                          {"CapacityReservation": reservation_api("cr-0ffffffffffffffff", count=2, tags=STACK_TAGS)},
+                          purchase_params("cb-a"))
+        out = cap.acquire(client, {**BUY, "instance_count": 2}, NOW)
+        stub.assert_no_pending_responses()
+    assert out["reservation_id"] == "cr-0ffffffffffffffff" and "adopted_by_tag" not in out
+
+
+def test_a_refused_purchase_is_not_looked_up_again():
+    client = ec2_client()
+    with Stubber(client) as stub:
+        stub.add_response("describe_capacity_reservations", {"CapacityReservations": []}, LOOKUP)
+        stub.add_response("describe_capacity_block_offerings",
+                          {"CapacityBlockOfferings": [offer_api("cb-a", 10)]}, OFFERS)
+        stub.add_client_error("purchase_capacity_block", "InsufficientInstanceCapacity", "gone", 400,
+                              expected_params=purchase_params("cb-a"))
+        with pytest.raises(Exception) as e:
+            cap.acquire(client, BUY, NOW, sleep=lambda s: None)
+        stub.assert_no_pending_responses()
+    assert "InsufficientInstanceCapacity" in str(e.value)
+
+
+def test_no_answer_and_no_tagged_block_stops_loudly_with_the_way_out():
+    client = ec2_client()
+    lose_purchase_responses(client)
+    with Stubber(client) as stub:
+        stub.add_response("describe_capacity_reservations", {"CapacityReservations": []}, LOOKUP)
+        stub.add_response("describe_capacity_block_offerings",
+                          {"CapacityBlockOfferings": [offer_api("cb-a", 10)]}, OFFERS)
+        stub.add_response("purchase_capacity_block", {"CapacityReservation": reservation_api()},
+                          purchase_params("cb-a"))
+        for _ in range(cap.RELOOK_TRIES):
+            stub.add_response("describe_capacity_reservations", {"CapacityReservations": []}, LOOKUP)
+        with pytest.raises(cap.CapacityError) as e:
+            cap.acquire(client, BUY, NOW, sleep=lambda s: None)
+        stub.assert_no_pending_responses()
+    msg = str(e.value)
+    assert "got no answer (ReadTimeoutError)" in msg and f"{cap.IDENTITY_TAG}={IDENTITY}" in msg
+    assert "run `pulumi up` again: it adopts that block" in msg and "\n" not in msg
+
+
+def test_buying_needs_the_stack_identity():
+    with pytest.raises(ValueError, match="stack_identity"):
+        cap.acquire(ec2_client(), {**BUY, "stack_identity": None}, NOW)
+
+
+def test_multi_segment_and_ultraserver_offers_are_never_chosen():
+    seg = {**offer_api("cb-s", 1), "CapacityBlockOfferingSegments": [{}, {}]}
+    ultra = {**offer_api("cb-u", 1), "UltraserverType": "u-p6e-gb200x72", "UltraserverCount": 1}
+    plain = offer_api("cb-p", 5)
+    chosen = cap.choose_offering([cap.Offering.from_api(o) for o in (seg, ultra, plain)], ITYPE, 1, 24)
+    assert chosen.offering_id == "cb-p"
+
+
+# ---------------------------------------------------------------- block lifecycle in the provider
+
+def test_an_ended_block_is_replaced_in_buy_mode_and_fails_loudly_when_adopted(monkeypatch):
+    p = cap.CapacityBlockProvider()
+    now = datetime(2026, 12, 3, 12, 0, tzinfo=timezone.utc)
+    monkeypatch.setattr(cap, "_now", lambda: now)
+    old = {"reservation_id": None, "region": "us-east-2", "end_date": "2026-12-02T11:30:00Z",
+           "state": "active", "max_upfront_fee_usd": 100}
+    d = p.diff("cr-1", old, {**old, "__provider": "x"})
+    assert d.changes and d.replaces == ["end_date"] and d.delete_before_replace
+    running = {**old, "end_date": "2026-12-05T11:30:00Z"}
+    assert p.diff("cr-1", running, {**running, "max_upfront_fee_usd": 5}).changes is False
+    adopted = {**old, "reservation_id": "cr-0123456789abcdef0"}
+    d = p.diff("cr-0123456789abcdef0", adopted, adopted)
+    assert d.changes and d.replaces == []  # an update, which re-checks the block ...
+    client = ec2_client()
+    monkeypatch.setattr(cap, "ec2_client", lambda props, max_attempts=5: client)
+    with Stubber(client) as stub:
+        stub.add_response("describe_capacity_reservations", {"CapacityReservations": [
+            reservation_api(state="expired", start=now - timedelta(days=2))]},
+            {"CapacityReservationIds": ["cr-0123456789abcdef0"]})
+        with pytest.raises(cap.CapacityError) as e:  # ... and fails naming the id and the fix
+            p.update("cr-0123456789abcdef0", adopted, {**adopted, "instance_type": ITYPE, "instance_count": 1})
+    assert "kimi-k3:capacityReservationId='cr-0123456789abcdef0' is expired" in str(e.value)
+    gone = {**running, "state": "payment-failed"}
+    assert p.diff("cr-1", gone, gone).replaces == ["end_date"]
+
+
+# ---------------------------------------------------------------- the stack's own account and region
+
+def test_calls_use_the_stacks_profile_and_region_not_ambient_credentials(tmp_path, monkeypatch):
+    cfg = tmp_path / "config"
+    cfg.write_text("[profile kk3-deploy]\nregion = eu-west-1\n")
+    creds = tmp_path / "credentials"
+    creds.write_text("[kk3-deploy]\naws_access_key_id = AKIAPROFILEKEY000000\naws_secret_access_key = p\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(cfg))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(creds))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAAMBIENTKEY000000")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "a")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")
+    props = {"region": "us-east-2", "aws": {"region": "us-east-2", "profile": "kk3-deploy"}}
+    c = cap.ec2_client(props)
+    assert c.meta.region_name == "us-east-2"
+    assert aws_api.session(props).get_credentials().access_key == "AKIAPROFILEKEY000000"
+    explicit = {**props, "awsSecrets": {"accessKey": "AKIASTACKKEY00000000", "secretKey": "s", "token": None}}
+    assert aws_api.session(explicit).get_credentials().access_key == "AKIASTACKKEY00000000"
+    assert aws_api.secret_values(explicit) == ["s", "AKIASTACKKEY00000000"]
+
+
+def test_aws_config_keys_our_calls_cannot_honour_are_refused():
+    from components.inference.errors import ConfigError
+
+    conf = {"region": "us-east-2", "assumeRoles": '[{"roleArn": "arn:aws:iam::1:role/x"}]'}
+    with pytest.raises(ConfigError) as e:
+        aws_api.aws_inputs_from_config(conf.get, lambda k: None)
+    assert str(e.value).startswith("aws:assumeRoles='[set]' is not used by kimi-k3's own AWS calls")
+    with pytest.raises(ConfigError, match="aws:secretKey"):
+        aws_api.aws_inputs_from_config({"region": "us-east-2"}.get,
+                                       {"accessKey": "AKIA"}.get)
+    out = aws_api.aws_inputs_from_config({"region": "us-east-2", "profile": "p"}.get, lambda k: None)
+    assert out == {"aws": {"region": "us-east-2", "profile": "p"}}
