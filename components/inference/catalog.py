@@ -57,10 +57,16 @@ class ModelProfile:
     local_dir_name: str  # directory name under the model root on a node
     max_context_tokens: int = 1_048_576
     architecture: ModelArchitecture = ModelArchitecture()
+    #: bytes of the published checkpoint (what is copied and staged); None = weights_bytes
+    checkpoint_bytes: Optional[int] = None
 
     @property
     def weights_gib(self) -> float:
         return self.weights_bytes / GIB
+
+    @property
+    def download_bytes(self) -> int:
+        return self.checkpoint_bytes if self.checkpoint_bytes is not None else self.weights_bytes
 
 
 MODELS: Mapping[str, ModelProfile] = {
@@ -76,6 +82,8 @@ MODELS: Mapping[str, ModelProfile] = {
             expert_weight_fraction=0.97,
             platforms=frozenset({"cuda"}),
             local_dir_name="Kimi-K3",
+            # whn09/kimi-k3-sglang README.md: "On-disk 1561 GB / 96 shards"
+            checkpoint_bytes=1_561 * GB,
         ),
         ModelProfile(
             key="nvfp4",
@@ -216,8 +224,10 @@ def with_architecture_overrides(model: ModelProfile, overrides: Mapping[str, obj
     for key, value in overrides.items():
         if key in arch_fields:
             arch_changes[key] = type(getattr(model.architecture, key))(value)
-        elif key in ("weights_bytes", "expert_weight_fraction", "max_context_tokens"):
-            model_changes[key] = type(getattr(model, key))(value)
+        elif key in ("weights_bytes", "expert_weight_fraction", "max_context_tokens",
+                     "checkpoint_bytes"):
+            model_changes[key] = int(value) if key == "checkpoint_bytes" else \
+                type(getattr(model, key))(value)
         else:
             raise KeyError(key)
     if arch_changes:

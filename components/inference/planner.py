@@ -19,6 +19,7 @@ from .catalog import (
     NodeShape,
     with_architecture_overrides,
 )
+from . import coldstart as cs
 from .errors import ConfigError, PlanError
 from .profiles import PROFILES, ServingProfile
 
@@ -26,16 +27,13 @@ from .profiles import PROFILES, ServingProfile
 CONTEXT_LADDER = (1_048_576, 524_288, 262_144, 131_072, 65_536, 32_768, 16_384, 8_192)
 MIN_MAX_MODEL_LEN = 1_024
 MAX_NODES = 64
-#: where the weights come from, and the read rate the cold-start budget assumes (GB/s)
-WEIGHT_SOURCES: Mapping[str, float] = {
-    "hub": 0.5,  # Hugging Face over the public internet, per node
-    "s3": 5.0,  # S3 in-region, parallel ranged GETs
-    "cthpc": 2.0,  # CTyun `cthpc model install` from the region's cache
-    "modelscope": 0.1,  # ModelScope over the cluster's EIP
-}
-SOURCES_BY_PLATFORM = {"cuda": ("hub", "s3"), "ascend": ("cthpc", "modelscope")}
-STREAM_READ_GB_PER_S = 3.0  # runai_streamer straight from S3 into device memory
-COLD_START_SAFETY = 1.5
+#: where the weights come from, and the read rate the cold-start model assumes (GB/s);
+#: sources and assumptions in components/inference/coldstart.py
+WEIGHT_SOURCES: Mapping[str, float] = {k: v[0] for k, v in cs.SOURCE_RATES.items()}
+#: `mirror` = the stack's own S3 bucket, filled from the hub by a Job (aws-eks)
+SOURCES_BY_PLATFORM = {"cuda": ("hub", "s3", "mirror"), "ascend": ("cthpc", "modelscope")}
+STREAM_READ_GB_PER_S = cs.STREAM_RATE[0]
+COLD_START_SAFETY = cs.COLD_START_SAFETY
 KV_DTYPE_BYTES = {"auto": 2.0, "fp8": 1.0}
 
 
@@ -54,6 +52,14 @@ class PlanRequest:
     weights_source: Optional[str] = None
     stream_weights: bool = False
     model_overrides: Mapping[str, float] = field(default_factory=dict)
+    #: seconds the mirror has before the block starts (None = unknown: assume it is full)
+    block_lead_s: Optional[int] = None
+    #: seconds from the block's start until a GPU node runs pods (the target's figure; 0 = none)
+    node_ready_s: int = 0
+    #: the target keeps vLLM's compile cache between starts (a second start skips compiling)
+    compile_cache: bool = False
+    #: how fast the mirror fills from the hub (GB/s; None = coldstart.MIRROR_FILL_RATE)
+    mirror_fill_gb_per_s: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -89,9 +95,21 @@ class ColdStart:
     loading: str  # "local-nvme" or "stream-s3"
     stage_s: int  # fetching weights onto the node(s), before vLLM starts
     load_s: int  # reading weights into device memory
-    warmup_s: int
-    estimate_s: int  # load + warm-up
+    warmup_s: int  # compile + graphs, no compile cache
+    estimate_s: int  # load + warm-up (what the engine's timeout must cover)
     startup_timeout_s: int  # VLLM_ENGINE_READY_TIMEOUT_S and the readiness deadline
+    #: every phase of the chosen path, in order, with its clock and its source
+    phases: Tuple[cs.Phase, ...] = ()
+    #: block (node) start -> first token on the GPU clock, first start (no compile cache)
+    first_token_s: int = 0
+    #: the same for a later start with the compile cache restored (None: no cache here)
+    first_token_cached_s: Optional[int] = None
+    #: the hub path's first token, for comparison (cuda only; None elsewhere)
+    hub_first_token_s: Optional[int] = None
+    #: (hub - chosen) x nodes of a replica: GPU node-seconds saved per replica start
+    gpu_node_s_saved: int = 0
+    #: filling the mirror (before the block starts, on the system node); None: no mirror
+    mirror_fill_s: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -123,7 +141,9 @@ class Plan:
         d = dict(data)
         d["parallelism"] = Parallelism(**d["parallelism"])
         d["memory"] = Memory(**d["memory"])
-        d["cold_start"] = ColdStart(**d["cold_start"])
+        c = dict(d["cold_start"])
+        c["phases"] = tuple(cs.Phase(**ph) for ph in c.get("phases", ()))
+        d["cold_start"] = ColdStart(**c)
         d["notes"] = tuple(d.get("notes", ()))
         return cls(**d)
 
@@ -153,6 +173,7 @@ class Plan:
             ("KV capacity", f"{m.kv_tokens_per_replica:,} tokens per replica"),
             ("cold start", f"stage {c.stage_s} s ({c.weights_source}), load {c.load_s} s "
                            f"({c.loading}) + warm-up {c.warmup_s} s; timeout {c.startup_timeout_s} s"),
+            ("first token", _first_token_text(c, self.usd_per_hour)),
             ("cost", "unknown" if self.usd_per_hour is None
              else f"${self.usd_per_hour * self.nodes:,.2f}/h"),
         ]
@@ -163,6 +184,28 @@ class Plan:
 
     def __str__(self) -> str:
         return self.explain()
+
+
+def _minutes(s: int) -> str:
+    return f"{s / 60:.0f} min" if s >= 600 else f"{s / 60:.1f} min"
+
+
+def _first_token_text(c: ColdStart, usd_per_hour: Optional[float]) -> str:
+    """Block start -> first token of the chosen path, next to the hub's, with the GPU time saved."""
+    text = f"{_minutes(c.first_token_s)} after the block starts ({c.weights_source}"
+    if c.loading == "stream-s3":
+        text += ", streamed"
+    text += ")"
+    if c.first_token_cached_s is not None and c.first_token_cached_s < c.first_token_s:
+        text += f", {_minutes(c.first_token_cached_s)} with the compile cache"
+    if c.hub_first_token_s is not None and c.weights_source != "hub":
+        text += f"; hub path {_minutes(c.hub_first_token_s)}"
+        if c.gpu_node_s_saved > 0:
+            hours = c.gpu_node_s_saved / 3600
+            text += f", saves {hours:.1f} GPU node-h per start"
+            if usd_per_hour is not None:
+                text += f" (${hours * usd_per_hour:,.0f})"
+    return text
 
 
 def _is_power_of_two(n: int) -> bool:
@@ -283,10 +326,57 @@ def _check_request(req: PlanRequest) -> Tuple[ModelProfile, NodeShape, ServingPr
         raise ConfigError("kimi-k3:weightsSource", source,
                           f"use one of {', '.join(SOURCES_BY_PLATFORM[acc.platform])} on {acc.key}",
                           "is not available here")
-    if req.stream_weights and source != "s3":
-        raise ConfigError("kimi-k3:streamWeights", True, "set kimi-k3:weightsSource=s3 or drop "
-                          "streamWeights", f"needs weights in S3, not {source}")
+    if req.stream_weights and source not in ("s3", "mirror"):
+        raise ConfigError("kimi-k3:streamWeights", True, "set kimi-k3:weightsSource=s3 or mirror, "
+                          "or drop streamWeights", f"needs weights in S3, not {source}")
+    if req.block_lead_s is not None and req.block_lead_s < 0:
+        raise ConfigError("kimi-k3:capacityEarliestStart", req.block_lead_s,
+                          "give a start in the future", "is in the past")
+    if req.mirror_fill_gb_per_s is not None and not req.mirror_fill_gb_per_s > 0:
+        raise ConfigError("kimi-k3:systemInstanceType", req.mirror_fill_gb_per_s,
+                          "use an instance type with network bandwidth", "gives no mirror bandwidth")
     return model, shape, profile, kv_dtype
+
+
+def _cold_start(req: PlanRequest, model: ModelProfile, shape: NodeShape, profile: ServingProfile,
+                par: Parallelism) -> ColdStart:
+    """The chosen path's phases, its first token, and the hub path's for comparison."""
+    source = req.weights_source or SOURCES_BY_PLATFORM[shape.accelerator.platform][0]
+    engine = cs.EngineStart(profile.compile_s, profile.compile_cached_s, profile.graphs_s,
+                            profile.engine_source)
+    common = dict(checkpoint_bytes=model.download_bytes,
+                  bytes_per_node=model.download_bytes / par.pipeline_parallel,
+                  nvme_gb_per_s=shape.nvme_read_gb_per_s, engine=engine,
+                  node_ready_s=req.node_ready_s)
+    chosen = cs.path(source=source, stream=req.stream_weights, block_lead_s=req.block_lead_s,
+                     mirror_fill_gb_per_s=req.mirror_fill_gb_per_s, **common)
+    hub = cs.path(source="hub", stream=False, **common) \
+        if shape.accelerator.platform == "cuda" else None
+    cached = req.compile_cache and profile.compile_cached_s < profile.compile_s
+    first = chosen.gpu_seconds()
+    first_cached = None
+    if cached:
+        # a cached start skips compiling, keeps everything else (graphs are captured again)
+        first_cached = first - profile.compile_s + profile.compile_cached_s
+    stage = chosen.phase("stage")
+    load = chosen.phase("load")
+    mirror = chosen.phase("mirror")
+    estimate = load.seconds + profile.warmup_s
+    return ColdStart(
+        weights_source=source,
+        loading=chosen.loading,
+        stage_s=stage.seconds,
+        load_s=load.seconds,
+        warmup_s=profile.warmup_s,
+        estimate_s=estimate,
+        startup_timeout_s=cs.startup_timeout(chosen, profile.ready_timeout_floor_s),
+        phases=chosen.phases,
+        first_token_s=first,
+        first_token_cached_s=first_cached,
+        hub_first_token_s=None if hub is None else hub.gpu_seconds(),
+        gpu_node_s_saved=0 if hub is None else max(0, hub.gpu_seconds() - first) * par.pipeline_parallel,
+        mirror_fill_s=None if mirror is None else mirror.seconds,
+    )
 
 
 def _minimum_nodes(model, shape, profile, req, kv_dtype, tokens: int) -> Optional[int]:
@@ -344,26 +434,17 @@ def plan(req: PlanRequest) -> Plan:
         notes.append(f"only {full_seqs} of max-num-seqs {max_num_seqs} sequences fit at full "
                      f"length; vLLM queues the rest")
 
-    source = req.weights_source or SOURCES_BY_PLATFORM[shape.accelerator.platform][0]
-    bytes_per_node = model.weights_bytes / par.pipeline_parallel
-    if req.stream_weights:
-        loading, stage_s = "stream-s3", 0
-        load_s = bytes_per_node / (STREAM_READ_GB_PER_S * 1e9)
-    else:
-        loading = "local-nvme"
-        stage_s = model.weights_bytes / (WEIGHT_SOURCES[source] * 1e9)
-        load_s = bytes_per_node / (shape.nvme_read_gb_per_s * 1e9)
-    estimate = load_s + profile.warmup_s
-    budget = int(math.ceil(estimate * COLD_START_SAFETY / 60.0) * 60)
-    cold = ColdStart(
-        weights_source=source,
-        loading=loading,
-        stage_s=int(round(stage_s)),
-        load_s=int(round(load_s)),
-        warmup_s=profile.warmup_s,
-        estimate_s=int(round(estimate)),
-        startup_timeout_s=max(profile.ready_timeout_floor_s, budget),
-    )
+    cold = _cold_start(req, model, shape, profile, par)
+    if cold.mirror_fill_s is not None:
+        fill = _minutes(cold.mirror_fill_s)
+        if req.block_lead_s is not None and req.block_lead_s < cold.mirror_fill_s:
+            notes.append(f"the S3 mirror needs ~{fill} to fill but the block starts in "
+                         f"{_minutes(req.block_lead_s)}: this first start stages from the hub, "
+                         f"later starts from the mirror")
+        else:
+            notes.append(f"the S3 mirror fills in ~{fill} on the system node: run `pulumi up` "
+                         f"at least that long before the block starts, or its first start stages "
+                         f"from the hub")
     memory = Memory(
         device_memory_gib=shape.accelerator.hbm_gib,
         gpu_memory_utilization=fit.util,

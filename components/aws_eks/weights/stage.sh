@@ -18,6 +18,8 @@
 #   KK3_S3_TARGET_GBPS  the CRT client's target_bandwidth in Gb/s (unset = the CLI's default)
 #   KK3_S3_MAX_BANDWIDTH_MBPS  classic client's max_bandwidth in MB/s (tests throttle with it)
 #   KK3_PROGRESS_S      seconds between progress lines, default 30
+#   KK3_CHECK_ONLY      1: only check (and, with "wait", wait) that the mirror is complete, copy
+#                       nothing (vLLM streams from the bucket itself)
 # The node keeps its bookkeeping in $KK3_DEST/.kimi-k3/: `manifest.tsv` (what was staged) and
 # `staged` (a copy of the mirror's completion marker), written last, after every file's size was
 # checked against the manifest. A pod on a node that already holds the same staged copy does
@@ -40,6 +42,7 @@ client=${KK3_S3_CLIENT:-}
 target_gbps=${KK3_S3_TARGET_GBPS:-}
 max_bw=${KK3_S3_MAX_BANDWIDTH_MBPS:-}
 progress_s=${KK3_PROGRESS_S:-30}
+check_only=${KK3_CHECK_ONLY:-0}
 wait_s=${KK3_WAIT_S:-0}
 wait_poll_s=${KK3_WAIT_POLL_S:-30}
 
@@ -52,6 +55,10 @@ prefix=${uri#s3://"$bucket"}
 prefix=${prefix#/}
 prefix=${prefix%/}
 src="s3://$bucket/${prefix:+$prefix/}"
+[[ $check_only == 0 || $check_only == 1 ]] || die 2 "KK3_CHECK_ONLY must be 0 or 1"
+if [[ $check_only == 1 && -z $dest ]]; then
+    dest=/nonexistent  # nothing is written
+fi
 [[ $dest =~ ^/[A-Za-z0-9._/-]+$ && /$dest/ != */../* && /$dest/ != */./* && $dest != / ]] \
     || die 2 "KK3_DEST must be an absolute path of letters, digits and ._-/"
 dest=${dest%/}
@@ -164,6 +171,11 @@ while IFS=$'\t' read -r size _ path; do
         || die 3 "the manifest names an unsafe path"
     files=$(( files + 1 )) total=$(( total + size ))
 done <"$work/manifest.tsv"
+
+if [[ $check_only == 1 ]]; then
+    log "the mirror $src is complete: $files files, $(tenths "$total") GB; vLLM reads it directly"
+    exit 0
+fi
 
 # ---------------------------------------------------------------- already on this node?
 if [[ -f $book/staged && -f $book/manifest.tsv ]] && cmp -s "$book/staged" "$work/complete" \
