@@ -9,13 +9,15 @@ import pulumi
 
 from components.inference.component import K3Inference
 from components.inference.errors import KimiK3Error
-from components.plan_and_launch import plan_and_launch, raw_shared_config
+from components.config_keys import check_namespaces
+from components.plan_and_launch import all_config_keys, plan_and_launch, raw_shared_config
 from components.progress_program import announce as announce_progress
 from components.settings import parse_settings
 from components.targets import Secrets, build_target
 
 config = pulumi.Config("kimi-k3")
 try:
+    check_namespaces(all_config_keys())
     settings = parse_settings(raw_shared_config(pulumi.get_project()), pulumi.get_stack())
     plan, spec = plan_and_launch(settings)
     target = build_target("kimi-k3", settings, Secrets(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from typing import Dict, Tuple
+from typing import Dict, List, Tuple
 
 from .inference.catalog import MODELS
 from .inference.launch import LaunchSpec, Runtime, launch
@@ -43,6 +43,13 @@ def plan_and_launch(shared: SharedSettings) -> Tuple[Plan, LaunchSpec]:
     """Plan and launch spec for `shared`; raises ConfigError/PlanError on bad input."""
     p = plan(shared.plan_request())
     return p, launch(p, runtime_for(shared))
+
+
+def all_config_keys() -> List[str]:
+    """Every `namespace:key` of the running program's stack config (values are not read)."""
+    from pulumi.runtime import config as pconfig
+
+    return sorted(set(pconfig.get_config_env()) | set(pconfig.CONFIG.get()))
 
 
 def raw_shared_config(project: str = NAMESPACE) -> Dict[str, object]:

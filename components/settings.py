@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
+import re
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Tuple
+from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .inference.catalog import (
     ACCELERATORS,
@@ -20,7 +22,9 @@ from .inference.catalog import (
     IMAGES,
     MODELS,
 )
-from .inference.errors import ConfigError
+from . import config_keys
+from .inference import grammar
+from .inference.errors import NOT_SHOWN, ConfigError
 from .inference.planner import PlanRequest
 
 TARGETS = ("ctyun-hcc", "aws-eks")
@@ -38,6 +42,9 @@ KNOWN_KEYS = frozenset({
 #: a CIDR this wide is "the internet": IPv4 prefixes shorter than /8, IPv6 shorter than /16
 #: (0.0.0.0/0 and ::/0, but also 0.0.0.0/1 + 128.0.0.0/1)
 INTERNET_PREFIX = {4: 8, 6: 16}
+#: ports vLLM itself uses besides `kimi-k3:port` (launch.Runtime.rpc_port): the endpoint cannot
+#: share them
+RESERVED_PORTS = ((13389, "vLLM's data-parallel RPC port, --data-parallel-rpc-port"),)
 
 
 @dataclass(frozen=True)
@@ -88,11 +95,11 @@ def _int(raw: Mapping[str, str], key: str, default=None, lo=None, hi=None) -> Op
     value = raw.get(key)
     if value is None or value == "":
         return default
-    try:
-        n = int(str(value).replace("_", ""))
-    except ValueError:
-        hint = " (write 131072, not 128K)" if str(value)[-1:] in "kKmM" else ""
+    text = str(value).strip()
+    if not re.match(r"^[0-9]+(?:_[0-9]+)*$", text):  # ASCII digits: int() would take '²'-like
+        hint = " (write 131072, not 128K)" if text[-1:] in "kKmM" else ""
         raise ConfigError(f"kimi-k3:{key}", value, f"give an integer{hint}", "is not an integer")
+    n = int(text.replace("_", ""))
     if (lo is not None and n < lo) or (hi is not None and n > hi):
         raise ConfigError(f"kimi-k3:{key}", n, f"use {lo} to {hi}", "is out of range")
     return n
@@ -103,9 +110,12 @@ def _float(raw, key) -> Optional[float]:
     if value is None or value == "":
         return None
     try:
-        return float(value)
-    except ValueError:
+        f = float(value)
+    except (TypeError, ValueError):
         raise ConfigError(f"kimi-k3:{key}", value, "give a number such as 0.9", "is not a number")
+    if not math.isfinite(f):
+        raise ConfigError(f"kimi-k3:{key}", value, "give a finite number such as 0.9", "is not finite")
+    return f
 
 
 def _bool(raw, key, default=False) -> bool:
@@ -129,24 +139,35 @@ def _json_value(raw, key, default):
     try:
         return json.loads(value)
     except ValueError:
-        raise ConfigError(f"kimi-k3:{key}", value, "give a JSON value", "is not valid JSON")
+        raise ConfigError(f"kimi-k3:{key}", value, "give a JSON value", "is not valid JSON") from None
 
 
 def parse_cidrs(value, key: str = "kimi-k3:allowedCidrs") -> Tuple[str, ...]:
     """CIDRs allowed to reach the endpoint; the whole internet only when spelled out."""
+    fix = 'give CIDRs such as ["203.0.113.0/24"] or 203.0.113.0/24,198.51.100.7/32'
     if value in (None, "", []):
         return ()
     if isinstance(value, str):
-        items = json.loads(value) if value.strip().startswith("[") else value.split(",")
+        if value.strip().startswith("["):
+            try:
+                items = json.loads(value)
+            except ValueError:
+                raise ConfigError(key, value, fix, "is not a JSON list") from None
+        else:
+            items = value.split(",")
     else:
-        items = list(value)
+        items = value
+    if not isinstance(items, (list, tuple)):
+        raise ConfigError(key, value, fix, "is not a list of CIDRs")
     out = []
     for item in items:
-        item = str(item).strip()
+        if not isinstance(item, str):
+            raise ConfigError(key, item, fix, "is not a CIDR")
+        item = item.strip()
         try:
             net = ipaddress.ip_network(item, strict=True)
         except ValueError as e:
-            raise ConfigError(key, item, "give CIDRs such as 203.0.113.0/24", f"is not a CIDR ({e})")
+            raise ConfigError(key, item, fix, f"is not a CIDR ({e})") from None
         out.append(str(net))
     return tuple(out)
 
@@ -172,6 +193,11 @@ def check_exposure(cidrs, key: str, allow_internet: bool) -> None:
         raise ConfigError(key, list(wide), "list your own networks (e.g. 203.0.113.10/32), or set "
                           "kimi-k3:allowInternet=true if the whole internet is meant",
                           "opens to the whole internet")
+
+
+def _port(raw, default: int) -> int:
+    n = _int(raw, "port", default, 1024, 65535)
+    return grammar.port("kimi-k3:port", n, RESERVED_PORTS)
 
 
 def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
@@ -203,10 +229,12 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
     overrides = _json_value(raw, "modelOverrides", {})
     if not isinstance(overrides, dict):
         raise ConfigError("kimi-k3:modelOverrides", overrides, "give a JSON object", "is not an object")
-    served = str(raw.get("servedModelName") or "Kimi-K3")
-    if not served or any(c.isspace() for c in served) or len(served) > 128:
-        raise ConfigError("kimi-k3:servedModelName", served, "use a name without spaces, up to 128 "
-                          "characters", "is not a usable model name")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+               for v in overrides.values()):
+        raise ConfigError("kimi-k3:modelOverrides", overrides, "give finite numbers as values",
+                          "has a value that is not a finite number")
+    served = grammar.served_model_name("kimi-k3:servedModelName",
+                                       str(raw.get("servedModelName") or "Kimi-K3"))
     kv = raw.get("kvCacheDtype") or None
     allow_internet = _bool(raw, "allowInternet")
     allowed_cidrs = parse_cidrs(raw.get("allowedCidrs"))
@@ -219,7 +247,7 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         nodes=_int(raw, "nodes", 4 if target == "ctyun-hcc" else 1, 1, 64),
         model=model,
         image=image,
-        port=_int(raw, "port", 11025 if target == "ctyun-hcc" else 8000, 1024, 65535),
+        port=_port(raw, 11025 if target == "ctyun-hcc" else 8000),
         served_model_name=served,
         allowed_cidrs=allowed_cidrs,
         max_model_len=_int(raw, "maxModelLen"),
@@ -241,6 +269,4 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
 def reject_unknown(target_config: Mapping[str, object], known) -> None:
     """Raise ConfigError for the first `kimi-k3:*` key neither shared nor the target's own."""
     for key in sorted(set(target_config) - set(known)):
-        raise ConfigError(f"kimi-k3:{key}", target_config[key],
-                          "remove it or check the spelling (docs/configuration.md lists the keys)",
-                          "is not a known key")
+        raise config_keys.unknown_key("kimi-k3", key, sorted(set(known) | KNOWN_KEYS))

@@ -85,12 +85,14 @@ id kk3pw >/dev/null 2>&1 || useradd -m -s /bin/bash kk3pw
 echo "kk3pw:$(cat "$dir/ssh/password")" | chpasswd
 chmod 600 "$dir/ssh/authorized_keys"
 mkdir -p /run/sshd
+# AuthorizedKeysFile: the CI user key, and each user's own ~/.ssh/authorized_keys (sshd's
+# default, as on E-HPC nodes), where the HostKeyPin step installs the stack's login key
 cat >"$dir/ssh/sshd_config" <<CONF
 Port $ssh_port
 ListenAddress 127.0.0.1
 HostKey $dir/ssh/host_ed25519
 PidFile $dir/run/sshd.pid
-AuthorizedKeysFile $dir/ssh/authorized_keys
+AuthorizedKeysFile $dir/ssh/authorized_keys .ssh/authorized_keys
 PermitRootLogin prohibit-password
 PasswordAuthentication yes
 KbdInteractiveAuthentication no
@@ -210,6 +212,7 @@ export KK3_SSH_KEY=$dir/ssh/user_ed25519
 export KK3_SSH_HOST_PUB=$dir/ssh/host_ed25519.pub
 export KK3_SSH_PASSWORD_USER=kk3pw
 export KK3_SSH_PASSWORD_FILE=$dir/ssh/password
+export KK3_SSHD_LOG=$dir/log/sshd.log
 export KK3_SLURM_NODES="${nodes[*]}"
 export KK3_MASTER_HOST=kk3master
 export SLURM_CONF=$SLURM_CONF

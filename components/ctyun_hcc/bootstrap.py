@@ -4,8 +4,10 @@ Each step runs on the master over SSH (see ssh_resource.py for the shared plumbi
 re-run after a failure half-way: `apply` first looks at what is there and only does what is
 missing, and every step verifies its result before reporting success.
 
-- `HostKeyPin`: first contact with the master; its output `hostKey` is the pin every other step
-  verifies (a changed key fails them all).
+- `HostKeyPin`: first contact with the master: pins its host key (and the bastion's), then
+  installs the stack's own generated login key; its outputs `hostKey`/`bastionHostKey` are the
+  pins every other step verifies (a changed key fails them all) and `loginKey` (secret) is how
+  they log in: the root password is used once, by this step only.
 - `MasterInQueue`: the seed's `launcher` commands that put the master node into the Slurm
   partition, when the plan needs the master as a compute node; verified with `sinfo`.
 - `NvmeMount`: runs the rendered `mount_nvme.sh` on every serving node (one node at a time via
@@ -31,6 +33,8 @@ import pulumi
 import pulumi.dynamic
 
 from .slurm_jobs import JobFailed, log_tail, partition_nodes, submit, wait_done
+from .ssh import (HostKeyChanged, SshRunner, credentials_from_props, fingerprint,
+                  generate_login_key, key_matches, target_from_props)
 from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider, poll
 
 log = logging.getLogger("kimi_k3.ctyun.bootstrap")
@@ -43,35 +47,127 @@ def _q(s: Any) -> str:
 
 
 # ---- HostKeyPin ----------------------------------------------------------------------------------
+#: where the stack's login key goes on the master (sshd's default AuthorizedKeysFile)
+AUTHORIZED_KEYS = ".ssh/authorized_keys"
+
+
 class HostKeyPinProvider(SshStepProvider):
-    """Pin the master's host key on first contact; verify it on refresh."""
+    """First contact with the master: pin the host keys, then install the stack's own login key.
 
-    def apply(self, runner, p):
-        runner.run("true", label="first contact")
-        return {"hostKey": runner.host_key}
+    Inputs besides SSH_INPUTS: `pinnedHostKey` / `pinnedBastionHostKey` (from
+    kimi-k3:sshHostKey / sshBastionHostKey; "" = accept the key shown at first contact) and
+    `loginKeyComment`. Outputs: `hostKey`, `bastionHostKey` (what every later connection must
+    see), `hostKeyFingerprint`, `loginKey` (a generated ed25519 private key, secret) and
+    `loginPublicKey` (the line appended to the login user's ~/.ssh/authorized_keys).
 
-    def observe(self, runner, p):
-        runner.run("true", label="verify host key")  # raises HostKeyChanged on a new key
-        return {"hostKey": runner.host_key}
+    The password (or the user's own key) is used once, here, and only after the host key
+    check passed; every other step, and this one after creation, logs in with `loginKey`.
+    """
+
+    STEP_INPUTS = {"pinnedHostKey": "", "pinnedBastionHostKey": "", "loginKeyComment": "kimi-k3"}
+
+    def _pins(self, p, olds=None):
+        """(master pin, bastion pin): state first (verified from then on), then config."""
+        olds = olds or {}
+        master = olds.get("hostKey") or p.get("pinnedHostKey") or ""
+        if p.get("pinnedHostKey") and olds.get("hostKey") and \
+                not key_matches(p["pinnedHostKey"], olds["hostKey"]):
+            raise HostKeyChanged(f"kimi-k3:sshHostKey ({fingerprint(p['pinnedHostKey'])}) is not "
+                                 f"the key pinned at first contact ({fingerprint(olds['hostKey'])})")
+        same_bastion = olds.get("sshBastion", "") == p.get("sshBastion", "")
+        bastion = (olds.get("bastionHostKey") if same_bastion else "") or \
+            p.get("pinnedBastionHostKey") or ""
+        return master, bastion
+
+    def _connect(self, p, host_key, bastion_key, creds: Dict[str, Any]) -> SshRunner:
+        props = {**p, "hostKey": host_key, "bastionHostKey": bastion_key, **creds}
+        return SshRunner(target_from_props(props), credentials_from_props(props),
+                         redact=[v for v in creds.values() if v])
+
+    def _install(self, runner: SshRunner, public_line: str) -> None:
+        runner.run(f"umask 077; mkdir -p ~/.ssh; f=~/{AUTHORIZED_KEYS}; touch \"$f\"; "
+                   "read -r line; grep -qxF \"$line\" \"$f\" || printf '%s\\n' \"$line\" >> \"$f\"",
+                   stdin=public_line + "\n", label="install the stack's login key")
+
+    def _verify(self, p, host_key, bastion_key, login_key) -> SshRunner:
+        """Log in with `login_key` alone (no password), host keys pinned."""
+        runner = self._connect(p, host_key, bastion_key, {
+            "sshPrivateKey": login_key, "sshPassword": ""})
+        with runner:
+            runner.run("true", label="log in with the stack's key")
+        return runner
+
+    def _outputs(self, runner_or_keys, login_key, public_line):
+        host_key, bastion_key = runner_or_keys
+        return {"hostKey": host_key, "bastionHostKey": bastion_key or "",
+                "hostKeyFingerprint": fingerprint(host_key), "loginKey": login_key,
+                "loginPublicKey": public_line}
+
+    def create(self, props):
+        p = self.inputs(props)
+        master_pin, bastion_pin = self._pins(p)
+        first = self._connect(p, master_pin, bastion_pin, {
+            "sshPrivateKey": p["sshPrivateKey"], "sshPassword": p["sshPassword"]})
+        login_key, public_line = generate_login_key(p["loginKeyComment"])
+        with first:  # raises HostKeyChanged before any credential is sent when a pin differs
+            self._install(first, public_line)
+        log.info("pinned %s (%s); installed the stack's login key", p["sshHost"],
+                 fingerprint(first.host_key))
+        self._verify(p, first.host_key, first.bastion_host_key, login_key)
+        outs = self._outputs((first.host_key, first.bastion_host_key), login_key, public_line)
+        return pulumi.dynamic.CreateResult(self.resource_id(p, outs), {**p, **outs})
+
+    def _refresh(self, p, olds):
+        master_pin, bastion_pin = self._pins(p, olds)
+        login_key, public_line = olds.get("loginKey"), olds.get("loginPublicKey")
+        if not login_key:  # state from before the stack had its own key: install one now
+            first = self._connect(p, master_pin, bastion_pin, {
+                "sshPrivateKey": p["sshPrivateKey"], "sshPassword": p["sshPassword"]})
+            login_key, public_line = generate_login_key(p["loginKeyComment"])
+            with first:
+                self._install(first, public_line)
+        runner = self._verify(p, master_pin, bastion_pin, login_key)
+        return self._outputs((runner.host_key, runner.bastion_host_key), login_key, public_line)
 
     def diff(self, id_, olds, news):
-        # the pin is our output: a new input hostKey (empty) must not re-pin silently
-        o = {k: v for k, v in self.inputs(olds).items() if k != "hostKey"}
-        n = {k: v for k, v in self.inputs(news).items() if k != "hostKey"}
+        # the pins are outputs: an input hostKey (always empty) must not re-pin silently
+        ignore = ("hostKey", "bastionHostKey")
+        o = {k: v for k, v in self.inputs(olds).items() if k not in ignore}
+        n = {k: v for k, v in self.inputs(news).items() if k not in ignore}
         changed = [k for k in n if o.get(k) != n.get(k)]
-        replaces = [k for k in changed if k in ("sshHost", "sshPort")]
+        replaces = [k for k in changed if k in ("sshHost", "sshPort", "sshUser")]
         return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=replaces,
                                          delete_before_replace=True)
 
     def update(self, id_, olds, news):
-        p = {**self.inputs(news), "hostKey": olds.get("hostKey")}
-        out = self._run(self.apply, p)  # connects with the old pin: a changed key fails here
-        return pulumi.dynamic.UpdateResult({**p, **out})
+        p = self.inputs(news)
+        outs = self._refresh(p, olds)  # verifies the old pins: a changed key fails here
+        return pulumi.dynamic.UpdateResult({**p, **outs})
 
     def read(self, id_, props):
-        p = {**self.inputs(props), "hostKey": props.get("hostKey")}
-        out = self._run(self.observe, p)
-        return pulumi.dynamic.ReadResult(id_, {**p, **out})
+        p = self.inputs(props)
+        outs = self._refresh(p, props)
+        return pulumi.dynamic.ReadResult(id_, {**p, **outs})
+
+    def delete(self, id_, props):
+        """Remove the stack's key line (only that line) from the master; the cluster may be
+        going away anyway, so an unreachable master is reported, not fatal."""
+        p = self.inputs(props)
+        line = props.get("loginPublicKey")
+        if not (line and props.get("loginKey")):
+            return
+        try:
+            runner = self._connect(p, props.get("hostKey") or "", props.get("bastionHostKey") or "",
+                                   {"sshPrivateKey": props["loginKey"], "sshPassword": ""})
+            with runner:
+                runner.run(f"f=~/{AUTHORIZED_KEYS}; [ -f \"$f\" ] || exit 0; read -r line; "
+                           "grep -vxF \"$line\" \"$f\" > \"$f.kk3tmp\" || true; "
+                           "cat \"$f.kk3tmp\" > \"$f\"; rm -f \"$f.kk3tmp\"",
+                           stdin=line + "\n", label="remove the stack's login key")
+        except HostKeyChanged:
+            raise
+        except Exception as e:  # noqa: BLE001 an unreachable master must not block destroy
+            log.warning("could not remove the stack's login key from %s: %s", p["sshHost"], e)
 
 
 # ---- MasterInQueue -------------------------------------------------------------------------------
@@ -87,7 +183,7 @@ class MasterInQueueProvider(SshStepProvider):
         if self._in_queue(runner, p):
             return {"inQueue": True, "changed": False}
         conf = _q(p["launcherConf"])
-        runner.run(f"test -f {conf} || {{ echo 'launcher config {p['launcherConf']} not found' >&2;"
+        runner.run(f"test -f {conf} || {{ echo launcher config {conf} not found >&2;"
                    f" exit 1; }}; sed -i 's/^\\s*noderole\\s*=.*/NodeRole=server,execute/I' {conf}",
                    label="launcher.conf NodeRole=server,execute")
         for cmd in ("launcher resource setup_scheduler",
@@ -268,7 +364,7 @@ def _resource(provider_cls, type_name: str, output_names: List[str]):
             keys = {**SSH_INPUTS, **provider_cls.STEP_INPUTS}
             props = {**{k: None for k in keys}, **inputs, **{k: None for k in output_names}}
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-                additional_secret_outputs=SECRET_OUTPUTS))
+                additional_secret_outputs=SECRET_OUTPUTS + ["loginKey"]))
             super().__init__(provider_cls(), resource_name, props, opts)
 
     _Step.__name__ = _Step.__qualname__ = type_name
@@ -276,7 +372,9 @@ def _resource(provider_cls, type_name: str, output_names: List[str]):
     return _Step
 
 
-HostKeyPin = _resource(HostKeyPinProvider, "HostKeyPin", ["hostKey"])
+HostKeyPin = _resource(HostKeyPinProvider, "HostKeyPin",
+                       ["hostKey", "bastionHostKey", "hostKeyFingerprint", "loginKey",
+                        "loginPublicKey"])
 MasterInQueue = _resource(MasterInQueueProvider, "MasterInQueue", ["inQueue", "changed"])
 NvmeMount = _resource(NvmeMountProvider, "NvmeMount", ["mounted", "report"])
 ModelWeights = _resource(ModelWeightsProvider, "ModelWeights",

@@ -6,16 +6,21 @@ Type `pulumi-python:dynamic/ctyun:SlurmService`. Over SSH to the master:
   runs the vLLM head on `headHost` (the master, which has the public address) when
   it is in the allocation, reads the partition's GRES name from the cluster (`gpu` or `npu`, never assumed),
   writes the rendered `srun.sh`/`node.sh`/`check.sh` and the API key file (root-only, value on
-  stdin), adopts a running job with the same launch fingerprint (an interrupted `pulumi up`) or
-  cancels stale ones of the same name, `sbatch`es, then waits, within `startupTimeoutS` (the
+  stdin), adopts a running job this stack submitted with the same launch fingerprint (an
+  interrupted `pulumi up`), `sbatch`es, then waits, within `startupTimeoutS` (the
   plan's cold-start budget), for `/health`, then `/v1/models`, then a real chat completion.
   A job that ends during start-up fails the create with its log tail, after making sure no
   Apptainer instance is left on its nodes;
 - a changed launch spec (scripts, port, model name, key) replaces the job: cancel first, then
   submit (`delete_before_replace`): two replicas never fight for the same NPUs;
 - read: a job Slurm no longer runs is reported gone, so the next `up` submits again;
-- delete: `scancel`, wait until the job is over, stop leftover `<job name>-*` instances on
-  every node of the partition.
+- delete: `scancel` the job whose id is in the state, wait until it is over, stop its
+  Apptainer instance (`<job name>-<job id>`) if one is left.
+
+Which jobs are ours: the one in the state, and (only to resume an interrupted run) a job of the
+SSH user, with our job name and a comment `kk3:<ownerTag>:<fingerprint>` carrying this stack's
+owner tag (the program passes `kimi-k3:<project>/<stack>`). Other jobs on the partition, even
+ones called kimi-k3, are never adopted, cancelled or touched.
 
 Outputs: `endpoint` (public address when node 0 is the master, else node 0's cluster address),
 `jobId`, `nodes`, `node0Addr`, `gresName`, `readySeconds`.
@@ -28,7 +33,7 @@ import json
 import logging
 import shlex
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional
 
 import pulumi
 import pulumi.dynamic
@@ -46,12 +51,18 @@ STEP_INPUTS: Dict[str, Any] = {
     "devicesPerNode": 16, "port": 11025, "servedModelName": "Kimi-K3", "apiKey": "", "hfToken": "",
     "headHost": "", "publicHost": "", "publicInnerIp": "", "preflight": "npu-smi info",
     "nodeCount": 0, "startupTimeoutS": 7200, "pollIntervalS": 10,
-    "cancelTimeoutS": 300,
+    "cancelTimeoutS": 300, "ownerTag": "",
 }
 #: what makes a different replica: a change means cancel, then submit
 REPLACE_KEYS = ("workDir", "jobName", "partition", "srunSh", "nodeSh", "checkSh",
                 "launchFingerprint", "devicesPerNode", "port", "servedModelName", "apiKey",
-                "hfToken", "headHost")
+                "hfToken", "headHost", "ownerTag")
+
+
+def job_owner(p: Mapping[str, Any]) -> str:
+    """The comment prefix that marks a job as submitted by this stack (`kk3:<ownerTag>:`)."""
+    tag = "".join(c for c in str(p.get("ownerTag") or "") if c.isalnum() or c in "._/-")
+    return f"kk3:{tag}:"
 
 
 def fingerprint(spec_dict: Dict[str, Any]) -> str:
@@ -83,14 +94,18 @@ class SlurmServiceProvider(SshStepProvider):
         for env_name, key in (("VLLM_API_KEY", "apiKey"), ("HF_TOKEN", "hfToken")):
             if p.get(key):  # node.sh reads these root-only files; the values go on stdin
                 runner.write_secret(f"{wd}/secrets/{env_name}", p[key])
-        tag = f"kk3:{p['launchFingerprint']}"
+        owner = job_owner(p)
+        tag = f"{owner}{p['launchFingerprint']}"
         job_id = None
-        for jid, state, comment in jobs_named(runner, name):
+        for jid, state, comment in jobs_named(runner, name, user=p["sshUser"]):
+            if not comment.startswith(owner):
+                continue  # not submitted by this stack: never ours to adopt or cancel
             if comment == tag and state in ACTIVE and job_id is None:
                 job_id = jid  # an earlier, interrupted run submitted exactly this: adopt it
                 log.info("adopting Slurm job %s (%s) with the same launch spec", jid, state)
-            else:
-                log.info("cancelling stale Slurm job %s of %s", jid, name)
+            else:  # this stack's own job from an interrupted run with another launch spec
+                log.info("cancelling Slurm job %s, submitted by this stack for another launch "
+                         "spec (%s)", jid, comment)
                 cancel(runner, jid, time.monotonic() + float(p["cancelTimeoutS"]),
                        float(p["pollIntervalS"]))
         if job_id is None:
@@ -157,7 +172,7 @@ class SlurmServiceProvider(SshStepProvider):
         try:
             cancel(runner, job_id, time.monotonic() + float(p["cancelTimeoutS"]),
                    float(p["pollIntervalS"]))
-            stop_instances(runner, p["partition"], p["jobName"] + "-",
+            stop_instances(runner, p["partition"], f"{p['jobName']}-{job_id}",
                            partition_nodes(runner, p["partition"]))
         except Exception as e:  # the original error matters more; say what is left
             log.warning("cleanup after failed start of job %s incomplete: %s", job_id, e)
@@ -182,13 +197,14 @@ class SlurmServiceProvider(SshStepProvider):
 
     def remove(self, runner: SshRunner, p: Dict[str, Any]) -> None:
         job_id = str(p.get("jobId") or "")
-        if job_id:
-            cancel(runner, job_id, time.monotonic() + float(p["cancelTimeoutS"]),
-                   float(p["pollIntervalS"]))
-        leftover = stop_instances(runner, p["partition"], p["jobName"] + "-",
+        if not job_id.isdigit():
+            return  # nothing of ours was submitted
+        cancel(runner, job_id, time.monotonic() + float(p["cancelTimeoutS"]),
+               float(p["pollIntervalS"]))
+        leftover = stop_instances(runner, p["partition"], f"{p['jobName']}-{job_id}",
                                   partition_nodes(runner, p["partition"]))
         if leftover:
-            log.info("stopped leftover instances: %s", leftover)
+            log.info("stopped the job's leftover instance: %s", leftover)
 
     def delete(self, id_, props):
         p = {**self.inputs(props), "jobId": props.get("jobId")}

@@ -70,6 +70,9 @@ def submit(runner: SshRunner, work_dir: str, script: str, args: Tuple[str, ...] 
            export: Optional[Mapping[str, str]] = None) -> str:
     """`sbatch --parsable` `script` from `work_dir`; returns the job id."""
     opts = list(args)
+    for k, v in (export or {}).items():  # sbatch splits --export on ',' and '=': plain words only
+        if not (re.match(r"^[A-Z_][A-Z0-9_]*$", k) and re.match(r"^[A-Za-z0-9._:/-]*$", str(v))):
+            raise ValueError(f"--export {k}={v!r} is not a plain variable and value")
     if export:
         opts.append("--export=ALL," + ",".join(f"{k}={v}" for k, v in sorted(export.items())))
     cmd = (f"cd {shlex.quote(work_dir)} && sbatch --parsable "
@@ -118,9 +121,11 @@ def cancel(runner: SshRunner, job_id: str, deadline: float, interval_s: float) -
     return wait_done(runner, job_id, deadline, interval_s)
 
 
-def jobs_named(runner: SshRunner, name: str) -> List[Tuple[str, str, str]]:
-    """(job id, state, comment) of the active jobs called `name`."""
-    out = runner.run(f"squeue -h -n {shlex.quote(name)} -o '%i|%T|%k'",
+def jobs_named(runner: SshRunner, name: str, user: Optional[str] = None
+               ) -> List[Tuple[str, str, str]]:
+    """(job id, state, comment) of the active jobs called `name` (of `user`, when given)."""
+    who = f" -u {shlex.quote(user)}" if user else ""
+    out = runner.run(f"squeue -h -n {shlex.quote(name)}{who} -o '%i|%T|%k'",
                      label=f"squeue -n {name}").stdout
     rows = []
     for line in out.splitlines():
@@ -152,16 +157,17 @@ def partition_nodes(runner: SshRunner, partition: str) -> List[str]:
     return sorted(set(out.split()))
 
 
-def stop_instances(runner: SshRunner, partition: str, prefix: str, nodes: List[str],
+def stop_instances(runner: SshRunner, partition: str, name: str, nodes: List[str],
                    timeout_s: int = 120) -> str:
-    """Stop every Apptainer instance named `prefix`* on `nodes` (a short srun step per node).
+    """Stop the Apptainer instance called exactly `name` (`<job name>-<job id>`: one job's) on
+    `nodes` (a short srun step per node); other instances are never touched.
 
     Returns what was still running (empty when nothing leaked)."""
     if not nodes:
         return ""
     node_list = ",".join(nodes)
     script = (f"for i in $(apptainer instance list 2>/dev/null | awk 'NR > 1 {{print $1}}'); do "
-              f"case \"$i\" in {shlex.quote(prefix)}*) apptainer instance stop \"$i\" >/dev/null "
+              f"case \"$i\" in {shlex.quote(name)}) apptainer instance stop \"$i\" >/dev/null "
               f"&& echo \"$(hostname -s) stopped $i\";; esac; done")
     res = runner.run(
         f"timeout {int(timeout_s)} srun --immediate={int(timeout_s)} -p {shlex.quote(partition)} -N {len(nodes)} "

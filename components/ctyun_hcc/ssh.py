@@ -3,10 +3,13 @@
 Everything the bootstrap and the Slurm service do on the cluster goes through `SshRunner`:
 
 - it connects to the master's public IP, or through a bastion (`direct-tcpip` channel);
-- it authenticates with a private key or the root password (both secret; never logged);
-- the host key is pinned: on first contact the key the server shows is accepted and reported
-  (`runner.host_key`, stored by the caller as a resource output); afterwards a different key is
-  `HostKeyChanged`, never a silent accept;
+- every hop's host key is checked *before* any credential is sent (the key exchange comes
+  first, then the check, then authentication, in that order in `_open`): a pinned key (config
+  or state, `TYPE BASE64` or a `SHA256:` fingerprint) must match, else `HostKeyChanged`; with no
+  pin the key is accepted once (first contact) and reported (`runner.host_key`,
+  `runner.bastion_host_key`) for the caller to store and verify from then on;
+- it authenticates the master with a private key or the root password, the bastion only with
+  a key (`bastion_private_key`, else `private_key`): the root password never goes to a bastion;
 - every command runs as `bash -c 'set -euo pipefail; ...'` with a deadline; connection loss is
   retried with a fresh connection (callers only send idempotent commands);
 - stdout/stderr are returned and put into errors with every secret value replaced by `[secret]`;
@@ -83,13 +86,17 @@ class SshTarget:
 
 @dataclass(frozen=True)
 class SshCredentials:
-    """Secret login material. `repr` never shows it."""
+    """Secret login material. `repr` never shows it.
+
+    `private_key`/`password` log in to the master; the bastion gets `bastion_private_key`, or
+    `private_key` when that is unset, and never the password."""
 
     private_key: Optional[str] = field(default=None, repr=False)
     password: Optional[str] = field(default=None, repr=False)
+    bastion_private_key: Optional[str] = field(default=None, repr=False)
 
     def secrets(self) -> List[str]:
-        return [s for s in (self.private_key, self.password) if s]
+        return [s for s in (self.private_key, self.password, self.bastion_private_key) if s]
 
 
 def key_text(key: paramiko.PKey) -> str:
@@ -99,8 +106,17 @@ def key_text(key: paramiko.PKey) -> str:
 
 def fingerprint(key_line: str) -> str:
     """SHA256 fingerprint of a `TYPE BASE64` key, as `ssh-keygen -l` prints it."""
+    if key_line.startswith("SHA256:"):
+        return key_line
     blob = base64.b64decode(key_line.split()[1])
     return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+
+
+def key_matches(pin: str, seen: str) -> bool:
+    """Does the key the server shows (`TYPE BASE64`) match `pin` (a key or a fingerprint)?"""
+    if pin.startswith("SHA256:"):
+        return fingerprint(seen) == pin.rstrip("=")
+    return pin.split()[:2] == seen.split()[:2]
 
 
 def _load_private_key(text: str) -> paramiko.PKey:
@@ -110,23 +126,29 @@ def _load_private_key(text: str) -> paramiko.PKey:
         except (paramiko.SSHException, ValueError):
             continue
     raise SshError("the SSH private key is not a readable ed25519, ECDSA or RSA key "
-                   "(kimi-k3:sshPrivateKey)")
+                   "(kimi-k3:sshPrivateKey or kimi-k3:sshBastionPrivateKey)")
 
 
-class _PinPolicy(paramiko.MissingHostKeyPolicy):
-    """Accept an unknown key only when nothing is pinned; remember what was seen."""
+def generate_login_key(comment: str) -> Tuple[str, str]:
+    """A new ed25519 key pair: (OpenSSH private key text, `ssh-ed25519 BASE64 comment` line)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    def __init__(self, pinned: Optional[str]):
-        self.pinned = pinned
-        self.seen: Optional[str] = None
+    key = Ed25519PrivateKey.generate()
+    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
+                                serialization.NoEncryption()).decode()
+    public = key.public_key().public_bytes(serialization.Encoding.OpenSSH,
+                                           serialization.PublicFormat.OpenSSH).decode()
+    clean = "".join(c for c in comment if c.isalnum() or c in "._-/:@") or "kimi-k3"
+    return private, f"{public} {clean}"
 
-    def missing_host_key(self, client, hostname, key):
-        self.seen = key_text(key)
-        if self.pinned is not None and self.pinned != self.seen:
-            raise HostKeyChanged(
-                f"host key of {hostname} changed: pinned {fingerprint(self.pinned)}, server "
-                f"shows {fingerprint(self.seen)}; if the node was rebuilt on purpose, clear the "
-                "pin (pulumi state) and run again, otherwise do not connect")
+
+def _changed(what: str, host: str, pinned: str, seen: str) -> HostKeyChanged:
+    return HostKeyChanged(
+        f"host key of {what} {host} changed: pinned {fingerprint(pinned)}, server shows "
+        f"{fingerprint(seen)}; nothing was sent to it. If the host was rebuilt on purpose, clear "
+        "the pin (kimi-k3:sshHostKey / sshBastionHostKey, or the HostKeyPin resource in the "
+        "state) and run again; otherwise do not connect")
 
 
 class SshRunner:
@@ -138,62 +160,71 @@ class SshRunner:
         self._creds = credentials
         self._redact = [s for s in list(redact) + credentials.secrets() if s]
         self._sleep = sleep
-        self._client: Optional[paramiko.SSHClient] = None
-        self._bastion: Optional[paramiko.SSHClient] = None
+        self._transport: Optional[paramiko.Transport] = None
+        self._bastion: Optional[paramiko.Transport] = None
         self.host_key: Optional[str] = target.host_key
+        self.bastion_host_key: Optional[str] = target.bastion_host_key
         self.round_trips = 0
         self.connects = 0
 
     # ---- connection ----------------------------------------------------------------------------
-    def _connect_one(self, host: str, port: int, user: str, pinned: Optional[str], sock=None):
-        client = paramiko.SSHClient()
-        policy = _PinPolicy(pinned)
-        client.set_missing_host_key_policy(policy)
-        pkey = _load_private_key(self._creds.private_key) if self._creds.private_key else None
+    def _open(self, what: str, host: str, port: int, user: str, pinned: Optional[str],
+              pkey_text: Optional[str], password: Optional[str], sock=None):
+        """One authenticated transport: key exchange, host key check, then (only then) login."""
+        t = self.target
+        if sock is None:
+            sock = socket.create_connection((host, port), timeout=t.connect_timeout_s)
+        transport = paramiko.Transport(sock)
         try:
-            client.connect(host, port=port, username=user, pkey=pkey,
-                           password=self._creds.password, sock=sock,
-                           timeout=self.target.connect_timeout_s,
-                           banner_timeout=self.target.connect_timeout_s,
-                           auth_timeout=self.target.connect_timeout_s,
-                           allow_agent=False, look_for_keys=False)
-        except HostKeyChanged:
-            client.close()
-            raise
+            transport.banner_timeout = t.connect_timeout_s
+            transport.auth_timeout = t.connect_timeout_s
+            transport.start_client(timeout=t.connect_timeout_s)
+            seen = key_text(transport.get_remote_server_key())
+            if pinned and not key_matches(pinned, seen):
+                raise _changed(what, host, pinned, seen)
+            if pkey_text:
+                transport.auth_publickey(user, _load_private_key(pkey_text))
+            elif password:
+                transport.auth_password(user, password)
+            else:
+                raise SshError(f"no credentials for {what} {user}@{host}:{port}")
+            if not transport.is_authenticated():
+                raise paramiko.AuthenticationException("not authenticated")
         except paramiko.AuthenticationException as e:
-            client.close()
-            raise SshError(f"SSH login as {user}@{host}:{port} was refused ({type(e).__name__}); "
-                           "check kimi-k3:sshPrivateKey or the root password") from None
-        seen = key_text(client.get_transport().get_remote_server_key())
-        if pinned is not None and seen != pinned:  # belt and braces: policy runs only if unknown
-            client.close()
-            raise HostKeyChanged(f"host key of {host} changed: pinned {fingerprint(pinned)}, "
-                                 f"server shows {fingerprint(seen)}")
-        return client, seen
+            transport.close()
+            hint = "kimi-k3:sshBastionPrivateKey" if what == "bastion" else \
+                "kimi-k3:sshPrivateKey or the root password"
+            raise SshError(f"SSH login as {user}@{host}:{port} ({what}) was refused "
+                           f"({type(e).__name__}); check {hint}") from None
+        except BaseException:
+            transport.close()
+            raise
+        return transport, seen
 
     def connect(self) -> "SshRunner":
-        if self._client is not None and self._client.get_transport() is not None \
-                and self._client.get_transport().is_active():
+        if self._transport is not None and self._transport.is_active():
             return self
         self.close()
-        t = self.target
+        t, c = self.target, self._creds
         sock = None
         if t.bastion_host:
-            self._bastion, _ = self._connect_one(t.bastion_host, t.bastion_port, t.bastion_user,
-                                                 t.bastion_host_key)
-            sock = self._bastion.get_transport().open_channel(
-                "direct-tcpip", (t.host, t.port), ("127.0.0.1", 0),
-                timeout=t.connect_timeout_s)
-        self._client, seen = self._connect_one(t.host, t.port, t.user, self.host_key, sock)
+            self._bastion, seen_b = self._open(
+                "bastion", t.bastion_host, t.bastion_port, t.bastion_user, self.bastion_host_key,
+                c.bastion_private_key or c.private_key, None)
+            self.bastion_host_key = seen_b
+            sock = self._bastion.open_channel("direct-tcpip", (t.host, t.port), ("127.0.0.1", 0),
+                                              timeout=t.connect_timeout_s)
+        self._transport, seen = self._open("master", t.host, t.port, t.user, self.host_key,
+                                           c.private_key, c.password, sock)
         self.host_key = seen  # pinned from now on, for this runner and (via outputs) later runs
         self.connects += 1
         return self
 
     def close(self) -> None:
-        for c in (self._client, self._bastion):
+        for c in (self._transport, self._bastion):
             if c is not None:
                 c.close()
-        self._client = self._bastion = None
+        self._transport = self._bastion = None
 
     def __enter__(self) -> "SshRunner":
         return self.connect()
@@ -240,7 +271,7 @@ class SshRunner:
 
         def once() -> Result:
             self.round_trips += 1
-            chan = self._client.get_transport().open_session(timeout=self.target.connect_timeout_s)
+            chan = self._transport.open_session(timeout=self.target.connect_timeout_s)
             chan.settimeout(1.0)
             chan.exec_command(self.wrap(cmd))
             if stdin is not None:
@@ -261,7 +292,7 @@ class SshRunner:
                     raise SshTimeout(self.redact(f"`{shown}` did not finish within "
                                                  f"{deadline_s:.0f} s"))
                 time.sleep(0.02)
-            transport = self._client.get_transport()
+            transport = self._transport
             if chan.exit_status == -1 and (transport is None or not transport.is_active()):
                 # the channel closed without an exit status: the connection was lost
                 chan.close()
@@ -294,17 +325,23 @@ class SshRunner:
                  stdin=value, label=f"write secret file {path}")
 
 
+def split_bastion(text: str) -> Tuple[str, str, int]:
+    """(user, host, port) of `[user@]host[:port]` (IPv6 hosts in brackets); user root, port 22."""
+    user, _, rest = text.rpartition("@")
+    if rest.startswith("["):
+        host, _, port = rest[1:].partition("]")
+        port = port.lstrip(":")
+    elif rest.count(":") == 1:
+        host, _, port = rest.partition(":")
+    else:
+        host, port = rest, ""
+    return user or "root", host, int(port or 22)
+
+
 def target_from_props(props: Mapping) -> SshTarget:
-    """SshTarget from a dynamic resource's property bag (keys as in bootstrap.SSH_INPUTS)."""
+    """SshTarget from a dynamic resource's property bag (keys as in ssh_resource.SSH_INPUTS)."""
     bastion = props.get("sshBastion") or ""
-    b_user, b_host, b_port = "root", None, 22
-    if bastion:
-        user_host, _, port = bastion.rpartition(":") if bastion.count(":") == 1 else (bastion, "", "")
-        if "@" in user_host:
-            b_user, b_host = user_host.split("@", 1)
-        else:
-            b_host = user_host
-        b_port = int(port or 22)
+    b_user, b_host, b_port = split_bastion(bastion) if bastion else ("root", None, 22)
     return SshTarget(
         host=str(props["sshHost"]), port=int(props.get("sshPort") or 22),
         user=str(props.get("sshUser") or "root"), host_key=props.get("hostKey") or None,
@@ -318,4 +355,5 @@ def target_from_props(props: Mapping) -> SshTarget:
 
 def credentials_from_props(props: Mapping) -> SshCredentials:
     return SshCredentials(private_key=props.get("sshPrivateKey") or None,
-                          password=props.get("sshPassword") or None)
+                          password=props.get("sshPassword") or None,
+                          bastion_private_key=props.get("sshBastionPrivateKey") or None)

@@ -8,8 +8,11 @@ replacement (`REPLACE_KEYS`), and implements `apply` (make it so; idempotent) an
   provider object keeps nothing (it is pickled into the state);
 - `__provider` is stripped before anything is used;
 - changing only SSH inputs (a new bastion, a rotated key) updates in place without re-running
-  the step; `hostKey` is the pin from `HostKeyPin` and is verified on every connection;
-- outputs are the inputs plus what the step reports; `sshPrivateKey`/`sshPassword` are secret.
+  the step; `hostKey`/`bastionHostKey` are the pins from `HostKeyPin`, verified on every
+  connection before any credential is sent;
+- outputs are the inputs plus what the step reports; `sshPrivateKey`, `sshPassword` and
+  `sshBastionPrivateKey` are secret. After `HostKeyPin` every step logs in with the stack's own
+  key (its `loginKey` output) and gets no password at all.
 """
 
 from __future__ import annotations
@@ -27,10 +30,10 @@ log = logging.getLogger("kimi_k3.ctyun.bootstrap")
 PROVIDER_KEY = "__provider"
 SSH_INPUTS: Dict[str, Any] = {
     "sshHost": None, "sshPort": 22, "sshUser": "root", "sshBastion": "", "hostKey": "",
-    "bastionHostKey": "", "sshPrivateKey": "", "sshPassword": "", "remoteEnv": {},
-    "connectTimeoutS": 20, "commandTimeoutS": 600,
+    "bastionHostKey": "", "sshPrivateKey": "", "sshPassword": "", "sshBastionPrivateKey": "",
+    "remoteEnv": {}, "connectTimeoutS": 20, "commandTimeoutS": 600,
 }
-SECRET_OUTPUTS = ["sshPrivateKey", "sshPassword"]
+SECRET_OUTPUTS = ["sshPrivateKey", "sshPassword", "sshBastionPrivateKey"]
 #: counters of the last operations in this process (read by bench/ctyun_bootstrap.py)
 STATS: Dict[str, float] = {"round_trips": 0, "connects": 0, "poll_wait_s": 0.0, "ops": 0}
 

@@ -23,17 +23,21 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional
 
+from ..inference import grammar
 from ..inference.catalog import MODELS
-from ..inference.errors import ConfigError
+from ..inference.curl import chat_curl
+from ..inference.errors import NOT_SHOWN, ConfigError
 from ..inference.launch import LaunchSpec
 from ..inference.planner import Plan
 from ..inference.render_slurm import SlurmLayout, render_all
 from ..inference.target import InferenceTarget, Served
 from ..settings import SharedSettings, reject_unknown
 
-TARGET_KEYS = ("sshUser", "sshPort", "sshHost", "sshBastion", "sshPrivateKey", "workDir",
-               "modelRoot", "sifDir", "sifName", "modelSource", "sifSource", "sifUrl",
-               "mountDisks")
+TARGET_KEYS = ("sshUser", "sshPort", "sshHost", "sshHostKey", "sshBastion", "sshBastionHostKey",
+               "sshBastionPrivateKey", "sshPrivateKey", "workDir", "modelRoot", "sifDir", "sifName",
+               "modelSource", "sifSource", "sifUrl", "mountDisks")
+#: secret target keys: never parsed into HccServeConfig, never printed
+SECRET_KEYS = ("sshPrivateKey", "sshBastionPrivateKey")
 NODE_SHAPE = "atlas-800-a3"
 
 
@@ -44,7 +48,10 @@ class HccServeConfig:
     ssh_user: str = "root"
     ssh_port: int = 22
     ssh_host: str = ""
+    #: pinned host key of the master (`TYPE BASE64` or `SHA256:...`); "" = pin on first contact
+    ssh_host_key: str = ""
     ssh_bastion: str = ""
+    ssh_bastion_host_key: str = ""
     work_dir: str = "/home/kimi-k3"
     model_root: str = "/mnt/nvme1n1/model"
     sif_dir: str = "/mnt/nvme0n1/apptainer"
@@ -55,10 +62,27 @@ class HccServeConfig:
     mount_disks: bool = True
 
 
+def parse_bastion(key: str, value: str) -> str:
+    """`[user@]host[:port]`, each part by its grammar; returned normalised."""
+    m = re.match(r"^(?:([^@]*)@)?(\[[0-9A-Fa-f:.]+\]|[^:\[\]]+)(?::([^:]*))?$", value)
+    if not m:
+        raise ConfigError(key, value, "write user@host:port, e.g. jump@203.0.113.5:22", "is not a host")
+    user, host, port = m.group(1), m.group(2).strip("[]"), m.group(3)
+    user = grammar.user_name(key, user) if user is not None else "root"
+    host = grammar.host(key, host)
+    port_n = grammar.port(key, port) if port is not None else 22
+    return f"{user}@{'[' + host + ']' if ':' in host else host}:{port_n}"
+
+
 def parse_serve_config(raw: Mapping[str, object]) -> HccServeConfig:
-    """Typed HccServeConfig from the target's `kimi-k3:*` keys; ConfigError on bad input."""
+    """Typed HccServeConfig from the target's `kimi-k3:*` keys; ConfigError on bad input.
+
+    Every value that reaches a script or a remote command is held to a grammar here (paths
+    under the data roots, plain names, hosts, an http(s) URL), so the refusal names the key the
+    user set. The secret keys are only checked for presence elsewhere, never read into this.
+    """
     reject_unknown(raw, TARGET_KEYS)
-    s = {k: str(v).strip() for k, v in raw.items() if v is not None and k != "sshPrivateKey"}
+    s = {k: str(v).strip() for k, v in raw.items() if v not in (None, "") and k not in SECRET_KEYS}
 
     def choice(key, options, default):
         v = s.get(key, default)
@@ -67,27 +91,39 @@ def parse_serve_config(raw: Mapping[str, object]) -> HccServeConfig:
                               "is not a supported source")
         return v
 
-    port = s.get("sshPort", "22")
-    if not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise ConfigError("kimi-k3:sshPort", port, "use a TCP port such as 22", "is not a port")
-    bastion = s.get("sshBastion", "")
-    if bastion and not re.match(r"^([A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+(:\d{1,5})?$", bastion):
-        raise ConfigError("kimi-k3:sshBastion", bastion, "write user@host:port", "is not a host")
+    def k(name):
+        return f"kimi-k3:{name}"
+
     mount = s.get("mountDisks", "true").lower()
     if mount not in ("true", "false"):
         raise ConfigError("kimi-k3:mountDisks", mount, "use true or false", "is not a boolean")
     cfg = HccServeConfig(
-        ssh_user=s.get("sshUser", "root"), ssh_port=int(port), ssh_host=s.get("sshHost", ""),
-        ssh_bastion=bastion, work_dir=s.get("workDir", "/home/kimi-k3"),
-        model_root=s.get("modelRoot", "/mnt/nvme1n1/model"),
-        sif_dir=s.get("sifDir", "/mnt/nvme0n1/apptainer"),
-        sif_name=s.get("sifName", "vllm-ascend_kimi-k3-a3"),
+        ssh_user=grammar.user_name(k("sshUser"), s.get("sshUser", "root")),
+        ssh_port=grammar.port(k("sshPort"), s.get("sshPort", "22")),
+        ssh_host=grammar.optional(grammar.host, k("sshHost"), s.get("sshHost")) or "",
+        ssh_host_key=grammar.optional(grammar.host_key_pin, k("sshHostKey"), s.get("sshHostKey")) or "",
+        ssh_bastion=(parse_bastion(k("sshBastion"), s["sshBastion"]) if s.get("sshBastion") else ""),
+        ssh_bastion_host_key=grammar.optional(grammar.host_key_pin, k("sshBastionHostKey"),
+                                              s.get("sshBastionHostKey")) or "",
+        work_dir=grammar.data_path(k("workDir"), s.get("workDir", "/home/kimi-k3")),
+        model_root=grammar.data_path(k("modelRoot"), s.get("modelRoot", "/mnt/nvme1n1/model")),
+        sif_dir=grammar.data_path(k("sifDir"), s.get("sifDir", "/mnt/nvme0n1/apptainer")),
+        sif_name=grammar.file_name(k("sifName"), s.get("sifName", "vllm-ascend_kimi-k3-a3")),
         model_source=choice("modelSource", ("cthpc", "modelscope"), "cthpc"),
         sif_source=choice("sifSource", ("cthpc", "url"), "cthpc"),
-        sif_url=s.get("sifUrl", ""), mount_disks=mount == "true")
-    if cfg.sif_source == "url" and not re.match(r"^https?://\S+$", cfg.sif_url):
-        raise ConfigError("kimi-k3:sifUrl", cfg.sif_url or None,
-                          "give the SIF download URL (https://...)", "is required for sifSource=url")
+        sif_url=grammar.optional(grammar.http_url, k("sifUrl"), s.get("sifUrl")) or "",
+        mount_disks=mount == "true")
+    if cfg.sif_source == "url" and not cfg.sif_url:
+        raise ConfigError("kimi-k3:sifUrl", None, "give the SIF download URL (https://...)",
+                          "is required for sifSource=url")
+    if cfg.ssh_bastion_host_key and not cfg.ssh_bastion:
+        raise ConfigError("kimi-k3:sshBastionHostKey", cfg.ssh_bastion_host_key,
+                          "set kimi-k3:sshBastion too, or remove it", "pins a bastion that is not used")
+    if cfg.ssh_bastion and not (raw.get("sshBastionPrivateKey") or raw.get("sshPrivateKey")):
+        raise ConfigError("kimi-k3:sshBastionPrivateKey", NOT_SHOWN,
+                          "set it (pulumi config set --secret kimi-k3:sshBastionPrivateKey < key) "
+                          "or kimi-k3:sshPrivateKey: the bastion is never sent the root password",
+                          "is needed with kimi-k3:sshBastion")
     return cfg
 
 
@@ -100,11 +136,7 @@ def slurm_layout(plan: Plan, cfg: HccServeConfig, partition: str = "batch") -> S
 
 def curl_line(endpoint: str, served_model_name: str, api_key: bool) -> str:
     """One chat request against the endpoint (the key comes from the caller's shell)."""
-    auth = ' -H "Authorization: Bearer $VLLM_API_KEY"' if api_key else ""
-    body = ('{"model":"%s","messages":[{"role":"user","content":"Who are you?"}],'
-            '"max_tokens":64}' % served_model_name)
-    return (f"curl -sS {endpoint}/chat/completions -H 'Content-Type: application/json'"
-            f"{auth} -d '{body}'")
+    return chat_curl(endpoint, served_model_name, api_key, "Who are you?", 64)
 
 
 class CtyunHccTarget(InferenceTarget):
@@ -142,7 +174,9 @@ class CtyunHccTarget(InferenceTarget):
         files = render_all(plan, spec, layout)
         cluster = CtyunHccCluster(f"{name}-hcc", hcc, self.shared, self.secrets,
                                   pulumi.ResourceOptions(parent=parent))
-        key = pulumi.Config("kimi-k3").get_secret("sshPrivateKey")
+        conf = pulumi.Config("kimi-k3")
+        key = conf.get_secret("sshPrivateKey")
+        bastion_key = conf.get_secret("sshBastionPrivateKey")
         master_name = cluster.nodes.apply(
             lambda ns: next((n["name"] for n in ns or [] if n.get("role") == "master"), ""))
         serving_nodes = cluster.nodes.apply(
@@ -151,15 +185,22 @@ class CtyunHccTarget(InferenceTarget):
         ssh: Dict[str, Any] = {
             "sshHost": cfg.ssh_host or cluster.master_public_ip, "sshPort": cfg.ssh_port,
             "sshUser": cfg.ssh_user, "sshBastion": cfg.ssh_bastion,
-            "sshPrivateKey": key if key is not None else "",
-            "sshPassword": "" if key is not None else cluster.root_password,
+            "sshBastionPrivateKey": bastion_key if bastion_key is not None else "",
         }
 
         def opts(*deps):
             return pulumi.ResourceOptions(parent=parent, depends_on=[d for d in deps if d])
 
-        pin = HostKeyPin(f"{name}-hostkey", ssh, opts(cluster))
-        ssh = {**ssh, "hostKey": pin.hostKey}
+        # first contact: the only step given the root password (or the user's key); it pins the
+        # host keys and installs the stack's own login key, which every later step uses
+        pin = HostKeyPin(f"{name}-hostkey", {
+            **ssh, "sshPrivateKey": key if key is not None else "",
+            "sshPassword": "" if key is not None else cluster.root_password,
+            "pinnedHostKey": cfg.ssh_host_key, "pinnedBastionHostKey": cfg.ssh_bastion_host_key,
+            "loginKeyComment": f"kimi-k3:{pulumi.get_project()}/{pulumi.get_stack()}"},
+            opts(cluster))
+        ssh = {**ssh, "hostKey": pin.hostKey, "bastionHostKey": pin.bastionHostKey,
+               "sshPrivateKey": pin.loginKey, "sshPassword": ""}
         step = pin
         if hcc.master_in_compute:
             step = MasterInQueue(f"{name}-master-in-queue", {
@@ -190,7 +231,8 @@ class CtyunHccTarget(InferenceTarget):
             "servedModelName": spec.served_model_name, "apiKey": api_key, "hfToken": hf_token,
             "headHost": master_name if hcc.master_in_compute else "",
             "publicHost": cluster.master_public_ip, "publicInnerIp": cluster.master_inner_ip,
-            "startupTimeoutS": spec.startup_timeout_s}, opts(bcast))
+            "startupTimeoutS": spec.startup_timeout_s,
+            "ownerTag": f"{pulumi.get_project()}/{pulumi.get_stack()}"}, opts(bcast))
         endpoint = service.endpoint
         return Served(endpoint=endpoint, outputs={
             "curl": endpoint.apply(lambda e: curl_line(e, spec.served_model_name,

@@ -8,6 +8,17 @@ created. Nothing here imports Pulumi.
 from __future__ import annotations
 
 
+class _NotShown:
+    """Stands for a value an error must not print (a secret, or a value of unknown meaning)."""
+
+    def __repr__(self) -> str:
+        return "<not shown>"
+
+
+#: pass as `value` when the value may be a secret: the message says `<not shown>`
+NOT_SHOWN = _NotShown()
+
+
 class KimiK3Error(Exception):
     """Base class for errors the user can fix by changing input."""
 

@@ -6,12 +6,13 @@ PLACEHOLDERS); each renderer maps them to its own mechanism. Pure: no Pulumi, no
 
 Errata of the seed guides are fixed here once (REFERENCE section 3): the port is the one
 configured, `--max-model-len` is an integer the planner checked, no `--data-parallel-start-rank`
-on the head, no obsolete environment variables, interfaces derived from the node's address.
+on the head, no obsolete environment variables, interfaces derived from the node's address, and
+no `--allowed-local-media-path /` (it let any client make vLLM read any file of the node; vLLM's
+default, no local media at all, is kept).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Dict, List, Mapping, Optional, Tuple
 
@@ -19,6 +20,7 @@ from .catalog import IMAGES, MODELS, ServingImage
 from .errors import ConfigError
 from .planner import Plan
 from .profiles import PROFILES
+from .quoting import json_text
 from .vllm_flags import ASCEND_ADDITIONAL_CONFIG, PARSERS, check_flags, supported, version_tuple
 
 #: run-time values each renderer must provide
@@ -125,7 +127,7 @@ class LaunchSpec:
 
 
 def _json(obj) -> str:
-    return json.dumps(obj, separators=(",", ":"))
+    return json_text(obj)
 
 
 def _image(runtime: Runtime, plan: Plan) -> ServingImage:
@@ -149,7 +151,6 @@ def _ascend_argv(plan: Plan, rt: Runtime, img: ServingImage, worker: bool) -> Li
         "--served-model-name", rt.served_model_name,
         "--host", rt.host,
         "--port", str(rt.port),
-        "--allowed-local-media-path", "/",
         "--trust-remote-code",
         "--tensor-parallel-size", str(par.tensor_parallel),
         "--data-parallel-size", str(par.data_parallel),

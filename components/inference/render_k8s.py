@@ -24,8 +24,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Tuple
 
-from .launch import LaunchSpec, RoleSpec
+from .launch import PLACEHOLDERS, LaunchSpec, RoleSpec
 from .planner import Plan
+from .quoting import k8s_literal, k8s_ref
 
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
@@ -102,13 +103,31 @@ class K8sLayout:
 
 # ---------------------------------------------------------------- placeholders and env
 
+_PLACEHOLDER = re.compile(r"\$\{(" + "|".join(PLACEHOLDERS) + r")\}")
+
+
+def _placeholder_value(name: str, single_node: bool) -> str:
+    """What a launch placeholder becomes in a pod: a `$(VAR)` reference or a literal."""
+    if name == "NODE0_ADDR":
+        return k8s_literal("127.0.0.1") if single_node else k8s_ref("LWS_LEADER_ADDRESS")
+    if name == "NODE_ADDR":
+        return k8s_ref("NODE_ADDR")
+    if name == "NODE_RANK":
+        return k8s_literal("0") if single_node else k8s_ref("NODE_RANK")
+    return k8s_literal(POD_IFNAME)
+
+
 def _subst(text: str, single_node: bool) -> str:
-    """Map launch placeholders to Kubernetes `$(VAR)` references or literals."""
-    return (text
-            .replace("${NODE0_ADDR}", "127.0.0.1" if single_node else "$(LWS_LEADER_ADDRESS)")
-            .replace("${NODE_ADDR}", "$(NODE_ADDR)")
-            .replace("${NODE_RANK}", "0" if single_node else "$(NODE_RANK)")
-            .replace("${NODE_IFNAME}", POD_IFNAME))
+    """`text` for a container's command/args/env value: launch placeholders become Kubernetes
+    `$(VAR)` references or literals, everything else is escaped (`$` as `$$`) so Kubernetes
+    keeps it literal: a configured `$(HF_TOKEN)` stays that text, never the token."""
+    out, pos = [], 0
+    for m in _PLACEHOLDER.finditer(text):
+        out.append(k8s_literal(text[pos:m.start()]))
+        out.append(_placeholder_value(m.group(1), single_node))
+        pos = m.end()
+    out.append(k8s_literal(text[pos:]))
+    return "".join(out)
 
 
 def _env(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: bool) -> List[dict]:

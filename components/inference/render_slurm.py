@@ -15,13 +15,14 @@ read on the node from root-only files; no script contains them.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from typing import List, Mapping, Sequence, Tuple
 
+from . import grammar
 from .errors import ConfigError
 from .launch import PLACEHOLDERS, LaunchSpec, RoleSpec
 from .planner import Plan
+from .quoting import ere_literal, json_text, shell_word as q
 
 #: placeholder name -> shell variable that node.sh sets
 SHELL_VARS: Mapping[str, str] = {
@@ -31,8 +32,12 @@ SHELL_VARS: Mapping[str, str] = {
     "NODE_RANK": "node_rank",  # not exported: torch reads an environment NODE_RANK
 }
 _PLACEHOLDER = re.compile(r"\$\{(" + "|".join(PLACEHOLDERS) + r")\}")
-_SAFE_PATH = re.compile(r"^/[A-Za-z0-9._/+-]*$")
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+_SAFE_PATH = re.compile(r"^(/[A-Za-z0-9._+-]+)+$")
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+#: the config key behind each layout field, so a refusal names what the user set
+LAYOUT_KEYS = {"work_dir": "kimi-k3:workDir", "model_dir": "kimi-k3:modelRoot",
+               "sif_dir": "kimi-k3:sifDir", "sif_file": "kimi-k3:sifName",
+               "partition": "ctyun:queueName", "job_name": "kimi-k3:jobName"}
 
 SCRIPT_NAMES = ("srun.sh", "node.sh", "bcast.sh", "mount_nvme.sh", "check.sh")
 
@@ -77,42 +82,38 @@ class SlurmLayout:
         return f"{self.work_dir}/logs"
 
     def validate(self) -> "SlurmLayout":
-        """Raise ConfigError for values that would break the scripts; return self."""
-        for key, path in (("workDir", self.work_dir), ("modelDir", self.model_dir),
-                          ("sifDir", self.sif_dir)):
-            if not _SAFE_PATH.match(path) or path == "/":
-                raise ConfigError(f"kimi-k3:{key}", path, "give an absolute path of letters, "
-                                  "digits and . _ / + -", "is not a usable path")
-        for host, cont in self.binds:
-            if not (_SAFE_PATH.match(host) and _SAFE_PATH.match(cont)):
-                raise ConfigError("kimi-k3:binds", f"{host}:{cont}", "give absolute paths",
-                                  "is not a usable bind mount")
-        for dev, mnt in self.disks:
-            if not (_SAFE_PATH.match(dev) and _SAFE_PATH.match(mnt)) or mnt == "/":
-                raise ConfigError("kimi-k3:disks", f"{dev}:{mnt}", "give /dev/... and /mnt/...",
-                                  "is not a usable disk mapping")
-        if self.gres_name and not _SAFE_NAME.match(self.gres_name):
-            raise ConfigError("kimi-k3:slurmGres", self.gres_name, "use gpu, npu or leave empty",
-                              "is not a usable GRES name")
-        for key, name in (("partition", self.partition), ("jobName", self.job_name), ("sifFile", self.sif_file),
-                          ("fsType", self.fs_type)):
-            if not _SAFE_NAME.match(name):
-                raise ConfigError(f"kimi-k3:{key}", name, "use letters, digits, '.', '_', '-'",
-                                  "is not a usable name")
+        """Raise ConfigError (naming the key behind the field) for values that the scripts
+        cannot carry; return self. Targets check their keys first, with the same grammars."""
+        for attr in ("work_dir", "model_dir", "sif_dir"):  # roots: the target's choice
+            grammar.data_path(LAYOUT_KEYS[attr], getattr(self, attr), roots=None)
+        grammar.file_name(LAYOUT_KEYS["sif_file"], self.sif_file)
+        for attr in ("partition", "job_name"):
+            grammar.slurm_name(LAYOUT_KEYS[attr], getattr(self, attr))
+        # the rest are this module's defaults, not config: a bad one is a programming error
+        for path in [p for pair in self.binds + self.disks for p in pair]:
+            if not _SAFE_PATH.match(path) or "/../" in path + "/" or "/./" in path + "/":
+                raise ValueError(f"layout path {path!r} is not a plain absolute path")
+        for name in (self.gres_name or "gpu", self.fs_type, self.bcast_mpi or "none",
+                     *self.bcast_modules):
+            if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$", name):
+                raise ValueError(f"layout name {name!r} is not a plain name")
+        if not re.match(r"^[0-9]{1,3}:[0-5][0-9]:[0-5][0-9]$", self.bcast_time):
+            raise ValueError(f"bcast_time {self.bcast_time!r} is not HH:MM:SS")
         return self
 
 
 def shell_word(arg: str) -> str:
-    """`arg` as one shell word; `${PLACEHOLDER}`s become double-quoted shell variables."""
+    """`arg` as one shell word; `${PLACEHOLDER}`s become double-quoted shell variables, every
+    other character is quoted (quoting.shell_word) and so taken literally."""
     parts: List[str] = []
     pos = 0
     for m in _PLACEHOLDER.finditer(arg):
         if m.start() > pos:
-            parts.append(shlex.quote(arg[pos:m.start()]))
+            parts.append(q(arg[pos:m.start()]))
         parts.append('"${' + SHELL_VARS[m.group(1)] + '}"')
         pos = m.end()
     if pos < len(arg) or not parts:
-        parts.append(shlex.quote(arg[pos:]))
+        parts.append(q(arg[pos:]))
     return "".join(parts)
 
 
@@ -136,9 +137,9 @@ def _argv_lines(argv: Sequence[str], indent: str) -> str:
 def _secret_block(spec: LaunchSpec, layout: SlurmLayout) -> str:
     if not spec.secret_env:
         return ""
-    names = " ".join(spec.secret_env)
+    names = " ".join(q(_env_name(n)) for n in spec.secret_env)
     return f"""# secrets come from root-only files, one per variable, never from this script
-secret_dir={shlex.quote(layout.secret_dir)}
+secret_dir={q(layout.secret_dir)}
 secret_names=({names})
 for name in "${{secret_names[@]}}"; do
   file="$secret_dir/$name"
@@ -152,8 +153,23 @@ done
 """
 
 
+def _env_name(name: str) -> str:
+    if not _ENV_NAME.match(name):
+        raise ValueError(f"{name!r} is not an environment variable name")
+    return name
+
+
 def _env_lines(role: RoleSpec) -> str:
-    return "\n".join(f"  export {k}={shell_word(v)}" for k, v in role.env)
+    return "\n".join(f"  export {_env_name(k)}={shell_word(v)}" for k, v in role.env)
+
+
+def _sbatch(option: str, value: object) -> str:
+    """One `#SBATCH --option=value` line. sbatch reads these itself (no shell): the value must
+    be one plain word, which the layout's grammars guarantee."""
+    text = str(value)
+    if not re.match(r"^[A-Za-z0-9._:/%,=+-]+$", text):
+        raise ValueError(f"#SBATCH --{option} value {text!r} is not one plain word")
+    return f"#SBATCH --{option}={text}\n"
 
 
 def _header(what: str) -> str:
@@ -165,17 +181,11 @@ def render_srun_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
     layout.validate()
     devices = plan.devices_per_node
     wd = layout.work_dir
-    gres = f"#SBATCH --gres={layout.gres_name}:{devices}\n" if layout.gres_name else ""
+    gres = _sbatch("gres", f"{layout.gres_name}:{devices}") if layout.gres_name else ""
     return _header("sbatch script: one vLLM replica over all allocated nodes (submit: sbatch srun.sh)") + f"""\
-#SBATCH --job-name={layout.job_name}
-#SBATCH --nodes={spec.nodes}
-#SBATCH --ntasks-per-node=1
-#SBATCH --partition={layout.partition}
-{gres}#SBATCH --exclusive
-#SBATCH --chdir={wd}
-#SBATCH --output={layout.log_dir}/job_%j.out
-#SBATCH --error={layout.log_dir}/job_%j.err
-set -euo pipefail
+{_sbatch("job-name", layout.job_name)}{_sbatch("nodes", spec.nodes)}#SBATCH --ntasks-per-node=1
+{_sbatch("partition", layout.partition)}{gres}#SBATCH --exclusive
+{_sbatch("chdir", wd)}{_sbatch("output", layout.log_dir + "/job_%j.out")}{_sbatch("error", layout.log_dir + "/job_%j.err")}set -euo pipefail
 export LC_CTYPE=C.UTF-8
 
 # node 0 (the vLLM head) is $KK3_HEAD_HOST when it is part of the allocation (the master,
@@ -200,13 +210,14 @@ case "$node0_addr" in
 esac
 export NODE0_ADDR="$node0_addr"
 
-echo "endpoint: http://$NODE0_ADDR:{spec.port}/v1 served model: {spec.served_model_name}"
+served_model={q(spec.served_model_name)}
+echo "endpoint: http://$NODE0_ADDR:{int(spec.port)}/v1 served model: $served_model"
 echo "nodes: $SLURM_JOB_NODELIST (vLLM ranks in order: $NODE_ORDER)"
 
 srun --ntasks-per-node=1 --kill-on-bad-exit=1 \\
-  --output={layout.log_dir}/node_%j.%t.out \\
-  --error={layout.log_dir}/node_%j.%t.err \\
-  {wd}/node.sh
+  --output={q(layout.log_dir + "/node_%j.%t.out")} \\
+  --error={q(layout.log_dir + "/node_%j.%t.err")} \\
+  {q(wd + "/node.sh")}
 """
 
 
@@ -214,7 +225,7 @@ def render_node_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
     """Per-node launcher: start an Apptainer instance, run the head or a worker in it, clean up."""
     layout.validate()
     binds = list(layout.binds) + [(layout.model_dir, spec.model_path)]
-    bind_args = " \\\n".join(f"  --bind {shlex.quote(h + ':' + c)}" for h, c in binds)
+    bind_args = " \\\n".join(f"  --bind {q(h + ':' + c)}" for h, c in binds)
     secret_block = _secret_block(spec, layout)
     head = spec.head
     if spec.worker is not None:
@@ -241,8 +252,8 @@ if [ -z "$node_rank" ]; then
   echo "$SLURMD_NODENAME is not in NODE_ORDER ($NODE_ORDER)" >&2
   exit 1
 fi
-sif={shlex.quote(layout.sif_dir + "/" + layout.sif_file)}
-instance="{layout.job_name}-${{SLURM_JOB_ID}}"
+sif={q(layout.sif_dir + "/" + layout.sif_file)}
+instance={q(layout.job_name + "-")}"${{SLURM_JOB_ID}}"
 
 # this node's address is the source of its route to node 0; the interface is the one owning it
 NODE_ADDR=$(ip -o route get "$NODE0_ADDR" | awk '{{for (i = 1; i < NF; i++) if ($i == "src") {{print $(i + 1); exit}}}}')
@@ -288,24 +299,17 @@ def render_bcast_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
     is the per-node step (`bcast.sh --node SRC DST`), so one script covers both sides.
     """
     layout.validate()
-    modules = "\n".join(f"  module load {m}" for m in layout.bcast_modules)
+    modules = "\n".join(f"  module load {q(m)}" for m in layout.bcast_modules)
     module_block = (
         "if [ -r /etc/profile.d/modules.sh ]; then\n"
         "  # shellcheck disable=SC1091\n"
         "  . /etc/profile.d/modules.sh\n"
         f"{modules}\n"
         "fi\n") if layout.bcast_modules else ""
-    mpi = f" --mpi={layout.bcast_mpi}" if layout.bcast_mpi else ""
+    mpi = f" --mpi={q(layout.bcast_mpi)}" if layout.bcast_mpi else ""
     return _header("broadcast job: SIF image and weights from the submit host to every node (sbatch bcast.sh)") + f"""\
-#SBATCH --job-name={layout.job_name}-bcast
-#SBATCH --nodes={spec.nodes}
-#SBATCH --ntasks-per-node=1
-#SBATCH --partition={layout.partition}
-#SBATCH --time={layout.bcast_time}
-#SBATCH --chdir={layout.work_dir}
-#SBATCH --output={layout.log_dir}/bcast_%j.out
-#SBATCH --error={layout.log_dir}/bcast_%j.err
-set -euo pipefail
+{_sbatch("job-name", layout.job_name + "-bcast")}{_sbatch("nodes", spec.nodes)}#SBATCH --ntasks-per-node=1
+{_sbatch("partition", layout.partition)}{_sbatch("time", layout.bcast_time)}{_sbatch("chdir", layout.work_dir)}{_sbatch("output", layout.log_dir + "/bcast_%j.out")}{_sbatch("error", layout.log_dir + "/bcast_%j.err")}set -euo pipefail
 
 if [ "${{1:-}}" = "--node" ]; then
   # one step on one node: bind MPI to the interface that reaches the source host
@@ -322,17 +326,17 @@ if [ "${{1:-}}" = "--size" ]; then
 fi
 
 {module_block}src_host="${{BCAST_SOURCE:-$SLURM_SUBMIT_HOST}}"
-for path in {shlex.quote(layout.sif_dir)} {shlex.quote(layout.model_dir)}; do
+for path in {q(layout.sif_dir)} {q(layout.model_dir)}; do
   echo "broadcasting $path from $src_host to $SLURM_JOB_NODELIST"
   srun{mpi} --ntasks-per-node=1 \\
-    --output={layout.log_dir}/bcast_%j.%t.out \\
-    --error={layout.log_dir}/bcast_%j.%t.err \\
-    {layout.work_dir}/bcast.sh --node "$src_host" "$path"
+    --output={q(layout.log_dir + "/bcast_%j.%t.out")} \\
+    --error={q(layout.log_dir + "/bcast_%j.%t.err")} \\
+    {q(layout.work_dir + "/bcast.sh")} --node "$src_host" "$path"
 done
 
 # verify: every node holds the same number of bytes as the source host
-for path in {shlex.quote(layout.sif_dir)} {shlex.quote(layout.model_dir)}; do
-  sizes=$(srun --ntasks-per-node=1 {layout.work_dir}/bcast.sh --size "$path")
+for path in {q(layout.sif_dir)} {q(layout.model_dir)}; do
+  sizes=$(srun --ntasks-per-node=1 {q(layout.work_dir + "/bcast.sh")} --size "$path")
   want=$(printf '%s\\n' "$sizes" | awk -v h="$src_host" '$1 == h {{print $2}}')
   want=${{want:-$(du -sb "$path" | awk '{{print $1}}')}}
   bad=$(printf '%s\\n' "$sizes" | awk -v w="$want" '$2 != w {{print $1 "=" $2}}')
@@ -353,10 +357,10 @@ def render_mount_nvme_sh(layout: SlurmLayout) -> str:
     LVM member) means it holds data: it is never formatted.
     """
     layout.validate()
-    pairs = "\n".join(f"  {shlex.quote(d)} {shlex.quote(m)}" for d, m in layout.disks)
+    pairs = "\n".join(f"  {q(d)} {q(m)}" for d, m in layout.disks)
     return _header("mount the local NVMe disks (run as root on every node; safe to re-run)") + f"""\
 set -euo pipefail
-fs_type={shlex.quote(layout.fs_type)}
+fs_type={q(layout.fs_type)}
 fstab=${{FSTAB:-/etc/fstab}}
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -418,14 +422,15 @@ def render_check_sh(spec: LaunchSpec, layout: SlurmLayout) -> str:
     key_file = f"{layout.secret_dir}/VLLM_API_KEY"
     uses_key = "VLLM_API_KEY" in spec.secret_env
     model = spec.served_model_name
-    body = ('{"model":' + _json_str(model) +
-            ',"messages":[{"role":"user","content":"Reply with one word: ready"}],'
-            '"max_tokens":16,"temperature":0}')
+    body = json_text({"model": model,
+                      "messages": [{"role": "user", "content": "Reply with one word: ready"}],
+                      "max_tokens": 16, "temperature": 0})
     return _header("check the endpoint: check.sh [BASE_URL] [health|models|chat|all]") + f"""\
 set -euo pipefail
-base=${{1:-http://127.0.0.1:{spec.port}}}
+base=${{1:-http://127.0.0.1:{int(spec.port)}}}
 what=${{2:-all}}
-key_file={shlex.quote(key_file)}
+key_file={q(key_file)}
+model={q(model)}
 use_key={"yes" if uses_key else "no"}
 
 call() {{
@@ -439,24 +444,24 @@ call() {{
 }}
 
 health() {{
-  call -o /dev/null "$base{spec.readiness_path}"
+  call -o /dev/null "$base"{q(spec.readiness_path)}
   echo "health: ok"
 }}
 
 models() {{
   local out
   out=$(call "$base/v1/models")
-  if ! printf '%s' "$out" | grep -E {shlex.quote('"id" *: *' + _json_str(model))} >/dev/null; then
-    echo "models: {model} not served: $out" >&2
+  if ! printf '%s' "$out" | grep -E {q('"id" *: *' + ere_literal(json_text(model)))} >/dev/null; then
+    echo "models: $model not served: $out" >&2
     return 1
   fi
-  echo "models: {model} listed"
+  echo "models: $model listed"
 }}
 
 chat() {{
   local out
   out=$(call -H 'Content-Type: application/json' "$base/v1/chat/completions" \\
-    -d {shlex.quote(body)})
+    -d {q(body)})
   if ! printf '%s' "$out" | grep '"choices"' >/dev/null; then
     echo "chat: no completion: $out" >&2
     return 1
@@ -472,11 +477,6 @@ case "$what" in
   *) echo "usage: check.sh [BASE_URL] [health|models|chat|all]" >&2; exit 2 ;;
 esac
 """
-
-
-def _json_str(s: str) -> str:
-    import json
-    return json.dumps(s)
 
 
 def render_all(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> Mapping[str, str]:

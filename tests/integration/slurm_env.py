@@ -71,6 +71,23 @@ def ssh_props(env: Dict[str, str], **extra) -> Dict:
     return props
 
 
+def password_props(env: Dict[str, str], **extra) -> Dict:
+    """SSH inputs logging in as the password-only user (E-HPC's default: the root password)."""
+    props = {"sshHost": env["KK3_SSH_HOST"], "sshPort": int(env["KK3_SSH_PORT"]),
+             "sshUser": env["KK3_SSH_PASSWORD_USER"],
+             "sshPassword": Path(env["KK3_SSH_PASSWORD_FILE"]).read_text().strip(),
+             "commandTimeoutS": 60, "connectTimeoutS": 10}
+    props.update(extra)
+    return props
+
+
+def sshd_log_lines(env: Dict[str, str], fragment: str) -> int:
+    """How many lines of the test sshd's log contain `fragment` (e.g. 'password for kk3pw')."""
+    path = Path(env.get("KK3_SSHD_LOG") or Path(env["KK3_CI_DIR"]) / "log" / "sshd.log")
+    return sum(fragment in line for line in path.read_text(errors="replace").splitlines()) \
+        if path.exists() else 0
+
+
 def host_key(env: Dict[str, str]) -> str:
     return " ".join(Path(env["KK3_SSH_HOST_PUB"]).read_text().split()[:2])
 

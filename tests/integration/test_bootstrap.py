@@ -32,6 +32,7 @@ from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
     host_key,
     inject_fault,
     layout_for,
+    password_props,
     services,
     sh,
     ssh_props,
@@ -51,14 +52,17 @@ def test_providers_pickle_without_clients():
 
 def test_host_key_pinned_then_changed_key_refused(services):
     prov = HostKeyPinProvider()
-    created = prov.create(ssh_props(services))
-    assert created.outs["hostKey"] == host_key(services)
-    # refresh with the pin: fine
-    read = prov.read(created.id, created.outs)
-    assert read.outs["hostKey"] == host_key(services)
-    # the server now shows another key than the pin (as after a rebuild or an attack)
-    with pytest.raises(HostKeyChanged, match="changed"):
-        prov.read(created.id, {**created.outs, "hostKey": OTHER_KEY})
+    created = prov.create(password_props(services))
+    try:
+        assert created.outs["hostKey"] == host_key(services)
+        # refresh with the pin: fine
+        read = prov.read(created.id, created.outs)
+        assert read.outs["hostKey"] == host_key(services)
+        # the server now shows another key than the pin (as after a rebuild or an attack)
+        with pytest.raises(HostKeyChanged, match="changed"):
+            prov.read(created.id, {**created.outs, "hostKey": OTHER_KEY})
+    finally:
+        prov.delete(created.id, created.outs)
     # every step verifies the pin before doing anything
     with pytest.raises(HostKeyChanged):
         ModelWeightsProvider().create(ssh_props(services, hostKey=OTHER_KEY,

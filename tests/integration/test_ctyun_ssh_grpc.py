@@ -16,6 +16,7 @@ from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
     API_KEY,
     host_key,
     instances,
+    password_props,
     prepare,
     services,
     squeue_names,
@@ -32,13 +33,16 @@ def test_pin_and_service_through_the_provider_host(services, workspace):
         assert API_KEY.encode() not in raw and b"BEGIN OPENSSH PRIVATE KEY" not in raw
     with DynamicProviderHost(env={"SLURM_CONF": services["SLURM_CONF"]}) as host:
         urn = dynamic_urn("ctyun:HostKeyPin", "kimi-k3-hostkey")
-        inputs, failures = host.check(urn, {}, {**ssh_props(services),
+        inputs, failures = host.check(urn, {}, {**password_props(services),
                                                 "__provider": pin_provider})
         assert failures == []
         pin_id, pin = host.create(urn, inputs)
         assert pin["hostKey"] == host_key(services)
+        assert pin["loginKey"].startswith("-----BEGIN OPENSSH PRIVATE KEY-----")
         _, refreshed, _ = host.read(pin_id, urn, pin)
         assert refreshed["hostKey"] == pin["hostKey"]
+        assert refreshed["loginKey"] == pin["loginKey"]
+        host.delete(pin_id, urn, refreshed)
 
         urn = dynamic_urn("ctyun:SlurmService", "kimi-k3-service")
         props = {**prepare(services, workspace, api_key=True), "hostKey": pin["hostKey"],

@@ -23,6 +23,7 @@ from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
     doubles_calls,
     instances,
     no_leftovers,
+    ROOT,
     prepare,
     services,
     squeue_names,
@@ -170,3 +171,51 @@ def test_preflight_stops_before_submitting_when_a_driver_is_down(services, works
     assert "kimi-k3" not in squeue_names()
     calls = doubles_calls(services, "npu-smi")[before:]
     assert sorted({c["host"] for c in calls}) == ["kk3n0", "kk3n1", "kk3n2", "kk3n3"]
+
+
+def test_only_the_stacks_own_jobs_are_adopted_or_cancelled(services, workspace):
+    """Issue 10: jobs called kimi-k3 that this stack did not submit are never touched, even one
+    carrying the same launch fingerprint; a job this stack submitted for another spec (an
+    interrupted run) is cancelled; delete cancels the job in the state and stops only its
+    instance."""
+    from tests.integration.slurm_env import sh
+    prov = SlurmServiceProvider()
+    props = {**prepare(services, workspace), "ownerTag": "kimi-k3/test-own"}
+    fp = props["launchFingerprint"]
+
+    def held(comment):
+        return sh(f"sbatch --parsable --hold -J kimi-k3 -p batch --comment {comment} "
+                  f"--wrap 'sleep 1'").stdout.strip()
+
+    # the site's apptainer as the jobs see it (sshd's PATH puts the doubles first)
+    tools = (f"PATH={ROOT / 'tests' / 'doubles' / 'bin'}:$PATH "
+             f"KK3_DOUBLES_STATE={services['KK3_DOUBLES_STATE']} "
+             f"KK3_DOUBLES_LOG={services['KK3_DOUBLES_LOG']}")
+    sif = Path(props["nodeSh"].split("sif=", 1)[1].split("\n", 1)[0])
+    foreign_same_spec = held(f"kk3:someone/else:{fp}")
+    foreign_plain = held("not-ours")
+    own_stale = held("kk3:kimi-k3/test-own:0123456789abcdef")
+    out = None
+    try:
+        sh(f"{tools} srun -p batch -N 1 -w kk3n1 apptainer instance start {sif} kimi-k3-999999")
+        out = prov.create(props).outs
+        jobs = squeue_names()
+        assert out["jobId"] not in (foreign_same_spec, foreign_plain)
+        assert f"{foreign_same_spec} kimi-k3 PENDING" in jobs
+        assert f"{foreign_plain} kimi-k3 PENDING" in jobs
+        assert own_stale not in jobs.split()
+        prov.delete("x", out)
+        jobs = squeue_names()
+        assert out["jobId"] not in jobs.split()
+        assert foreign_same_spec in jobs and foreign_plain in jobs
+        assert instances(services).get("kk3n1") == ["kimi-k3-999999"]
+        # a delete with no job in the state touches nothing at all
+        prov.delete("x", {**out, "jobId": None})
+        assert foreign_plain in squeue_names()
+    finally:
+        sh(f"scancel {foreign_same_spec} {foreign_plain} {own_stale}", check=False)
+        sh(f"{tools} srun -p batch -N 1 -w kk3n1 apptainer instance stop kimi-k3-999999",
+           check=False)
+        if out and out["jobId"] in squeue_names().split():
+            prov.delete("x", out)
+    no_leftovers(services)

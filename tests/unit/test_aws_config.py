@@ -85,7 +85,7 @@ def test_block_durations(hours, ok):
 
 
 @pytest.mark.parametrize("kw,fragment", [
-    ({"capacityReservationID": "cr-1"}, "kimi-k3:capacityReservationID='cr-1' is not a known key"),
+    ({"capacityReservationID": "cr-1"}, "kimi-k3:capacityReservationID=<not shown> is not a known key; did you mean kimi-k3:capacityReservationId"),
     ({"serving": "sagemaker"}, "kimi-k3:serving='sagemaker' is not a serving mode"),
     ({"capacityReservationId": "r-123"}, "is not a capacity reservation id"),
     ({"capacityDurationHours": "360"}, "is not a Capacity Block duration"),

@@ -95,7 +95,14 @@ def test_serve_inputs_carry_rendered_scripts_and_no_plain_secrets(recorded):
     run, _ = recorded
     svc = next(r for r in run.resources if r["name"] == "kimi-k3-service")["inputs"]
     assert svc["srunSh"] == (GOLDEN / "srun.sh").read_text()
-    assert svc["apiKey"] == "[secret]" and svc["sshPassword"] == "[secret]"
+    assert svc["apiKey"] == "[secret]"
+    # the root password goes to the first-contact step only; the rest use the stack's own key
+    pin = next(r for r in run.resources if r["name"] == "kimi-k3-hostkey")["inputs"]
+    assert pin["sshPassword"] == "[secret]" and pin["loginKeyComment"] == "kimi-k3:kimi-k3/ctyun-hcc"
+    for r in run.resources:
+        if r["type"].startswith("pulumi-python:dynamic/ctyun:") and "sshHost" in r["inputs"] \
+                and r["name"] != "kimi-k3-hostkey":
+            assert r["inputs"]["sshPassword"] == "", r["name"]
     assert svc["startupTimeoutS"] == 7200 and svc["partition"] == "batch"
     import json
     assert "sk-never-shown" not in json.dumps(run.resources)

@@ -58,6 +58,13 @@ def test_ctyun_head_matches_the_seed_with_errata_fixed():
     assert spec.head.argv[:3] == ("vllm", "serve", "/model")
 
 
+def test_no_local_media_access_on_either_target():
+    """Seed erratum: `--allowed-local-media-path /` let any client read any file of the node."""
+    for spec in (ctyun_spec(), ctyun_spec(nodes=2), aws_spec(), aws_spec(nodes=2)):
+        for role in spec.roles():
+            assert "--allowed-local-media-path" not in role.argv
+
+
 def test_ctyun_workers_match_the_seed_worker_branch():
     spec = ctyun_spec()
     head = flags(spec.head.argv)

@@ -105,7 +105,7 @@ def test_bash_everywhere_no_double_equals(default_files):
 
 def test_instance_unique_per_job_and_stopped_by_trap(default_files):
     node = default_files["node.sh"]
-    assert 'instance="kimi-k3-${SLURM_JOB_ID}"' in node
+    assert 'instance=kimi-k3-"${SLURM_JOB_ID}"' in node
     assert "app-instance" not in node
     assert 'apptainer instance stop "$instance"' in node
     assert re.search(r"^trap cleanup EXIT$", node, re.M)
@@ -186,8 +186,10 @@ def test_bad_layout_is_a_config_error():
     p, spec = _default()
     with pytest.raises(ConfigError, match="kimi-k3:workDir"):
         render_node_sh(p, spec, SlurmLayout(work_dir="/home/a b"))
-    with pytest.raises(ConfigError, match="kimi-k3:partition"):
+    with pytest.raises(ConfigError, match="ctyun:queueName"):
         render_node_sh(p, spec, SlurmLayout(partition="batch;rm"))
+    with pytest.raises(ConfigError, match="kimi-k3:modelRoot"):
+        render_node_sh(p, spec, SlurmLayout(model_dir="/mnt/../etc"))
 
 
 def test_shell_word_runs_through_bash():

@@ -27,7 +27,18 @@ def test_defaults_reproduce_the_seeds():
     ({"target": "aws-eks", "allowedCidrs": ["10.0.0.1/8"]}, "kimi-k3:allowedCidrs", "not a CIDR"),
     ({"target": "aws-eks", "streamWeights": "maybe"}, "kimi-k3:streamWeights", "true or false"),
     ({"target": "aws-eks", "image": "vllm/vllm-openai:latest"}, "kimi-k3:image", "not a known serving image"),
-    ({"target": "aws-eks", "servedModelName": "Kimi K3"}, "kimi-k3:servedModelName", "without spaces"),
+    ({"target": "aws-eks", "servedModelName": "Kimi K3"}, "kimi-k3:servedModelName", "letters, digits"),
+    ({"target": "aws-eks", "servedModelName": "K3$(touch${IFS}x)"}, "kimi-k3:servedModelName", "not a usable"),
+    ({"target": "aws-eks", "servedModelName": "$(HF_TOKEN)"}, "kimi-k3:servedModelName", "not a usable"),
+    ({"target": "aws-eks", "allowedCidrs": "[bad"}, "kimi-k3:allowedCidrs", "not a JSON list"),
+    ({"target": "aws-eks", "allowedCidrs": {"a": 1}}, "kimi-k3:allowedCidrs", "not a list"),
+    ({"target": "aws-eks", "allowedCidrs": [1]}, "kimi-k3:allowedCidrs", "not a CIDR"),
+    ({"target": "ctyun-hcc", "port": "13389"}, "kimi-k3:port", "data-parallel RPC port"),
+    ({"target": "aws-eks", "port": "²"}, "kimi-k3:port", "is not an integer"),
+    ({"target": "aws-eks", "nodes": "١"}, "kimi-k3:nodes", "is not an integer"),
+    ({"target": "aws-eks", "gpuMemoryUtilization": "nan"}, "kimi-k3:gpuMemoryUtilization", "finite"),
+    ({"target": "aws-eks", "gpuMemoryUtilization": "inf"}, "kimi-k3:gpuMemoryUtilization", "finite"),
+    ({"target": "aws-eks", "modelOverrides": '{"x": NaN}'}, "kimi-k3:modelOverrides", "finite"),
 ])
 def test_bad_values_are_one_line_errors(raw, key, fragment):
     with pytest.raises(ConfigError) as e:
@@ -43,8 +54,16 @@ def test_cidrs_accept_lists_and_commas():
 def test_target_keys_pass_through_and_unknown_ones_are_rejected():
     s = parse_settings({"target": "aws-eks", "serving": "hyperpod", "capacityReservationid": "cr-1"}, "s")
     assert s.target_config == {"serving": "hyperpod", "capacityReservationid": "cr-1"}
-    with pytest.raises(ConfigError, match="kimi-k3:capacityReservationid='cr-1' is not a known key"):
+    with pytest.raises(ConfigError, match="kimi-k3:capacityReservationid=<not shown> is not a known "
+                       "key; did you mean kimi-k3:capacityReservationId"):
         reject_unknown(s.target_config, {"serving", "capacityReservationId"})
+
+
+def test_unknown_keys_never_print_their_value():
+    s = parse_settings({"target": "aws-eks", "apikey": "sk-live-123"}, "s")
+    with pytest.raises(ConfigError) as e:
+        reject_unknown(s.target_config, {"serving"})
+    assert "sk-live-123" not in str(e.value) and "did you mean kimi-k3:apiKey" in str(e.value)
 
 
 def test_secret_values_are_not_kept():

@@ -5,6 +5,7 @@ set -euo pipefail
 base=${1:-http://127.0.0.1:11025}
 what=${2:-all}
 key_file=/home/kimi-k3/secrets/VLLM_API_KEY
+model=Kimi-K3
 use_key=no
 
 call() {
@@ -18,7 +19,7 @@ call() {
 }
 
 health() {
-  call -o /dev/null "$base/health"
+  call -o /dev/null "$base"/health
   echo "health: ok"
 }
 
@@ -26,10 +27,10 @@ models() {
   local out
   out=$(call "$base/v1/models")
   if ! printf '%s' "$out" | grep -E '"id" *: *"Kimi-K3"' >/dev/null; then
-    echo "models: Kimi-K3 not served: $out" >&2
+    echo "models: $model not served: $out" >&2
     return 1
   fi
-  echo "models: Kimi-K3 listed"
+  echo "models: $model listed"
 }
 
 chat() {

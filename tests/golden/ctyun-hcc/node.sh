@@ -13,7 +13,7 @@ if [ -z "$node_rank" ]; then
   exit 1
 fi
 sif=/mnt/nvme0n1/apptainer/vllm-ascend_kimi-k3-a3.sif
-instance="kimi-k3-${SLURM_JOB_ID}"
+instance=kimi-k3-"${SLURM_JOB_ID}"
 
 # this node's address is the source of its route to node 0; the interface is the one owning it
 NODE_ADDR=$(ip -o route get "$NODE0_ADDR" | awk '{for (i = 1; i < NF; i++) if ($i == "src") {print $(i + 1); exit}}')
@@ -57,7 +57,6 @@ if [ "$node_rank" -eq 0 ]; then
     --served-model-name Kimi-K3
     --host 0.0.0.0
     --port 11025
-    --allowed-local-media-path /
     --trust-remote-code
     --tensor-parallel-size 16
     --data-parallel-size 4
@@ -95,7 +94,6 @@ else
     --served-model-name Kimi-K3
     --host 0.0.0.0
     --port 11025
-    --allowed-local-media-path /
     --trust-remote-code
     --tensor-parallel-size 16
     --data-parallel-size 4

@@ -35,7 +35,8 @@ case "$node0_addr" in
 esac
 export NODE0_ADDR="$node0_addr"
 
-echo "endpoint: http://$NODE0_ADDR:11025/v1 served model: Kimi-K3"
+served_model=Kimi-K3
+echo "endpoint: http://$NODE0_ADDR:11025/v1 served model: $served_model"
 echo "nodes: $SLURM_JOB_NODELIST (vLLM ranks in order: $NODE_ORDER)"
 
 srun --ntasks-per-node=1 --kill-on-bad-exit=1 \
