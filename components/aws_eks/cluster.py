@@ -69,9 +69,13 @@ class Cluster:
         self.eks = eks.Cluster(f"{name}-eks", **cluster_args(cfg, cluster_name, kms_arn, network), opts=opts)
         self.name = cluster_name
         # the EKS-managed cluster security group (node interfaces must carry it explicitly)
-        self.security_group_id = aws.eks.get_cluster_output(
+        self.info = aws.eks.get_cluster_output(
             name=self.eks.kubeconfig_json.apply(lambda _: cluster_name),
-            opts=pulumi.InvokeOutputOptions(parent=parent)).vpc_config.cluster_security_group_id
+            opts=pulumi.InvokeOutputOptions(parent=parent))
+        self.security_group_id = self.info.vpc_config.cluster_security_group_id
+        #: the API endpoint and CA the readiness gate talks to (as the deployer)
+        self.endpoint = self.info.endpoint
+        self.ca_data = self.info.certificate_authorities[0].data
         self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
 
         self.node_role = aws.iam.Role(f"{name}-node-role", assume_role_policy=json.dumps({

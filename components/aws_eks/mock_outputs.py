@@ -51,6 +51,16 @@ def block_scaling(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     return {"scaleUpAt": plan.scale_up_at, "scaleDownAt": plan.scale_down_at, "desiredNow": plan.desired_now}
 
 
+def endpoint_readiness(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    """The gate as the offline plan sees it: the mocked block starts tomorrow, so it defers."""
+    from .readiness import block_timing, deferred_outputs
+
+    now = datetime.now(timezone.utc)
+    if block_timing(inputs.get("blockStart"), now, float(inputs.get("blockWaitMaxS") or 0)) == "defer":
+        return deferred_outputs(inputs, now)
+    return {"ready": False, "state": "not-checked-offline", "lastSeen": "offline plan: nothing was checked"}
+
+
 def eks_cluster(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     name = inputs.get("name") or "mock"
     kubeconfig = {"apiVersion": "v1", "kind": "Config", "clusters": [{"name": name, "cluster": {
@@ -89,6 +99,7 @@ def service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
 MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "pulumi-python:dynamic/aws:CapacityBlock": capacity_block,
     "pulumi-python:dynamic/aws:BlockScaling": block_scaling,
+    "pulumi-python:dynamic/aws:EndpointReadiness": endpoint_readiness,
     "eks:index:Cluster": eks_cluster,
     "aws:eks/getCluster:getCluster": get_cluster,
     "aws:index/getAvailabilityZones:getAvailabilityZones": lambda a: {

@@ -3,8 +3,11 @@
 The dicts are exactly those the plan command writes to `manifests/`; here they become typed
 resources on the cluster's provider. The Secret holding VLLM_API_KEY / HF_TOKEN is built from
 Pulumi secret config (its values never appear in files, logs or plain state). The workload is
-not awaited: on a Capacity Block that starts later its pods stay Pending until the scheduled
-scale-up brings the nodes, and `pulumi up` must not fail meanwhile.
+not awaited, and neither is the Service (the Kubernetes provider would wait for its endpoints,
+i.e. for Ready pods, hours away with weight staging, and give up after 10 minutes): on a
+Capacity Block that starts later the pods stay Pending until the scheduled scale-up brings the
+nodes, and `pulumi up` must not fail meanwhile. What waits is the readiness gate
+(readiness.py), which knows the plan's budget and reports what it sees.
 """
 
 from __future__ import annotations
@@ -61,10 +64,12 @@ class Serving:
             self.workload = k8s.apiextensions.CustomResource(
                 f"{name}-vllm", api_version=lws["apiVersion"], kind=lws["kind"], metadata=lws["metadata"],
                 spec=lws["spec"], opts=after)
-        svc = by_kind["Service"]
+        svc = _skip_await(by_kind["Service"])
+        self.service_object = svc
         self.service = k8s.core.v1.Service(f"{name}-svc", metadata=svc["metadata"], spec=svc["spec"],
                                            opts=pulumi.ResourceOptions(parent=parent, provider=provider,
                                                                        depends_on=[self.namespace]))
+        self.workload_object = by_kind.get("Deployment") or by_kind.get("LeaderWorkerSet")
         port = svc["spec"]["ports"][0]["port"]
         in_cluster = f"http://{svc['metadata']['name']}.{layout.namespace}.svc.cluster.local:{port}/v1"
         if svc["spec"]["type"] == "LoadBalancer":

@@ -131,11 +131,13 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                           secret_data(self.secrets.api_key if shared.has_api_key else None,
                                       self.secrets.hf_token if shared.has_hf_token else None),
                           cluster.provider, self, depends_on=add_ons)
+        gate = self._readiness_gate(plan, spec, layout, objs, cluster, block, serving, add_ons)
         public = bool(layout.allowed_cidrs)
         pf = None if public else (f"kubectl -n {layout.namespace} port-forward svc/{rk.service_name(layout)} "
                                   f"{spec.port}:{spec.port}")
         local = f"http://127.0.0.1:{spec.port}/v1"
-        endpoint = serving.endpoint
+        # the gate reads the load balancer's name once it exists (the Service is not awaited)
+        endpoint = pulumi.Output.all(gate.endpoint, serving.endpoint).apply(lambda e: e[0] or e[1])
         curl = endpoint.apply(lambda e: curl_line(e if public else local, spec.served_model_name,
                                                   shared.has_api_key, pf))
         cost = pulumi.Output.all(block.purchased, block.upfront_fee_usd).apply(
@@ -148,7 +150,34 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
             "capacityCost": cost,
             "curl": curl,
             "gpuNodeGroup": gpu.node_group.node_group_name,
+            "readiness": pulumi.Output.all(gate.ready, gate.state, gate.lastSeen, gate.servingExpectedBy,
+                                           gate.via, gate.readySeconds).apply(lambda r: {
+                "ready": r[0], "state": r[1], "lastSeen": r[2], "servingExpectedBy": r[3], "via": r[4],
+                "readySeconds": r[5]}),
         })
+
+    def _readiness_gate(self, plan: Plan, spec: LaunchSpec, layout, objs, cluster, block, serving, add_ons):
+        """The gate after the workload and Service (readiness.py): budget from the plan."""
+        import hashlib
+        import json
+
+        from ..progress_program import progress_inputs
+        from .readiness import BLOCK_WAIT_MAX_S, NODE_JOIN_S, EndpointReadiness
+
+        c = plan.cold_start
+        svc = serving.service_object
+        fingerprint = hashlib.sha256(json.dumps(serving.workload_object, sort_keys=True).encode()).hexdigest()[:16]
+        api_key = self.secrets.api_key if self.shared.has_api_key and self.secrets.api_key is not None else ""
+        return EndpointReadiness(f"{self._name}-readiness", {
+            "clusterName": cluster.name, "apiEndpoint": cluster.endpoint, "caData": cluster.ca_data,
+            "region": self.region, "namespace": layout.namespace, "serviceName": svc["metadata"]["name"],
+            "port": spec.port, "podSelector": dict(svc["spec"]["selector"]),
+            "servedModelName": spec.served_model_name, "apiKey": api_key,
+            "blockStart": block.start_date, "reservationId": block.reservation_id,
+            "budgetS": NODE_JOIN_S + c.stage_s + c.startup_timeout_s, "expectedS": c.stage_s + c.estimate_s,
+            "blockWaitMaxS": BLOCK_WAIT_MAX_S, "launchFingerprint": fingerprint,
+            **self.aws_inputs, **progress_inputs(plan),
+        }, opts=pulumi.ResourceOptions(parent=self, depends_on=[serving.workload, serving.service, *add_ons]))
 
     # ------------------------------------------------------------ HyperPod path
 

@@ -261,3 +261,28 @@ def test_offline_plan_of_the_shipped_stack_warns_and_records_the_requirement(tmp
     doc = json.loads((tmp_path / "plan.json").read_text())
     reqs = doc["deploy_requirements"]
     assert [r["key"] for r in reqs] == ["kimi-k3:apiAccessCidrs"] and "privateApi" in reqs[0]["fix"]
+
+
+# ---------------------------------------------------------------- readiness gate (issue 9, item 4)
+
+def test_the_readiness_gate_follows_the_workload_with_the_plans_budget(adopt):
+    from components.aws_eks.readiness import NODE_JOIN_S
+
+    gate = one(adopt, "pulumi-python:dynamic/aws:EndpointReadiness")
+    c = adopt.inference.plan.cold_start
+    assert gate["budgetS"] == NODE_JOIN_S + c.stage_s + c.startup_timeout_s
+    assert gate["servedModelName"] == "Kimi-K3" and gate["serviceName"] == "kimi-k3-api"
+    assert gate["podSelector"] == one(adopt, "kubernetes:core/v1:Service")["spec"]["selector"]
+    assert gate["apiKey"] == SECRET  # the key reaches the gate only as a secret
+    assert gate["blockStart"] == adopt.outputs["reservationWindow"]["start"]
+    assert gate["progressFile"].endswith(".kimi-k3/progress/aws-eks.jsonl")
+    assert gate["caData"] and gate["apiEndpoint"].startswith("https://")
+    # neither the workload nor the Service is awaited by the Kubernetes provider
+    svc = one(adopt, "kubernetes:core/v1:Service")
+    assert svc["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+    # the mocked block starts tomorrow: `pulumi up` returns at once and says when serving starts
+    r = adopt.outputs["readiness"]
+    assert r["ready"] is False and r["state"] == "waiting-for-block"
+    assert r["servingExpectedBy"] > adopt.outputs["reservationWindow"]["start"]
+    assert "run `pulumi up` (or `pulumi refresh`) after that" in r["lastSeen"]
+

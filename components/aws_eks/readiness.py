@@ -1,0 +1,290 @@
+"""The readiness gate on AWS: `pulumi up` ends when the endpoint really serves, or says why not.
+
+`EndpointReadiness` (`pulumi-python:dynamic/aws:EndpointReadiness`) runs after the workload and
+the Service are applied (neither is awaited by the Kubernetes provider: on a Capacity Block that
+starts later their pods stay Pending for days). It waits, within a deadline from the plan's
+cold-start budget (node join + weight staging + vLLM's startup timeout), until the endpoint
+answers `/health`, `/v1/models` listing the served model, and a real chat completion
+(components/accept: `wait_ready`). It reaches vLLM the way `kubectl port-forward` does: through
+the Kubernetes API, as the deployer, to the serving pod (port_forward.py says why not the
+service proxy); the EKS token comes from the stack's AWS credentials (kube_api.eks_token).
+While no pod serves yet, what it reports is where the pod is (Pending and why, staging weights,
+crash-looping): the failure names the last thing it saw.
+
+A block that starts later than `blockWaitMaxS` from now: `pulumi up` does not wait; the gate
+records `ready: false`, when serving is expected (`servingExpectedBy`) and why, and returns at
+once. Any later `pulumi up` (its diff reports a change while not ready) or `pulumi refresh`
+runs the gate. A block that starts within `blockWaitMaxS` is waited for (progress phase
+`block-start`), then gated.
+
+`after_ready` is the hook where the acceptance checks run once the endpoint is ready (the
+accept helper wires components/accept's gate in there); it runs while the tunnel is open.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Dict, List, Mapping, Optional
+
+import pulumi
+from pulumi.dynamic import ResourceProvider
+
+from ..progress import ProgressLog, without_steering
+from . import aws_api
+from .capacity import _utc, fmt
+from .kube_api import pod_summary, serving_pod
+
+#: instance launch, node join, device plugins and the vLLM image pull, before staging starts
+NODE_JOIN_S = 1200
+#: a block starting within this is waited for; later ones are gated by a later `up`/refresh
+BLOCK_WAIT_MAX_S = 1800
+#: one wait_ready slice against one pod before the pods are looked at again
+SLICE_S = 300.0
+POLL_S = 10.0
+REQUEST_TIMEOUT_S = 30.0
+#: a refresh long after the budget ran out still looks once, this long
+REFRESH_MIN_S = 120.0
+#: inputs whose change means a different deployment to gate again
+GATE_INPUTS = ("launchFingerprint", "servedModelName", "port", "serviceName", "namespace", "apiKey",
+               "podSelector", "blockStart")
+
+
+class GateFailed(Exception):
+    """The endpoint did not serve within the deadline; the message is one line."""
+
+
+@dataclass(frozen=True)
+class GateResult:
+    ready: bool
+    via: str
+    last_seen: str
+    elapsed_s: float
+    acceptance: Optional[Dict[str, Any]] = None
+
+
+def run_gate(cluster, *, namespace: str, selector: Mapping[str, str], model: str,
+             api_key: Optional[str], deadline_s: float, phase, poll_s: float = POLL_S,
+             clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+             wait_ready=None, after_ready=None) -> GateResult:
+    """Wait until `cluster`'s serving pod answers; GateResult, or GateFailed naming what was seen.
+
+    `cluster` offers `pods()` and `forward(pod_name)` (a context manager with `.url`, the local
+    OpenAI base URL, and `.last_error`); `phase` is a progress phase (`update(text)`).
+    """
+    if wait_ready is None:
+        from ..accept import wait_ready
+    start = clock()
+    deadline = start + float(deadline_s)
+    last = "nothing yet"
+    while True:
+        left = deadline - clock()
+        if left <= 0:
+            break
+        try:
+            pods: List[Mapping[str, Any]] = cluster.pods()
+        except Exception as e:  # noqa: BLE001 the API may be briefly unreachable
+            pods, last = [], f"Kubernetes API: {type(e).__name__}: {e}"
+        pod = serving_pod(pods)
+        if pod is None:
+            if pods:
+                last = "; ".join(pod_summary(p) for p in pods)
+            elif not last.startswith("Kubernetes API"):
+                last = f"no pod labelled {dict(selector)} in {namespace} yet"
+            phase.update(last)
+            sleep(max(0.0, min(poll_s, deadline - clock())))
+            continue
+        name = pod["metadata"]["name"]
+        with cluster.forward(name) as fw:
+            r = wait_ready(fw.url, model, api_key, timeout_s=max(0.1, min(SLICE_S, deadline - clock())),
+                           poll_interval_s=poll_s, request_timeout_s=REQUEST_TIMEOUT_S,
+                           on_poll=lambda gate, seen: phase.update(f"pod {name}: {gate}: {seen}"))
+            if r.ready:
+                accepted = after_ready(fw.url) if after_ready is not None else None
+                return GateResult(True, f"port-forward to pod {name}", r.last_seen,
+                                  round(clock() - start, 1), accepted)
+            last = f"pod {name}: waiting for {r.stage}; last seen: {r.last_seen}"
+            if fw.last_error:
+                last += f"; {fw.last_error}"
+    raise GateFailed(f"the endpoint did not serve within {deadline_s:g} s (the plan's cold-start budget "
+                     f"plus {NODE_JOIN_S} s for the nodes to join); last seen: {last}")
+
+
+def after_ready(props: Mapping[str, Any], url: str, log: ProgressLog) -> Optional[Dict[str, Any]]:
+    """Hook: the acceptance checks run here once the endpoint is ready (tunnel open at `url`).
+
+    Returns what they report (exported as the gate's `acceptance`), or None while they are not
+    wired; raising fails `pulumi up` with the message.
+    """
+    return None
+
+
+# ---------------------------------------------------------------- pure timing
+
+def block_timing(block_start: Optional[str], now: datetime, wait_max_s: float) -> str:
+    """"started", "wait" (starts within `wait_max_s`: wait for it) or "defer" (later `up` gates)."""
+    if not block_start:
+        return "started"
+    left = (_utc(block_start) - _utc(now)).total_seconds()
+    if left <= 0:
+        return "started"
+    return "wait" if left <= wait_max_s else "defer"
+
+
+def expected_by(block_start: Optional[str], now: datetime, expected_s: float) -> str:
+    begin = max(_utc(block_start), _utc(now)) if block_start else _utc(now)
+    return fmt(begin + timedelta(seconds=NODE_JOIN_S + float(expected_s or 0)))
+
+
+def deferred_outputs(props: Mapping[str, Any], now: datetime) -> Dict[str, Any]:
+    when = expected_by(props.get("blockStart"), now, props.get("expectedS") or 0)
+    return {"ready": False, "state": "waiting-for-block", "servingExpectedBy": when,
+            "lastSeen": f"the Capacity Block starts at {props.get('blockStart')}; serving is expected by "
+                        f"about {when}: run `pulumi up` (or `pulumi refresh`) after that to gate it",
+            "via": None, "readySeconds": None, "endpoint": None, "acceptance": None}
+
+
+# ---------------------------------------------------------------- the real cluster
+
+class EksCluster:
+    """pods()/forward()/service() against the EKS cluster of `props`, as the deployer."""
+
+    def __init__(self, props: Mapping[str, Any]):
+        from .kube_api import KubeApi, eks_token, ssl_context
+
+        self.props = props
+        sess = aws_api.session(props)
+        region = (props.get("aws") or {}).get("region") or props.get("region")
+        self.token = lambda: eks_token(sess, props["clusterName"], region)
+        self.ssl = ssl_context(props["caData"])
+        self.api = KubeApi(props["apiEndpoint"], props["caData"], self.token, verify=self.ssl)
+
+    def pods(self):
+        return self.api.pods(self.props["namespace"], self.props["podSelector"])
+
+    def service(self):
+        return self.api.service(self.props["namespace"], self.props["serviceName"])
+
+    def forward(self, pod: str):
+        from .port_forward import PortForward, websocket_opener, ws_url
+
+        url = ws_url(self.props["apiEndpoint"], self.props["namespace"], pod, int(self.props["port"]))
+        return PortForward(websocket_opener(url, self.token, self.ssl))
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _inputs(props: Mapping[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in props.items() if k != "__provider"}
+
+
+class EndpointReadinessProvider(ResourceProvider):
+    """The gate as a dynamic provider. Holds no client; reads credentials at call time."""
+
+    cluster_factory = EksCluster
+
+    def _log(self, p: Mapping[str, Any]) -> ProgressLog:
+        return ProgressLog(p.get("progressFile"), secrets=[p.get("apiKey") or "", *aws_api.secret_values(p)],
+                           expect=p.get("progressExpect"))
+
+    def _gate(self, p: Dict[str, Any], deadline_s: float, raise_on_fail: bool = True) -> Dict[str, Any]:
+        log = self._log(p)
+        now = _now()
+        timing = block_timing(p.get("blockStart"), now, float(p.get("blockWaitMaxS") or BLOCK_WAIT_MAX_S))
+        if timing == "defer":
+            outs = deferred_outputs(p, now)
+            log.say(outs["lastSeen"])
+            return outs
+        if timing == "wait":
+            with log.phase("block-start", f"Capacity Block {p.get('reservationId')} to start at {p['blockStart']}",
+                           deadline_s=(_utc(p["blockStart"]) - now).total_seconds()) as ph:
+                while _now() < _utc(p["blockStart"]):
+                    ph.update(f"starts at {p['blockStart']}")
+                    time.sleep(min(30.0, max(0.0, (_utc(p["blockStart"]) - _now()).total_seconds())))
+        cluster = self.cluster_factory(p)
+        try:
+            with log.phase("readiness-gate", f"{p['servedModelName']} to answer /health, /v1/models and a "
+                           f"chat completion (pod of {p['namespace']}/{p['serviceName']})",
+                           deadline_s=deadline_s) as ph:
+                result = run_gate(cluster, namespace=p["namespace"], selector=p["podSelector"],
+                                  model=p["servedModelName"], api_key=p.get("apiKey") or None,
+                                  deadline_s=deadline_s, phase=ph, poll_s=float(p.get("pollIntervalS") or POLL_S),
+                                  after_ready=lambda url: after_ready(p, url, log))
+                ph.done(result.last_seen)
+        except GateFailed as e:
+            if raise_on_fail:
+                raise
+            return {"ready": False, "state": "not-ready", "lastSeen": str(e), "via": None,
+                    "readySeconds": None, "servingExpectedBy": None, "endpoint": None, "acceptance": None}
+        endpoint = None
+        try:
+            from .kube_api import load_balancer_host
+
+            host = load_balancer_host(cluster.service())
+            endpoint = f"http://{host}:{int(p['port'])}/v1" if host else None
+        except Exception:  # noqa: BLE001 the endpoint output is informative only
+            pass
+        return {"ready": True, "state": "serving", "lastSeen": result.last_seen, "via": result.via,
+                "readySeconds": result.elapsed_s, "servingExpectedBy": None, "endpoint": endpoint,
+                "acceptance": result.acceptance}
+
+    def _deadline(self, p: Mapping[str, Any]) -> float:
+        return float(p["budgetS"])
+
+    def create(self, props):
+        from pulumi.dynamic import CreateResult
+
+        p = _inputs(props)
+        outs = self._gate(p, self._deadline(p))
+        return CreateResult(f"{p['namespace']}/{p['serviceName']}", {**p, **outs, "checkedAt": fmt(_now())})
+
+    def diff(self, id_, olds, news):
+        from pulumi.dynamic import DiffResult
+
+        news = without_steering(_inputs(news))
+        changed = [k for k in GATE_INPUTS if news.get(k) != olds.get(k)]
+        # not ready yet (a block that had not started): every later `up` gates again
+        return DiffResult(changes=bool(changed) or not olds.get("ready"), replaces=[],
+                          delete_before_replace=False)
+
+    def update(self, id_, olds, news):
+        from pulumi.dynamic import UpdateResult
+
+        p = _inputs(news)
+        return UpdateResult({**p, **self._gate(p, self._deadline(p)), "checkedAt": fmt(_now())})
+
+    def read(self, id_, props):
+        """`pulumi refresh`: gate what remains of the budget since the block started, never fail."""
+        from pulumi.dynamic import ReadResult
+
+        p = _inputs(props)
+        begin = max(_utc(p["blockStart"]), _utc(p.get("checkedAt") or p["blockStart"])) \
+            if p.get("blockStart") else _now()
+        left = float(p["budgetS"]) - (_now() - begin).total_seconds()
+        outs = self._gate(p, max(REFRESH_MIN_S, left), raise_on_fail=False)
+        return ReadResult(id_, {**p, **outs, "checkedAt": fmt(_now())})
+
+    def delete(self, id_, props):
+        return None
+
+
+class EndpointReadiness(pulumi.dynamic.Resource, module="aws", name="EndpointReadiness"):
+    """Waits for the served endpoint (see the module docstring); exports what it saw."""
+
+    ready: pulumi.Output[bool]
+    state: pulumi.Output[str]
+    lastSeen: pulumi.Output[str]
+    servingExpectedBy: pulumi.Output[Optional[str]]
+    endpoint: pulumi.Output[Optional[str]]
+    via: pulumi.Output[Optional[str]]
+    readySeconds: pulumi.Output[Optional[float]]
+
+    def __init__(self, name: str, props: Dict[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
+        outs = {k: None for k in ("ready", "state", "lastSeen", "servingExpectedBy", "endpoint", "via",
+                                  "readySeconds", "acceptance", "checkedAt")}
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            additional_secret_outputs=["apiKey", aws_api.SECRETS_INPUT]))
+        super().__init__(EndpointReadinessProvider(), name, {**outs, **props}, opts)
