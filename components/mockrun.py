@@ -162,6 +162,8 @@ def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
                     "parent": _name_of(request.parent),
                     "custom": bool(request.custom),
                     "inputs": inputs,
+                    # names of the resources it depends on (destroy deletes it before them)
+                    "dependencies": sorted({_name_of(u) for u in request.dependencies}),
                 })
             return super().RegisterResource(request)
 

@@ -40,7 +40,8 @@ class Serving:
     """Namespace, Secret, workload (Deployment or LeaderWorkerSet) and Service."""
 
     def __init__(self, name: str, objs: List[dict], layout: K8sLayout, secrets: Dict[str, Any],
-                 provider: k8s.Provider, parent: pulumi.Resource, depends_on: List[pulumi.Resource]):
+                 provider: k8s.Provider, parent: pulumi.Resource, depends_on: List[pulumi.Resource],
+                 service_depends_on: List[pulumi.Resource] = ()):
         base = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends_on)
         by_kind = {o["kind"]: o for o in objs}
         ns = by_kind["Namespace"]
@@ -68,7 +69,8 @@ class Serving:
         self.service_object = svc
         self.service = k8s.core.v1.Service(f"{name}-svc", metadata=svc["metadata"], spec=svc["spec"],
                                            opts=pulumi.ResourceOptions(parent=parent, provider=provider,
-                                                                       depends_on=[self.namespace]))
+                                                                       depends_on=[self.namespace,
+                                                                                   *service_depends_on]))
         self.workload_object = by_kind.get("Deployment") or by_kind.get("LeaderWorkerSet")
         port = svc["spec"]["ports"][0]["port"]
         in_cluster = f"http://{svc['metadata']['name']}.{layout.namespace}.svc.cluster.local:{port}/v1"

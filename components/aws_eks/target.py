@@ -114,9 +114,17 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                 "node group scales up at its start and back to 0 an hour before its end", resource=self)
             if b[0] else None)
         # nothing else is created before the block exists (a refused purchase stops everything)
-        network = Network(name, cfg, block.availability_zone, self, depends_on=[block])
         cluster_name = f"{name}-{shared.stack}"[:100]
-        cluster = Cluster(name, cluster_name, cfg, network, self, depends_on=[block])
+        from ..progress_program import progress_inputs
+        from .cleanup import LeftoverCheck, LoadBalancerGone
+
+        # deleted last (the network and the cluster depend on it): lists what is still tagged for
+        # the cluster after destroy, loudly
+        leftovers = LeftoverCheck(f"{name}-leftovers", {
+            "clusterName": cluster_name, "region": region, **aws_inputs, **progress_inputs()},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[block]))
+        network = Network(name, cfg, block.availability_zone, self, depends_on=[block, leftovers])
+        cluster = Cluster(name, cluster_name, cfg, network, self, depends_on=[block, leftovers])
         nodes_needed = shared.nodes * cfg.replicas
         gpu = GpuNodes(name, shape=shape, block=block, cluster_name=cluster_name,
                        role_arn=cluster.node_role.arn, subnet_id=network.gpu_subnet_id,
@@ -127,10 +135,18 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
         add_ons = cluster.add_ons(name, self, multi_node=spec.nodes > 1)
         layout = lay.k8s_layout(shared, cfg)
         objs = rk.render(plan, spec, layout)
+        service_deps = []
+        svc_obj = next(o for o in objs if o["kind"] == "Service")
+        if svc_obj["spec"]["type"] == "LoadBalancer":
+            # destroy: the Service goes first, then this waits for its NLB, then the network goes
+            service_deps.append(LoadBalancerGone(f"{name}-lb-gone", {
+                "clusterName": cluster_name, "namespace": layout.namespace,
+                "serviceName": svc_obj["metadata"]["name"], "region": region, **aws_inputs,
+                **progress_inputs()}, opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster.eks])))
         serving = Serving(name, objs, layout,
                           secret_data(self.secrets.api_key if shared.has_api_key else None,
                                       self.secrets.hf_token if shared.has_hf_token else None),
-                          cluster.provider, self, depends_on=add_ons)
+                          cluster.provider, self, depends_on=add_ons, service_depends_on=service_deps)
         gate = self._readiness_gate(plan, spec, layout, objs, cluster, block, serving, add_ons)
         public = bool(layout.allowed_cidrs)
         pf = None if public else (f"kubectl -n {layout.namespace} port-forward svc/{rk.service_name(layout)} "

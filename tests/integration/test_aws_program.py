@@ -286,3 +286,25 @@ def test_the_readiness_gate_follows_the_workload_with_the_plans_budget(adopt):
     assert r["servingExpectedBy"] > adopt.outputs["reservationWindow"]["start"]
     assert "run `pulumi up` (or `pulumi refresh`) after that" in r["lastSeen"]
 
+
+
+# ---------------------------------------------------------------- destroy leaves nothing behind (item 8)
+
+def test_destroy_checks_are_declared(adopt, two_nodes):
+    check = one(adopt, "pulumi-python:dynamic/aws:LeftoverCheck")
+    assert check["clusterName"] == "kimi-k3-aws-eks" and check["aws"]["region"] == "us-east-2"
+    gone = one(adopt, "pulumi-python:dynamic/aws:LoadBalancerGone")
+    assert (gone["namespace"], gone["serviceName"]) == ("kimi-k3", "kimi-k3-api")
+    # no LoadBalancer Service (no allowedCidrs): nothing to wait for, the leftover check stays
+    assert not two_nodes.of_type("pulumi-python:dynamic/aws:LoadBalancerGone")
+    assert two_nodes.of_type("pulumi-python:dynamic/aws:LeftoverCheck")
+    # registered before the network and the cluster, which depend on it (so it is deleted last)
+    order = [r["type"] for r in adopt.resources]
+    assert order.index("pulumi-python:dynamic/aws:LeftoverCheck") < order.index("aws:ec2/vpc:Vpc")
+
+
+def test_destroy_order_service_before_its_load_balancer_wait_before_the_network(adopt):
+    deps = {r["name"]: r["dependencies"] for r in adopt.resources}
+    assert "kimi-k3-lb-gone" in deps["kimi-k3-svc"]  # the Service is deleted before the wait runs
+    assert "kimi-k3-eks" in deps["kimi-k3-lb-gone"]  # the wait runs before the cluster goes
+    assert "kimi-k3-leftovers" in deps["kimi-k3-vpc"] and "kimi-k3-leftovers" in deps["kimi-k3-eks"]
