@@ -10,7 +10,7 @@ pinned chart versions, tolerating the GPU taint and pinned to the GPU nodes wher
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import pulumi
 import pulumi_aws as aws
@@ -126,24 +126,30 @@ class Cluster:
         return out
 
 
-def exec_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:
+def exec_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str,
+                    profile: Optional[str] = None) -> str:
     """A kubeconfig for an existing EKS cluster that gets tokens from `aws eks get-token` (no
-    credentials inside it)."""
+    credentials inside it), with the stack's `aws:profile` when one is set."""
+    env = [{"name": "AWS_PROFILE", "value": profile}] if profile else None
+    user_exec: Dict[str, Any] = {
+        "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws",
+        "args": ["eks", "get-token", "--cluster-name", cluster_name, "--region", region]}
+    if env:
+        user_exec["env"] = env
     return json.dumps({
         "apiVersion": "v1", "kind": "Config", "current-context": cluster_name,
         "clusters": [{"name": cluster_name, "cluster": {"server": endpoint,
                                                         "certificate-authority-data": ca_data}}],
         "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
-        "users": [{"name": cluster_name, "user": {"exec": {
-            "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws",
-            "args": ["eks", "get-token", "--cluster-name", cluster_name, "--region", region]}}}],
+        "users": [{"name": cluster_name, "user": {"exec": user_exec}}],
     })
 
 
-def existing_cluster_provider(name: str, cluster_name: str, region: str, parent: pulumi.Resource):
+def existing_cluster_provider(name: str, cluster_name: str, region: str, parent: pulumi.Resource,
+                              profile: Optional[str] = None):
     """(kubeconfig secret Output, Kubernetes provider) for a cluster kimi-k3 does not manage."""
     c = aws.eks.get_cluster_output(name=cluster_name, opts=pulumi.InvokeOutputOptions(parent=parent))
     kubeconfig = pulumi.Output.secret(pulumi.Output.all(c.endpoint, c.certificate_authorities[0].data).apply(
-        lambda a: exec_kubeconfig(cluster_name, a[0], a[1], region)))
+        lambda a: exec_kubeconfig(cluster_name, a[0], a[1], region, profile)))
     provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig, opts=pulumi.ResourceOptions(parent=parent))
     return kubeconfig, provider

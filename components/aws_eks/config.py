@@ -178,8 +178,16 @@ def _refuse_eks_only_keys(raw: Mapping) -> None:
                               "already decides it)")
 
 
+#: the CRD's modelName: maxLength 63, pattern ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62} (unanchored at the end)
+_HYPERPOD_MODEL_NAME = re.compile(r"^[a-zA-Z0-9]")
+
+
 def _refuse_shared_keys_hyperpod_ignores(shared: SharedSettings, s3: Optional[str]) -> None:
     """Shared keys the HyperPod path cannot honour yet: refused rather than dropped."""
+    name = shared.served_model_name
+    if len(name) > 63 or not _HYPERPOD_MODEL_NAME.match(name):
+        raise ConfigError("kimi-k3:servedModelName", name, "use at most 63 characters starting with a letter "
+                          "or digit", "is not a HyperPod modelName (InferenceEndpointConfig CRD)")
     if shared.allowed_cidrs:
         raise ConfigError("kimi-k3:allowedCidrs", list(shared.allowed_cidrs), "unset it; the HyperPod "
                           "Inference Operator decides how its endpoint is exposed (docs/aws-eks.md)",

@@ -204,16 +204,30 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
 
         name, cfg = self._name, self.cfg
         region = self.region
-        kubeconfig, provider = existing_cluster_provider(name, cfg.hyperpod_cluster_name, region, self)
-        iec = rk.render_hyperpod(plan, spec, lay.k8s_layout(self.shared, cfg))
+        from .serving import secret_data
+
+        profile = (self.aws_inputs.get("aws") or {}).get("profile")
+        kubeconfig, provider = existing_cluster_provider(name, cfg.hyperpod_cluster_name, region, self,
+                                                         profile=profile)
+        layout = lay.k8s_layout(self.shared, cfg)
+        iec = rk.render_hyperpod(plan, spec, layout)
         ns_name = iec["metadata"]["namespace"]
         ns = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name},
                                    opts=pulumi.ResourceOptions(parent=self, provider=provider,
                                                                retain_on_delete=ns_name == "default"))
+        waits = [ns]
+        data = secret_data(self.secrets.api_key if self.shared.has_api_key else None,
+                           self.secrets.hf_token if self.shared.has_hf_token else None)
+        if data:  # the endpoint config reads the API key and the hub token from this Secret
+            waits.append(k8s.core.v1.Secret(
+                f"{name}-secrets", metadata={"name": layout.secret_name, "namespace": ns_name},
+                type="Opaque", string_data=data,
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[ns],
+                                            additional_secret_outputs=["stringData", "data"])))
         k8s.apiextensions.CustomResource(
             f"{name}-endpoint-config", api_version=iec["apiVersion"], kind=iec["kind"],
             metadata=iec["metadata"], spec=iec["spec"],
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[ns]))
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=waits))
         iec_name = iec["metadata"]["name"]
         endpoint = f"hyperpod:{ns_name}/{iec_name}"
         # the Inference Operator reports where it serves in the object's status

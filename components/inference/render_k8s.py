@@ -334,13 +334,32 @@ def render(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
 def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:
     """SageMaker HyperPod `InferenceEndpointConfig`: one pod per replica on one node.
 
-    The operator downloads the weights into its model volume, mounted where `spec.model_path`
-    points; the argv after `vllm serve` becomes the worker args.
+    Field by field against the operator's CRD (aws/sagemaker-hyperpod-cli,
+    helm_chart/HyperPodHelmChart/charts/inference-operator/config/crd/
+    inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml; checked in
+    tests/unit/test_aws_hyperpod.py):
+    - the operator downloads the weights into its model volume, mounted where `spec.model_path`
+      points; `worker.command` is set to `vllm serve` (not left to the image's ENTRYPOINT) and
+      `worker.args` is the rest of our argv, whose only model argument is that path (the CRD
+      documents `args` as the entrypoint's arguments and no model argument of its own);
+    - secrets come from the Secret `layout.secret_name` in the endpoint's namespace: the API key
+      as an env `valueFrom.secretKeyRef`, the hub token as `huggingFaceModel.tokenSecretRef`
+      (the CRD: injected as HF_TOKEN into the download init container only);
+    - `maxDeployTimeInSeconds` (CRD default 3600) is the plan's budget: staging + startup timeout.
     """
     if spec.nodes != 1:
         raise ValueError("HyperPod's InferenceEndpointConfig runs one node per replica")
     argv = [_subst(a, True) for a in spec.head.argv]
+    if argv[:2] != ["vllm", "serve"]:
+        raise ValueError(f"the HyperPod worker runs `vllm serve`; the launch spec starts {argv[:2]}")
     env = [{"name": k, "value": _subst(v, True)} for k, v in spec.head.env if k not in OBSOLETE_ENV]
+    if "VLLM_API_KEY" in spec.secret_env:
+        env.append({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {
+            "name": layout.secret_name, "key": "VLLM_API_KEY"}}})
+    hub = {"modelId": plan.model_repo_id}
+    if "HF_TOKEN" in spec.secret_env:
+        hub["tokenSecretRef"] = {"name": layout.secret_name, "key": "HF_TOKEN"}
+    c = plan.cold_start
     return {
         "apiVersion": HYPERPOD_API,
         "kind": "InferenceEndpointConfig",
@@ -350,8 +369,8 @@ def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:
             "instanceType": f"ml.{layout.instance_type}",
             "invocationEndpoint": "v1/chat/completions",
             "replicas": layout.replicas,
-            "modelSourceConfig": {"huggingFaceModel": {"modelId": plan.model_repo_id},
-                                  "modelSourceType": "huggingface"},
+            "maxDeployTimeInSeconds": int(c.stage_s + c.startup_timeout_s),
+            "modelSourceConfig": {"huggingFaceModel": hub, "modelSourceType": "huggingface"},
             "worker": {
                 "image": spec.image,
                 "modelInvocationPort": {"containerPort": spec.port, "name": "http"},
@@ -359,6 +378,7 @@ def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:
                 # one node per replica: no inter-node traffic, so GPUs only (as the seed)
                 "resources": {"limits": {"nvidia.com/gpu": layout.gpus_per_node},
                               "requests": {"nvidia.com/gpu": layout.gpus_per_node}},
+                "command": argv[:2],
                 "args": argv[2:],
                 "environmentVariables": env,
             },

@@ -125,3 +125,10 @@ def test_existing_vpc_accepted():
                 publicSubnetIds="subnet-0123456789abcdef2")
     assert cfg.private_subnet_ids == ("subnet-0123456789abcdef0", "subnet-0123456789abcdef1")
     assert cfg.public_subnet_ids == ("subnet-0123456789abcdef2",)
+
+
+def test_hyperpod_model_name_follows_the_crd():
+    with pytest.raises(ConfigError) as e:
+        parse(serving="hyperpod", hyperpodClusterName="hp", servedModelName="K" * 64)
+    assert "is not a HyperPod modelName" in str(e.value)
+    assert parse(serving="hyperpod", hyperpodClusterName="hp", servedModelName="Kimi-K3").serving == "hyperpod"

@@ -1,0 +1,160 @@
+"""HyperPod: the InferenceEndpointConfig against the operator's CRD (tests/contracts/hyperpod/),
+the API key from a Kubernetes Secret, one model argument, keys that do not apply refused."""
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.mockrun import SECRET, run_program
+
+FACTS = yaml.safe_load((Path(__file__).resolve().parents[1] / "contracts" / "hyperpod" / "iec_facts.yaml").read_text())
+HP = {"kimi-k3:serving": "hyperpod", "kimi-k3:hyperpodClusterName": "hp-eks"}
+
+
+def check_against_crd(iec):
+    """Problems of `iec` under the recorded CRD facts (unknown fields, required, patterns)."""
+    problems = []
+
+    def fields(obj, allowed, required, where):
+        for k in obj:
+            if k not in allowed:
+                problems.append(f"{where}.{k} is not a field of the CRD")
+        for k in required:
+            if k not in obj:
+                problems.append(f"{where}.{k} is required")
+
+    assert iec["apiVersion"] == FACTS["apiVersion"] and iec["kind"] == FACTS["kind"]
+    spec = iec["spec"]
+    fields(spec, FACTS["spec"]["properties"], FACTS["spec"]["required"], "spec")
+    name = spec["modelName"]
+    if len(name) > FACTS["spec"]["modelName"]["maxLength"] or not re.match(FACTS["spec"]["modelName"]["pattern"], name):
+        problems.append(f"spec.modelName {name!r}")
+    if not re.match(FACTS["spec"]["instanceType"]["pattern"], spec["instanceType"]):
+        problems.append("spec.instanceType")
+    for k in ("maxDeployTimeInSeconds", "replicas"):
+        if k in spec and not (isinstance(spec[k], int) and 0 < spec[k] < 2**31):
+            problems.append(f"spec.{k} is not an int32")
+    w = spec["worker"]
+    fields(w, FACTS["worker"]["properties"], FACTS["worker"]["required"], "spec.worker")
+    for e in w.get("environmentVariables", []):
+        fields(e, FACTS["environmentVariable"]["properties"], FACTS["environmentVariable"]["required"], "env")
+        for ref, body in (e.get("valueFrom") or {}).items():
+            if ref not in FACTS["environmentVariable"]["valueFrom"]:
+                problems.append(f"env valueFrom.{ref}")
+            if ref == "secretKeyRef":
+                f = FACTS["environmentVariable"]["secretKeyRef"]
+                fields(body, f["properties"], f["required"], "secretKeyRef")
+    msc = spec["modelSourceConfig"]
+    fields(msc, FACTS["modelSourceConfig"]["properties"], FACTS["modelSourceConfig"]["required"], "modelSourceConfig")
+    assert msc["modelSourceType"] in FACTS["modelSourceConfig"]["modelSourceType"]
+    hf = msc.get("huggingFaceModel") or {}
+    fields(hf, FACTS["huggingFaceModel"]["properties"], FACTS["huggingFaceModel"]["required"], "huggingFaceModel")
+    if not re.match(FACTS["huggingFaceModel"]["modelId"]["pattern"], hf["modelId"]):
+        problems.append("huggingFaceModel.modelId")
+    if "tokenSecretRef" in hf:
+        f = FACTS["huggingFaceModel"]["tokenSecretRef"]
+        fields(hf["tokenSecretRef"], f["properties"], f["required"], "tokenSecretRef")
+    fields(w["modelVolumeMount"], FACTS["modelVolumeMount"]["properties"], FACTS["modelVolumeMount"]["required"], "mount")
+    fields(w["modelInvocationPort"], FACTS["modelInvocationPort"]["properties"],
+           FACTS["modelInvocationPort"]["required"], "port")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def with_secrets():
+    return run_program("aws-eks", {**HP, "kimi-k3:apiKey": "sk-hp-do-not-leak", "kimi-k3:hfToken": "hf_hp_do_not_leak"})
+
+
+def iec_of(run):
+    return next(r for r in run.of_type("kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"))["inputs"]
+
+
+def test_the_endpoint_config_matches_the_operators_crd(with_secrets):
+    assert check_against_crd(iec_of(with_secrets)) == []
+    assert check_against_crd(iec_of(run_program("aws-eks", HP))) == []
+
+
+def test_the_api_key_and_hub_token_reach_the_endpoint_from_a_kubernetes_secret(with_secrets):
+    iec = iec_of(with_secrets)
+    env = {e["name"]: e for e in iec["spec"]["worker"]["environmentVariables"]}
+    assert env["VLLM_API_KEY"]["valueFrom"] == {"secretKeyRef": {"name": "kimi-k3-secrets", "key": "VLLM_API_KEY"}}
+    assert "value" not in env["VLLM_API_KEY"]
+    hf = iec["spec"]["modelSourceConfig"]["huggingFaceModel"]
+    assert hf["tokenSecretRef"] == {"name": "kimi-k3-secrets", "key": "HF_TOKEN"}
+    secret = next(r for r in with_secrets.of_type("kubernetes:core/v1:Secret"))["inputs"]
+    assert secret["metadata"] == {"name": "kimi-k3-secrets", "namespace": iec["metadata"]["namespace"]}
+    assert secret["stringData"] == SECRET
+    deps = {r["name"]: r["dependencies"] for r in with_secrets.resources}
+    assert "kimi-k3-secrets" in deps["kimi-k3-endpoint-config"]
+    text = repr(with_secrets.resources) + repr(with_secrets.outputs) + repr(with_secrets.inference.artifacts)
+    assert "sk-hp-do-not-leak" not in text and "hf_hp_do_not_leak" not in text
+
+
+def test_exactly_one_model_argument_and_an_explicit_entrypoint(with_secrets):
+    w = iec_of(with_secrets)["spec"]["worker"]
+    assert w["command"] == ["vllm", "serve"]
+    assert "--model" not in w["args"] and w["args"].count(w["modelVolumeMount"]["mountPath"]) == 1
+    assert w["args"][0] == w["modelVolumeMount"]["mountPath"]
+    assert not any(a == "moonshotai/Kimi-K3" for a in w["args"])  # the hub id is the operator's, not vLLM's
+
+
+def test_deploy_time_and_replicas_come_from_the_plan_and_the_config():
+    run = run_program("aws-eks", {**HP, "kimi-k3:replicas": "3"})
+    spec = iec_of(run)["spec"]
+    c = run.inference.plan.cold_start
+    assert spec["replicas"] == 3
+    assert spec["maxDeployTimeInSeconds"] == c.stage_s + c.startup_timeout_s > 3600  # CRD default too short
+
+
+def test_keys_that_do_not_apply_are_refused_by_a_real_preview():
+    import pulumi
+
+    for key, value in (("kimi-k3:capacityReservationId", "cr-0123456789abcdef0"),
+                       ("kimi-k3:allowedCidrs", "203.0.113.0/24"), ("kimi-k3:rootVolumeGib", "300")):
+        with pytest.raises(pulumi.RunError) as e:
+            run_program("aws-eks", {**HP, key: value}, as_deployed=True)
+        assert str(e.value).startswith(f"{key}=") and "hyperpod" in str(e.value)
+
+
+def test_the_kubeconfig_uses_the_stacks_profile():
+    import json
+
+    from components.aws_eks.cluster import exec_kubeconfig
+
+    kc = json.loads(exec_kubeconfig("hp-eks", "https://x", "Y2E=", "us-east-2", profile="kk3-deploy"))
+    user = kc["users"][0]["user"]["exec"]
+    assert user["env"] == [{"name": "AWS_PROFILE", "value": "kk3-deploy"}]
+    assert "--region" in user["args"] and "us-east-2" in user["args"]
+
+
+MIRROR = Path("/work/.mirror/aws+sagemaker-hyperpod-cli/repo")
+CRD = ("helm_chart/HyperPodHelmChart/charts/inference-operator/config/crd/"
+       "inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml")
+
+
+def test_recorded_facts_match_the_crd_upstream():
+    if not MIRROR.exists():
+        pytest.skip("no local mirror of aws/sagemaker-hyperpod-cli; facts were read from it when recorded")
+    crd = yaml.safe_load(subprocess.run(["git", "-C", str(MIRROR), "show",
+                                         f"a00b22d17ea928a6e39a43bd2efdafe01b1005ea:{CRD}"],
+                                        check=True, capture_output=True, text=True).stdout)
+    v1 = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")
+    assert v1["served"] and v1["storage"]
+    spec = v1["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert sorted(spec["properties"]) == sorted(FACTS["spec"]["properties"])
+    assert spec["required"] == FACTS["spec"]["required"]
+    for k in ("maxLength", "pattern"):
+        assert spec["properties"]["modelName"][k] == FACTS["spec"]["modelName"][k]
+    w = spec["properties"]["worker"]
+    assert sorted(w["properties"]) == sorted(FACTS["worker"]["properties"]) and w["required"] == FACTS["worker"]["required"]
+    env = w["properties"]["environmentVariables"]["items"]
+    assert sorted(env["properties"]) == sorted(FACTS["environmentVariable"]["properties"])
+    assert sorted(env["properties"]["valueFrom"]["properties"]) == sorted(FACTS["environmentVariable"]["valueFrom"])
+    hf = spec["properties"]["modelSourceConfig"]["properties"]["huggingFaceModel"]
+    assert sorted(hf["properties"]) == sorted(FACTS["huggingFaceModel"]["properties"])
+    assert hf["properties"]["modelId"]["pattern"] == FACTS["huggingFaceModel"]["modelId"]["pattern"]
+    assert "HF_TOKEN" in hf["properties"]["tokenSecretRef"]["description"]
+    assert spec["properties"]["maxDeployTimeInSeconds"]["default"] == 3600
