@@ -23,6 +23,7 @@ from .inference.catalog import (
     MODELS,
 )
 from . import config_keys
+from .accept.sizing import parse_accept_load
 from .inference import grammar
 from .inference.errors import NOT_SHOWN, ConfigError
 from .inference.planner import PlanRequest
@@ -37,7 +38,7 @@ KNOWN_KEYS = frozenset({
     "target", "accelerator", "nodes", "model", "maxModelLen", "maxNumSeqs", "maxNumBatchedTokens",
     "gpuMemoryUtilization", "kvCacheDtype", "weightsSource", "streamWeights", "servedModelName",
     "port", "allowedCidrs", "image", "modelOverrides", "visionChunksPerPrompt", "apiKey", "hfToken",
-    "allowInternet",
+    "allowInternet", "acceptLoad",
 })
 #: a CIDR this wide is "the internet": IPv4 prefixes shorter than /8, IPv6 shorter than /16
 #: (0.0.0.0/0 and ::/0, but also 0.0.0.0/1 + 128.0.0.0/1)
@@ -72,6 +73,8 @@ class SharedSettings:
     has_hf_token: bool = False
     #: `kimi-k3:allowInternet`: the explicit opt-in any internet-wide CIDR needs (check_exposure)
     allow_internet: bool = False
+    #: `kimi-k3:acceptLoad`: size of the acceptance gate's load part (components/accept/sizing.py)
+    accept_load: str = "auto"
     #: `kimi-k3:*` keys that are not shared, for the target's own parser (it rejects unknown ones)
     target_config: Mapping[str, object] = field(default_factory=dict)
 
@@ -262,6 +265,7 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         has_api_key=bool(raw.get("apiKey")),
         has_hf_token=bool(raw.get("hfToken")),
         allow_internet=allow_internet,
+        accept_load=parse_accept_load(raw.get("acceptLoad")),
         target_config=target_config,
     )
 

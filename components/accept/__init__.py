@@ -11,17 +11,30 @@ Library API (import from `components.accept`):
   `Readiness.error_message(endpoint, timeout_s)` is the one-line failure text.
 - `accept(AcceptConfig(endpoint, model, api_key=None, concurrency=4, requests=16,
   max_tokens=256, timeout_s=120, hardware=None)) -> report dict` (fields in report.py);
-  `report.exit_code(r)`, `report.first_failure(r)`, `report.summary(r)`.
-- `*_async` forms of both for callers already in an event loop of their own.
+  `exit_code(r)`, `first_failure(r)`, `summary(r)`.
+- the deploy gate: `gate.run_gate(gate.gate_config(...))` -> the `acceptance` stack output or
+  `gate.AcceptanceFailed`; its size from `sizing.load_size(kimi-k3:acceptLoad, ...)`.
+- `*_async` forms of wait_ready and accept for callers already in an event loop of their own.
 
 Modules: sse (SSE decoding), protocol (vLLM/OpenAI chat shapes, stream accumulation, timing),
 stats (percentiles), reference (published figures, reference_points.json), report (report,
-summary, exit code) are pure; client (httpx), checks, load, readiness, runner do the I/O.
+summary, exit code), sizing (acceptLoad) are pure; client (httpx), checks, load, readiness,
+runner, gate do the I/O. Names are imported lazily: `components.accept.sizing` (used by the
+settings parser) does not load the HTTP client.
 """
 
-from .readiness import Readiness, wait_ready, wait_ready_async
-from .report import CHECK_NAMES, CheckResult, exit_code, first_failure, summary
-from .runner import AcceptConfig, accept, accept_async
+import importlib
 
-__all__ = ["AcceptConfig", "CHECK_NAMES", "CheckResult", "Readiness", "accept", "accept_async",
-           "exit_code", "first_failure", "summary", "wait_ready", "wait_ready_async"]
+_EXPORTS = {
+    "Readiness": "readiness", "wait_ready": "readiness", "wait_ready_async": "readiness",
+    "CHECK_NAMES": "report", "CheckResult": "report", "exit_code": "report",
+    "first_failure": "report", "summary": "report",
+    "AcceptConfig": "runner", "accept": "runner", "accept_async": "runner",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,6 +32,8 @@ class AcceptConfig:
     #: load requests; 0 turns the load part off
     requests: int = 16
     max_tokens: int = 256
+    #: max_tokens of the load requests (None: `max_tokens`)
+    load_max_tokens: Optional[int] = None
     #: bound of every single request, seconds
     timeout_s: float = 120.0
     #: {"accelerator", "node_shape", "nodes"} when known: selects the reference points
@@ -43,7 +45,9 @@ class AcceptConfig:
             raise ValueError("--model is empty; give the served model name, e.g. Kimi-K3")
         for name, v, lo, hi in (("concurrency", self.concurrency, 1, MAX_CONCURRENCY),
                                 ("requests", self.requests, 0, MAX_REQUESTS),
-                                ("max-tokens", self.max_tokens, 1, 1_000_000)):
+                                ("max-tokens", self.max_tokens, 1, 1_000_000),
+                                ("load-max-tokens", 1 if self.load_max_tokens is None
+                                 else self.load_max_tokens, 1, 1_000_000)):
             if not isinstance(v, int) or not lo <= v <= hi:
                 raise ValueError(f"--{name} {v!r} is out of range; use {lo} to {hi}")
         if not 0 < float(self.timeout_s) <= 86400:
@@ -88,7 +92,8 @@ async def accept_async(cfg: AcceptConfig,
             elif name == "auth":
                 record(await ck.auth(c))
             elif name == "load":
-                load = await run_load(c, cfg.model, cfg.requests, cfg.concurrency, cfg.max_tokens)
+                load = await run_load(c, cfg.model, cfg.requests, cfg.concurrency,
+                                      cfg.load_max_tokens or cfg.max_tokens)
                 hw = cfg.hardware or {}
                 load.reference_points = reference.matching(
                     hw.get("accelerator"), hw.get("node_shape"), hw.get("nodes"))

@@ -316,6 +316,15 @@ class SshRunner:
                  f"chmod {mode:o} {q}.kk3tmp; mv -f {q}.kk3tmp {q}",
                  stdin=content, label=f"upload {path}")
 
+    def open_tunnel(self, host: str, port: int):
+        """A `direct-tcpip` channel to `host:port` as the master sees it (for a port forward)."""
+        def once():
+            return self._client.get_transport().open_channel(
+                "direct-tcpip", (host, int(port)), ("127.0.0.1", 0),
+                timeout=self.target.connect_timeout_s)
+
+        return self._with_retries(f"tunnel to {host}:{port}", once)
+
     def write_secret(self, path: str, value: str) -> None:
         """Write a secret to a root-only file (dir 0700, file 0600); the value travels on stdin."""
         d = posixpath.dirname(path)

@@ -233,8 +233,10 @@ class CtyunHccTarget(InferenceTarget):
             "publicHost": cluster.master_public_ip, "publicInnerIp": cluster.master_inner_ip,
             "startupTimeoutS": spec.startup_timeout_s,
             "ownerTag": f"{pulumi.get_project()}/{pulumi.get_stack()}"}, opts(bcast))
+        gate = self._acceptance(name, plan, spec, ssh, service, api_key, opts(service))
         endpoint = service.endpoint
         return Served(endpoint=endpoint, outputs={
+            "acceptance": gate.acceptance,
             "curl": endpoint.apply(lambda e: curl_line(e, spec.served_model_name,
                                                        bool(spec.secret_env))),
             "slurmJobId": service.jobId,
@@ -242,6 +244,25 @@ class CtyunHccTarget(InferenceTarget):
             "clusterId": cluster.cluster_id,
             "masterPublicIp": cluster.master_public_ip,
         })
+
+
+    def _acceptance(self, name, plan: Plan, spec: LaunchSpec, ssh, service, api_key, opts):
+        """The acceptance checks once the service answers (components/ctyun_hcc/acceptance.py)."""
+        from ..accept.sizing import load_size
+        from ..progress_program import progress_inputs
+        from .acceptance import AcceptanceGate
+
+        size = load_size(self.shared.accept_load, plan.max_num_seqs,
+                         plan.parallelism.data_parallel)
+        return AcceptanceGate(f"{name}-accept", {
+            **ssh, **progress_inputs(), "endpoint": service.endpoint,
+            "node0Addr": service.node0Addr, "jobId": service.jobId, "port": spec.port,
+            "servedModelName": spec.served_model_name, "apiKey": api_key,
+            "loadRequests": size.requests if size else 0,
+            "loadConcurrency": size.concurrency if size else 1,
+            "loadMaxTokens": size.max_tokens if size else 64,
+            "hardware": {"accelerator": plan.accelerator, "node_shape": plan.node_shape,
+                         "nodes": plan.nodes}}, opts)
 
 
 def create(name: str, shared: SharedSettings, secrets: Any) -> InferenceTarget:

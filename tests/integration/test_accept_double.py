@@ -257,3 +257,19 @@ def test_streams_reuse_connections():
                             max_tokens=4, timeout_s=3))
         load_ports = {s["client_port"] for s in d.seen[-10:]}
     assert len(load_ports) <= 4, load_ports
+
+
+def test_the_deploy_gate_passes_or_names_the_check():
+    from components.accept.gate import AcceptanceFailed, gate_config, run_gate
+    from components.accept.sizing import LoadSize
+
+    with double() as d:
+        cfg = gate_config(d.url, "Kimi-K3", KEY, LoadSize(6, 3, 8), timeout_s=5)
+        out = run_gate(cfg)
+    assert out["ok"] and out["load"]["requests"] == 6 and out["load"]["max_tokens"] == 8
+    assert cfg.max_tokens == 512  # functional checks leave room for reasoning
+    with double(faults=frozenset({"no_reasoning"})) as d:
+        with pytest.raises(AcceptanceFailed) as err:
+            run_gate(gate_config(d.url, "Kimi-K3", KEY, None, timeout_s=5))
+    assert str(err.value).startswith("acceptance check reasoning failed: neither")
+    assert err.value.check == "reasoning" and err.value.report["load"] is None

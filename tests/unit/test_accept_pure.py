@@ -189,3 +189,54 @@ def test_config_is_checked_before_anything_is_sent(kw, words):
 
 def test_config_repr_hides_the_key():
     assert "s3cr3t-key" not in repr(AcceptConfig("http://h:1/v1", "m", api_key="s3cr3t-key"))
+
+
+# ---- the deploy gate's size (kimi-k3:acceptLoad) ------------------------------------------
+from components.accept.sizing import LoadSize, load_size, parse_accept_load, planned_concurrency  # noqa: E402
+from components.inference.errors import ConfigError  # noqa: E402
+
+
+@pytest.mark.parametrize("raw,canon", [(None, "auto"), ("", "auto"), ("AUTO", "auto"),
+                                       ("off", "off"), (" 32 ", "32"), ("64x16", "64x16"),
+                                       (48, "48")])
+def test_accept_load_forms(raw, canon):
+    assert parse_accept_load(raw) == canon
+
+
+@pytest.mark.parametrize("raw", ["none", "0", "-4", "10x0", "12x", "x4", "20000", "8x2000",
+                                 "4 x 2", "true"])
+def test_accept_load_refusals_name_the_key(raw):
+    with pytest.raises(ConfigError) as err:
+        parse_accept_load(raw)
+    assert str(err.value).startswith("kimi-k3:acceptLoad=")
+
+
+def test_load_size_follows_the_plan():
+    assert planned_concurrency(16, 4) == 64 and planned_concurrency(5, 1) == 5
+    assert planned_concurrency(None, 1) == 64 and planned_concurrency(256, 8) == 64
+    assert load_size("auto", 5, 1) == LoadSize(10, 5)
+    assert load_size("off", 16, 4) is None
+    assert load_size("12", 16, 4) == LoadSize(12, 12)
+    assert load_size("100x8", 16, 4) == LoadSize(100, 8)
+
+
+def test_settings_carry_accept_load():
+    from components.settings import parse_settings
+
+    assert parse_settings({"target": "aws-eks"}, "s").accept_load == "auto"
+    assert parse_settings({"target": "aws-eks", "acceptLoad": "off"}, "s").accept_load == "off"
+    with pytest.raises(ConfigError, match="acceptLoad"):
+        parse_settings({"target": "ctyun-hcc", "acceptLoad": "lots"}, "s")
+
+
+def test_gate_summary_output():
+    from components.accept.gate import summary_output
+
+    r = build("http://h:1/v1", "Kimi-K3", [CheckResult("health", True, "200"),
+                                           CheckResult("load", True, "fine")],
+              _load(reference_points=reference.matching("ascend-910c", "atlas-800-a3", 4)), 2.0)
+    out = summary_output(r)
+    assert out["ok"] and out["checks"] == {"health": True, "load": True}
+    assert out["load"]["ttft_s"] == {"p50": 0.05, "p95": 0.06} and out["failed"] is None
+    assert out["reference"][0]["output_tokens_per_s"] == 111.4
+    assert out["reference"][0]["source"] == "https://github.com/vllm-project/vllm-ascend/pull/14454"

@@ -1,0 +1,74 @@
+"""The acceptance gate at the end of `pulumi up`: run the checks, fail with the check's name.
+
+Both targets call `run_gate` right after their readiness wait, from inside a dynamic provider
+(Pulumi-free here). It returns the summary exported as the stack output `acceptance`, or
+raises `AcceptanceFailed("acceptance check <name> failed: <detail>")`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, Optional
+
+from .report import first_failure
+from .runner import AcceptConfig, accept
+from .sizing import LoadSize
+
+#: what one request of the gate may take (a real K3 answer of 256 tokens under load is seconds)
+GATE_REQUEST_TIMEOUT_S = 300.0
+#: max_tokens of the functional checks: room for Kimi K3's reasoning before its answer
+GATE_MAX_TOKENS = 512
+
+
+class AcceptanceFailed(RuntimeError):
+    """A check failed; the message names it and says what was seen."""
+
+    def __init__(self, check: str, detail: str, report: Dict[str, Any]):
+        self.check, self.detail, self.report = check, detail, report
+        super().__init__(f"acceptance check {check} failed: {detail}")
+
+
+def gate_config(endpoint: str, model: str, api_key: Optional[str], size: Optional[LoadSize],
+                hardware: Optional[Dict[str, Any]] = None,
+                timeout_s: float = GATE_REQUEST_TIMEOUT_S) -> AcceptConfig:
+    return AcceptConfig(endpoint=endpoint, model=model, api_key=api_key or None,
+                        concurrency=size.concurrency if size else 1,
+                        requests=size.requests if size else 0,
+                        max_tokens=GATE_MAX_TOKENS,
+                        load_max_tokens=size.max_tokens if size else None,
+                        timeout_s=timeout_s, hardware=hardware).validate()
+
+
+def summary_output(report: Dict[str, Any]) -> Dict[str, Any]:
+    """The stack output `acceptance`: what passed, the load figures, the matching references."""
+    load = report.get("load")
+    bad = first_failure(report)
+    return {
+        "ok": bad is None,
+        "checks": {c["name"]: c["ok"] for c in report["checks"]},
+        "failed": None if bad is None else {"check": bad["name"], "detail": bad["detail"]},
+        "load": None if not load else {
+            "requests": load["requests"], "errors": load["errors"],
+            "concurrency": load["concurrency"], "ttft_s": load["ttft_s"],
+            "tpot_s": load["tpot_s"], "output_tokens_per_s": load["output_tokens_per_s"],
+            "max_tokens": load["max_tokens"],
+        },
+        "reference": [
+            {"id": r["id"], "match": r["match"], "source": r["source"].split(" ")[0],
+             "output_tokens_per_s": r["figures"].get("output_tokens_per_s"),
+             "ttft_s_mean": r["figures"].get("ttft_s_mean"),
+             "tpot_s_mean": r["figures"].get("tpot_s_mean"), "workload": r["workload"]}
+            for r in (load or {}).get("reference_points") or []],
+        "endpoint": report["endpoint"],
+        "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "elapsed_s": report["elapsed_s"],
+    }
+
+
+def run_gate(cfg: AcceptConfig, on_check: Optional[Callable[[Any], None]] = None) -> Dict[str, Any]:
+    """Run the checks; the `acceptance` summary, or AcceptanceFailed naming the first failure."""
+    report = accept(cfg, on_check)
+    bad = first_failure(report)
+    if bad is not None:
+        raise AcceptanceFailed(bad["name"], bad["detail"], report)
+    return summary_output(report)

@@ -1,0 +1,133 @@
+"""`AcceptanceGate`: the acceptance checks against the CTyun endpoint, after the Slurm service.
+
+Type `pulumi-python:dynamic/ctyun:AcceptanceGate`. Declared after `SlurmService` (which waited
+for /health, /v1/models and a chat answer), it runs components/accept's checks (health, models,
+chat, stream, reasoning, tool_call, auth, and the load part sized by `kimi-k3:acceptLoad`):
+
+- from the deployer when the endpoint answers TCP there (`via` = auto or direct);
+- else over a local port forward through the master's SSH connection to node 0's port
+  (`via` = auto or ssh): the head often has only a cluster address.
+
+A failed check fails the create with "acceptance check <name> failed: <detail>", and the
+service stays in the state (cancelled by `pulumi destroy`, or kept and checked again by the
+next `pulumi up`, which runs only this gate again). A new job (its `jobId`), a changed
+endpoint or load size runs the checks again. Output `acceptance`: the summary of
+components/accept/gate.py, plus `via`. Nothing to delete.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Any, Dict, Optional
+from urllib.parse import urlsplit
+
+import pulumi
+import pulumi.dynamic
+from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
+
+from ..progress import ProgressLog
+from .port_forward import LocalForward
+from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider, strip
+
+log = logging.getLogger("kimi_k3.ctyun.acceptance")
+
+STEP_INPUTS: Dict[str, Any] = {
+    "endpoint": "", "node0Addr": "", "port": 0, "jobId": "", "servedModelName": "Kimi-K3",
+    "apiKey": "", "loadRequests": 0, "loadConcurrency": 1, "loadMaxTokens": 64,
+    "hardware": {}, "requestTimeoutS": 300, "via": "auto", "connectCheckS": 5,
+}
+VIA = ("auto", "direct", "ssh")
+
+
+def reachable(endpoint: str, timeout_s: float) -> bool:
+    """Does the endpoint's host:port accept a TCP connection from here?"""
+    parts = urlsplit(endpoint)
+    try:
+        socket.create_connection((parts.hostname, parts.port or 80), timeout=timeout_s).close()
+        return True
+    except OSError:
+        return False
+
+
+class AcceptanceGateProvider(SshStepProvider):
+    STEP_INPUTS = STEP_INPUTS
+    REPLACE_KEYS = ()
+    DELETE_BEFORE_REPLACE = False
+
+    def secret_values(self, p):
+        return [p.get("apiKey") or ""]
+
+    def resource_id(self, p, outs):
+        return f"{p['endpoint']}:job-{p['jobId']}:accept"
+
+    def _size(self, p):
+        from ..accept.sizing import LoadSize
+
+        n = int(p.get("loadRequests") or 0)
+        return LoadSize(n, int(p["loadConcurrency"]), int(p["loadMaxTokens"])) if n else None
+
+    def gate(self, p: Dict[str, Any], progress_file: Optional[str] = None) -> Dict[str, Any]:
+        """Run the checks the way `via` says; the outputs, or raise naming the failed check."""
+        from ..accept.gate import AcceptanceFailed, gate_config, run_gate
+
+        via = p.get("via") or "auto"
+        if via not in VIA:
+            raise ValueError(f"via={via!r}: use one of {', '.join(VIA)}")
+        key = p.get("apiKey") or None
+        plog = ProgressLog(progress_file, secrets=self.secret_values(p))
+        direct = via == "direct" or (via == "auto" and
+                                     reachable(p["endpoint"], float(p["connectCheckS"])))
+
+        def run(url: str, how: str):
+            cfg = gate_config(url, p["servedModelName"], key, self._size(p),
+                              dict(p.get("hardware") or {}) or None,
+                              float(p["requestTimeoutS"]))
+            with plog.phase("accept-gate", f"acceptance checks on {p['endpoint']} ({how})") as ph:
+                try:
+                    out = run_gate(cfg, on_check=lambda r: ph.update(
+                        f"{r.name}: {'ok' if r.ok else 'FAILED'}"))
+                except AcceptanceFailed as e:
+                    raise RuntimeError(f"{e} (endpoint {p['endpoint']}, {how})") from None
+            return {**out, "endpoint": p["endpoint"], "via": how}
+
+        if direct:
+            return {"acceptance": run(p["endpoint"], "from the deployer")}
+        runner = self.runner(p)
+        with runner, LocalForward(runner, p["node0Addr"], int(p["port"])) as fwd:
+            how = f"over SSH to {p['node0Addr']}:{int(p['port'])}"
+            return {"acceptance": run(fwd.url + "/v1", how)}
+
+    # the gate needs SSH only when it forwards: create/update do not open a runner first
+    def create(self, props):
+        p = self.inputs(props)
+        outs = self.gate(p, props.get("progressFile"))
+        return CreateResult(self.resource_id(p, outs), {**p, **outs})
+
+    def update(self, id_, olds, news):
+        o, n = self.inputs(olds), self.inputs(news)
+        if any(o.get(k) != n.get(k) for k in STEP_INPUTS):
+            outs = self.gate(n, news.get("progressFile"))
+        else:
+            outs = {"acceptance": strip(olds).get("acceptance")}
+        return UpdateResult({**n, **outs})
+
+    def read(self, id_, props):
+        return ReadResult(id_, strip(props))
+
+    def delete(self, id_, props):
+        return None
+
+
+class AcceptanceGate(pulumi.dynamic.Resource, module="ctyun", name="AcceptanceGate"):
+    """The acceptance checks; see the module docstring. Inputs: SSH_INPUTS + STEP_INPUTS."""
+
+    acceptance: pulumi.Output[dict]
+
+    def __init__(self, resource_name: str, inputs: Dict[str, Any],
+                 opts: Optional[pulumi.ResourceOptions] = None):
+        props = {**{k: None for k in {**SSH_INPUTS, **STEP_INPUTS}}, "progressFile": None,
+                 **inputs, "acceptance": None}
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            additional_secret_outputs=SECRET_OUTPUTS + ["apiKey"]))
+        super().__init__(AcceptanceGateProvider(), resource_name, props, opts)
