@@ -319,7 +319,7 @@ class SshRunner:
     def open_tunnel(self, host: str, port: int):
         """A `direct-tcpip` channel to `host:port` as the master sees it (for a port forward)."""
         def once():
-            return self._client.get_transport().open_channel(
+            return self._transport.open_channel(
                 "direct-tcpip", (host, int(port)), ("127.0.0.1", 0),
                 timeout=self.target.connect_timeout_s)
 
