@@ -39,9 +39,17 @@ def runtime_for(shared: SharedSettings) -> Runtime:
     return make(shared) if make is not None else default_runtime(shared)
 
 
+def plan_request_for(shared: SharedSettings):
+    """The target's plan request (its module may define `plan_request(shared)`: e.g. aws-eks
+    resolves its weights source and cold-start inputs), else the shared settings' own."""
+    module = importlib.import_module(REGISTRY[shared.target])
+    make = getattr(module, "plan_request", None)
+    return make(shared) if make is not None else shared.plan_request()
+
+
 def plan_and_launch(shared: SharedSettings) -> Tuple[Plan, LaunchSpec]:
     """Plan and launch spec for `shared`; raises ConfigError/PlanError on bad input."""
-    p = plan(shared.plan_request())
+    p = plan(plan_request_for(shared))
     return p, launch(p, runtime_for(shared))
 
 

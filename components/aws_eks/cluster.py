@@ -44,17 +44,6 @@ def cluster_args(cfg: AwsEksConfig, cluster_name: str, kms_arn: Any, network) ->
     }
 
 
-def s3_read_policy(s3_uri: str) -> str:
-    """Read-only access to the weights prefix (node role; the staging container uses it)."""
-    bucket, _, prefix = s3_uri[len("s3://"):].partition("/")
-    prefix = prefix.rstrip("/")
-    objects = f"arn:aws:s3:::{bucket}/{prefix}/*" if prefix else f"arn:aws:s3:::{bucket}/*"
-    return json.dumps({"Version": "2012-10-17", "Statement": [
-        {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": [objects]},
-        {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [f"arn:aws:s3:::{bucket}"]},
-    ]})
-
-
 class Cluster:
     """EKS control plane, node role, system nodes, kubeconfig and a Kubernetes provider."""
 
@@ -85,10 +74,8 @@ class Cluster:
         self.node_role_attachments = [aws.iam.RolePolicyAttachment(
             f"{name}-node-{p}", role=self.node_role.name, policy_arn=f"arn:aws:iam::aws:policy/{p}",
             opts=pulumi.ResourceOptions(parent=self.node_role)) for p in NODE_POLICIES]
-        if cfg.weights_s3_uri:
-            self.node_role_attachments.append(aws.iam.RolePolicy(
-                f"{name}-node-weights", role=self.node_role.name, policy=s3_read_policy(cfg.weights_s3_uri),
-                opts=pulumi.ResourceOptions(parent=self.node_role)))
+        # no S3 access on the node role: pods that read weights get EKS Pod Identity roles
+        # (components/aws_eks/weights/resources.py), and IMDS hop limit 1 keeps them off this role
         # CoreDNS, the LWS controller and the device-plugin controllers run here, not on GPUs
         self.system_nodes = aws.eks.NodeGroup(
             f"{name}-system",

@@ -17,13 +17,15 @@ from typing import Mapping, Optional, Tuple
 
 from ..inference.errors import ConfigError
 from ..settings import SharedSettings, check_exposure, parse_cidrs, reject_unknown
+from .weights.settings import WeightsConfig
+from .weights.settings import parse as parse_weights
 
 SERVING_MODES = ("eks", "hyperpod")
 KEYS = frozenset({
     "serving", "capacityReservationId", "capacityInstanceCount", "capacityDurationHours",
     "capacityEarliestStart", "capacityLatestStart", "maxUpfrontFeeUsd", "vpcId",
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
-    "kmsKeyArn", "replicas", "systemInstanceType", "systemNodeCount", "weightsS3Uri",
+    "kmsKeyArn", "replicas", "systemInstanceType", "systemNodeCount", "weightsS3Uri", "keepWeightsMirror",
     "rootVolumeGib", "namespace", "hyperpodClusterName", "privateApi",
 })
 #: keys that shape what this stack builds on EKS; with `serving: hyperpod` the user's HyperPod
@@ -87,6 +89,8 @@ class AwsEksConfig:
     #: `kimi-k3:privateApi`: the user declares that `pulumi up` runs inside the VPC (or over a
     #: VPN/peering into it), so the private-only API endpoint is reachable
     private_api: bool = False
+    #: the weights path (weights/settings.py: source, your bucket, the stack's mirror)
+    weights: Optional[WeightsConfig] = None
 
     @property
     def applies_kubernetes_objects(self) -> bool:
@@ -285,12 +289,8 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
     kms = _s(raw, "kmsKeyArn")
     if kms is not None and not kms.startswith("arn:aws"):
         raise ConfigError("kimi-k3:kmsKeyArn", kms, "give a KMS key ARN (arn:aws:kms:...)", "is not an ARN")
-    s3 = _s(raw, "weightsS3Uri")
-    if s3 is not None and not re.match(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$", s3):
-        raise ConfigError("kimi-k3:weightsS3Uri", s3, "give s3://bucket/prefix", "is not an S3 URI")
-    if (shared.weights_source == "s3" or shared.stream_weights) and s3 is None:
-        raise ConfigError("kimi-k3:weightsS3Uri", None, "give s3://bucket/prefix holding the weights",
-                          "is needed with kimi-k3:weightsSource=s3")
+    weights = parse_weights(shared, raw, serving)
+    s3 = str(weights.s3_uri) if weights.s3_uri is not None else None
     namespace = _s(raw, "namespace") or "kimi-k3"
     if not _DNS_LABEL.match(namespace):
         raise ConfigError("kimi-k3:namespace", namespace, "use lower-case letters, digits and '-'",
@@ -317,4 +317,5 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
         namespace=namespace,
         hyperpod_cluster_name=hp_cluster,
         private_api=private_api,
+        weights=weights,
     )

@@ -19,19 +19,22 @@ MODELS_MOUNT = "/models"
 
 
 def weights_staging(shared: SharedSettings, cfg: AwsEksConfig) -> WeightsStaging:
-    if shared.stream_weights:
-        return WeightsStaging("stream", s3_uri=cfg.weights_s3_uri or "")
-    if (shared.weights_source or "hub") == "s3":
-        return WeightsStaging("s3", s3_uri=cfg.weights_s3_uri or "")
-    return WeightsStaging("hub", repo_id=MODELS[shared.model].repo_id)
+    """The weights path (components/aws_eks/weights/): hub, your bucket, or the stack's mirror."""
+    from .weights.layout import weights_staging as staging
+    from .weights.settings import WeightsConfig
+
+    w = cfg.weights or WeightsConfig("hub", False, MODELS[shared.model].repo_id)
+    return staging(w)
 
 
 def model_path(shared: SharedSettings, cfg: AwsEksConfig) -> str:
     """Where vLLM finds the weights: the node's NVMe cache, S3 (streamed) or HyperPod's volume."""
+    from .weights.layout import STREAM_MODEL_REF
+
     if cfg.serving == "hyperpod":
         return HYPERPOD_MODEL_PATH
     if shared.stream_weights:
-        return cfg.weights_s3_uri or ""
+        return STREAM_MODEL_REF
     return f"{MODELS_MOUNT}/{MODELS[shared.model].local_dir_name}"
 
 

@@ -111,4 +111,7 @@ MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "aws:iam/role:Role": lambda a: {"arn": "arn:aws:iam::000000000000:role/mock-node-role",
                                     "name": "mock-node-role"},
     "aws:ec2/launchTemplate:LaunchTemplate": lambda a: {"latestVersion": 1, "arn": "arn:aws:ec2:mock"},
+    # the weights mirror bucket (components/aws_eks/weights/): AWS appends a suffix to the prefix
+    "aws:s3/bucket:Bucket": lambda a: {"bucket": f"{a.get('bucketPrefix') or 'kimi-k3-weights-'}mock0001",
+                                       "arn": "arn:aws:s3:::kimi-k3-weights-mock0001"},
 }

@@ -81,8 +81,9 @@ def launch_template_args(shape: NodeShape, reservation_id: Any, security_group_i
         "metadata_options": {
             "http_endpoint": "enabled",
             "http_tokens": "required",  # IMDSv2 only
-            # 2 hops: the weights staging container reads S3 with the node role
-            "http_put_response_hop_limit": 2,
+            # 1 hop: containers cannot reach the node role's credentials; pods that read S3 use
+            # EKS Pod Identity (components/aws_eks/weights/)
+            "http_put_response_hop_limit": 1,
         },
         "block_device_mappings": [{
             "device_name": "/dev/xvda",

@@ -41,7 +41,8 @@ class Serving:
 
     def __init__(self, name: str, objs: List[dict], layout: K8sLayout, secrets: Dict[str, Any],
                  provider: k8s.Provider, parent: pulumi.Resource, depends_on: List[pulumi.Resource],
-                 service_depends_on: List[pulumi.Resource] = ()):
+                 service_depends_on: List[pulumi.Resource] = (),
+                 before_workload=None):
         base = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends_on)
         by_kind = {o["kind"]: o for o in objs}
         ns = by_kind["Namespace"]
@@ -55,6 +56,9 @@ class Serving:
                 opts=pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(
                     additional_secret_outputs=["stringData", "data"])))
             waits.append(self.secret)
+        if before_workload is not None:
+            # the weights objects (components/aws_eks/weights/resources.py) the pods refer to
+            waits += before_workload(provider, self.namespace)
         after = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=waits)
         if "Deployment" in by_kind:
             d = _skip_await(by_kind["Deployment"])

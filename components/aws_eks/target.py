@@ -31,12 +31,21 @@ def runtime(shared: SharedSettings) -> Runtime:
     return lay.runtime(shared, cfgmod.parse(shared))
 
 
+def plan_request(shared: SharedSettings):
+    """The plan request with this target's weights path (components/aws_eks/weights/plan.py)."""
+    from .weights.plan import plan_request as weights_plan_request
+
+    return weights_plan_request(shared, cfgmod.parse(shared))
+
+
 def render_files(plan: Plan, spec: LaunchSpec, shared: SharedSettings,
                  cfg: cfgmod.AwsEksConfig) -> Dict[str, str]:
     layout = lay.k8s_layout(shared, cfg)
     if cfg.serving == "hyperpod":
         return rk.manifest_files([rk.render_hyperpod(plan, spec, layout)])
-    return rk.manifest_files(rk.render(plan, spec, layout))
+    objs = rk.render(plan, spec, layout)
+    # the weights objects (scripts ConfigMap, service accounts, mirror Job) go after the namespace
+    return rk.manifest_files(objs[:1] + rk.render_weights(spec, layout) + objs[1:])
 
 
 def curl_line(endpoint: str, served_model_name: str, api_key: bool, port_forward: Optional[str]) -> str:
@@ -143,10 +152,12 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                 "clusterName": cluster_name, "namespace": layout.namespace,
                 "serviceName": svc_obj["metadata"]["name"], "region": region, **aws_inputs,
                 **progress_inputs()}, opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster.eks])))
+        weights = _weights(name, cfg, layout, spec, cluster, region, self.stack_identity, plan, self)
         serving = Serving(name, objs, layout,
                           secret_data(self.secrets.api_key if shared.has_api_key else None,
                                       self.secrets.hf_token if shared.has_hf_token else None),
-                          cluster.provider, self, depends_on=add_ons, service_depends_on=service_deps)
+                          cluster.provider, self, depends_on=add_ons, service_depends_on=service_deps,
+                          before_workload=weights.before_workload)
         gate = self._readiness_gate(plan, spec, layout, objs, cluster, block, serving, add_ons)
         public = bool(layout.allowed_cidrs)
         pf = None if public else (f"kubectl -n {layout.namespace} port-forward svc/{rk.service_name(layout)} "
@@ -234,6 +245,16 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
         status = (f"kubectl -n {ns_name} get inferenceendpointconfig {iec_name} -o yaml  "
                   f"# the operator reports the invocation endpoint in .status once it is ready")
         return Served(endpoint=endpoint, outputs={"kubeconfig": kubeconfig, "curl": status})
+
+
+def _weights(name, cfg, layout, spec, cluster, region, stack_identity, plan, parent):
+    """The weights path's bucket, identities and cluster objects (components/aws_eks/weights/)."""
+    from ..inference.catalog import MODELS
+    from .weights.resources import Weights
+
+    return Weights(name, cfg.weights, layout, spec, cluster=cluster, region=region,
+                   stack_identity=stack_identity, checkpoint_gb=MODELS[plan.model].download_bytes / 1e9,
+                   parent=parent)
 
 
 def _cost_text(c: cfgmod.CapacityRequest, purchased, fee, plan: Plan, nodes: int) -> str:

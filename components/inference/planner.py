@@ -60,6 +60,8 @@ class PlanRequest:
     compile_cache: bool = False
     #: how fast the mirror fills from the hub (GB/s; None = coldstart.MIRROR_FILL_RATE)
     mirror_fill_gb_per_s: Optional[float] = None
+    #: why the target chose the weights source (shown in the plan's notes; "" = nothing to say)
+    source_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -435,6 +437,8 @@ def plan(req: PlanRequest) -> Plan:
                      f"length; vLLM queues the rest")
 
     cold = _cold_start(req, model, shape, profile, par)
+    if req.source_note:
+        notes.append(req.source_note)
     if cold.mirror_fill_s is not None:
         fill = _minutes(cold.mirror_fill_s)
         if req.block_lead_s is not None and req.block_lead_s < cold.mirror_fill_s:

@@ -36,8 +36,6 @@ NODE_NVME_PATH = "/mnt/k8s-disks/0"
 POD_IFNAME = "eth0"
 #: env vars the seed used that vLLM no longer reads (REFERENCE section 2); never emitted
 OBSOLETE_ENV = frozenset({"VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION"})
-#: images of the staging init container, pinned (the vLLM image itself carries `hf`)
-AWS_CLI_IMAGE = "public.ecr.aws/aws-cli/aws-cli:2.27.50"
 
 STARTUP_PERIOD_S = 10
 READINESS_PERIOD_S = 10
@@ -48,25 +46,42 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 @dataclass(frozen=True)
 class WeightsStaging:
-    """How the weights reach vLLM.
+    """How the weights reach vLLM (the programs are in components/aws_eks/weights/).
 
     - `hub`: an init container downloads `repo_id` from Hugging Face onto the node's NVMe;
-    - `s3`: an init container copies `s3_uri` onto the node's NVMe (node role needs s3:GetObject);
-    - `stream`: nothing is staged; vLLM streams from S3 (`--load-format runai_streamer`).
-    A marker file makes staging idempotent: a restarted pod on the same node does not copy again.
+    - `s3`: an init container copies your bucket's `s3_uri` onto the node's NVMe, checked
+      against its listing;
+    - `mirror`: the same from the stack's own bucket (filled by the mirror Job; its URI comes from
+      the source ConfigMap), checked against the mirror's manifest; a node the mirror is not
+      complete for stages from the hub; vLLM's compile cache is kept in the bucket;
+    - `stream` (with s3 or mirror): nothing is staged; vLLM streams from S3 (runai_streamer).
+    A marker written last makes staging idempotent: a pod on a node that holds the same verified
+    copy does not copy again. Pods that read S3 run as a service account with an EKS Pod Identity
+    role (never the node role).
     """
 
-    source: str  # "hub" | "s3" | "stream"
+    source: str  # "hub" | "s3" | "mirror"
     repo_id: str = ""
     s3_uri: str = ""
+    stream: bool = False
+    revision: str = "main"
+    compile_cache: bool = False
 
     def __post_init__(self):
-        if self.source not in ("hub", "s3", "stream"):
+        if self.source not in ("hub", "s3", "mirror"):
             raise ValueError(f"unknown weights source {self.source!r}")
-        if self.source == "hub" and not self.repo_id:
-            raise ValueError("hub staging needs repo_id")
-        if self.source in ("s3", "stream") and not self.s3_uri.startswith("s3://"):
+        if not self.repo_id:
+            raise ValueError("weights staging needs repo_id (the hub fallback and the cache key use it)")
+        if self.source == "s3" and not self.s3_uri.startswith("s3://"):
             raise ValueError("s3 staging and streaming need an s3:// URI")
+        if self.stream and self.source == "hub":
+            raise ValueError("streaming needs the weights in S3")
+        if self.compile_cache and self.source != "mirror":
+            raise ValueError("the compile cache lives in the stack's mirror bucket")
+
+    @property
+    def uses_bucket(self) -> bool:
+        return self.source in ("s3", "mirror")
 
 
 @dataclass(frozen=True)
@@ -83,6 +98,7 @@ class K8sLayout:
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
     weights: WeightsStaging = WeightsStaging("hub", repo_id="moonshotai/Kimi-K3")
     node_cache_path: str = NODE_NVME_PATH + "/models"
+    node_compile_cache_path: str = NODE_NVME_PATH + "/compile-cache"
     models_mount: str = "/models"  # where the node cache appears in the pods
     secret_name: str = "kimi-k3-secrets"  # keys: VLLM_API_KEY, HF_TOKEN
     shm_size: str = "256Gi"
@@ -99,6 +115,10 @@ class K8sLayout:
     @property
     def labels(self) -> Dict[str, str]:
         return {"app.kubernetes.io/name": "kimi-k3", "app.kubernetes.io/instance": self.name}
+
+    @property
+    def api_service(self) -> str:
+        return service_name(self)
 
 
 # ---------------------------------------------------------------- placeholders and env
@@ -168,37 +188,11 @@ def probes(spec: LaunchSpec) -> Dict[str, dict]:
 
 # ---------------------------------------------------------------- pods
 
-def _stage_container(spec: LaunchSpec, layout: K8sLayout) -> Optional[dict]:
-    w = layout.weights
-    if w.source == "stream":
-        return None
-    dest = spec.model_path
-    marker = f"{dest}/.kimi-k3-staged"
-    if w.source == "s3":
-        image = AWS_CLI_IMAGE
-        copy = f'aws s3 sync --only-show-errors "{w.s3_uri.rstrip("/")}/" "{dest}/"'
-    else:
-        image = spec.image
-        copy = f'hf download "{w.repo_id}" --local-dir "{dest}"'
-    script = (f'set -eu; if [ -f "{marker}" ]; then echo "weights already staged in {dest}"; '
-              f'exit 0; fi; mkdir -p "{dest}"; {copy}; touch "{marker}"')
-    env = []
-    if w.source == "hub" and "HF_TOKEN" in spec.secret_env:
-        env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
-            "name": layout.secret_name, "key": "HF_TOKEN"}}})
-    c = {"name": "stage-weights", "image": image, "command": ["sh", "-c", script],
-         "volumeMounts": [{"name": "models", "mountPath": layout.models_mount}]}
-    if env:
-        c["env"] = env
-    return c
-
-
 def _volumes(layout: K8sLayout) -> List[dict]:
-    vols = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": layout.shm_size}}]
-    if layout.weights.source != "stream":
-        vols.append({"name": "models", "hostPath": {"path": layout.node_cache_path,
-                                                    "type": "DirectoryOrCreate"}})
-    return vols
+    from ..aws_eks.weights import render as staging
+
+    return [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": layout.shm_size}},
+            *staging.volumes(layout)]
 
 
 def _resources(layout: K8sLayout) -> dict:
@@ -211,14 +205,14 @@ def _resources(layout: K8sLayout) -> dict:
 def _pod_spec(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: bool,
               serving: bool) -> dict:
     """Pod spec for one node of a replica; `serving` = this pod answers HTTP (node 0)."""
-    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
-    if layout.weights.source != "stream":
-        mounts.append({"name": "models", "mountPath": layout.models_mount})
+    from ..aws_eks.weights import render as staging
+
+    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, *staging.vllm_mounts(layout)]
     container = {
         "name": "vllm",
         "image": spec.image,
         "command": [_subst(a, single_node) for a in role.argv],
-        "env": _env(role, spec, layout, single_node),
+        "env": _env(role, spec, layout, single_node) + staging.vllm_env(spec, layout, role),
         "resources": _resources(layout),
         "volumeMounts": mounts,
     }
@@ -234,9 +228,12 @@ def _pod_spec(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: 
         "volumes": _volumes(layout),
         "tolerations": [dict(t) for t in layout.tolerations],
     }
-    stage = _stage_container(spec, layout)
-    if stage is not None:
-        pod["initContainers"] = [stage]
+    init = staging.init_containers(spec, layout, role, single_node, serving)
+    if init:
+        pod["initContainers"] = init
+    account = staging.service_account(layout)
+    if account:
+        pod["serviceAccountName"] = account
     if layout.node_selector:
         pod["nodeSelector"] = dict(layout.node_selector)
     return pod
@@ -329,6 +326,14 @@ def render(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
         raise ValueError("plan and launch spec disagree on nodes per replica")
     workload = render_deployment(spec, layout) if spec.nodes == 1 else render_leader_worker_set(spec, layout)
     return [render_namespace(layout), workload, render_service(spec, layout)]
+
+
+def render_weights(spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
+    """The weights objects (scripts ConfigMap, service accounts, the mirror Job), applied before
+    the workload; see components/aws_eks/weights/render.py."""
+    from ..aws_eks.weights import render as staging
+
+    return staging.objects(layout, spec)
 
 
 def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:

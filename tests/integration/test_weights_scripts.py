@@ -263,7 +263,9 @@ def test_stage_copies_verifies_and_marks_last(s3, mirrored, tmp_path):
 
 def test_stage_skips_a_node_that_is_already_staged(s3, mirrored, tmp_path):
     dest = tmp_path / "Kimi-K3"
-    assert run_stage(s3, mirrored, dest).returncode == 0
+    # a long progress interval: the script must still end at once (no child keeps stdout open,
+    # or subprocess.run would wait for it until its timeout)
+    assert run_stage(s3, mirrored, dest, KK3_PROGRESS_S="3600").returncode == 0
     mtimes = {p: (dest / p).stat().st_mtime_ns for p in _files()}
     r = run_stage(s3, mirrored, dest)
     assert r.returncode == 0 and "already staged on this node" in r.stdout

@@ -72,13 +72,6 @@ def test_pick_zone_subnet():
         network.pick_zone_subnet("us-east-2c", subnets)
 
 
-def test_weights_policy_is_read_only_on_the_prefix():
-    doc = json.loads(cluster.s3_read_policy("s3://my-bucket/models/k3/"))
-    actions = {a for s in doc["Statement"] for a in s["Action"]}
-    assert actions == {"s3:GetObject", "s3:ListBucket"}
-    assert doc["Statement"][0]["Resource"] == ["arn:aws:s3:::my-bucket/models/k3/*"]
-
-
 def test_exec_kubeconfig_holds_no_credentials():
     kc = json.loads(cluster.exec_kubeconfig("hp", "https://x", "Q0E=", "us-west-2"))
     user = kc["users"][0]["user"]

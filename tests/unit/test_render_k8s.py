@@ -139,8 +139,9 @@ def test_secrets_only_by_secret_key_ref(one):
                     "HF_TOKEN": {"name": "kimi-k3-secrets", "key": "HF_TOKEN"}}
     assert not any(e["name"] in s.secret_env and "value" in e for e in c["env"])
     init = objs[1]["spec"]["template"]["spec"]["initContainers"][0]
-    assert init["env"] == [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
-        "name": "kimi-k3-secrets", "key": "HF_TOKEN"}}}]
+    assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "kimi-k3-secrets",
+                                                               "key": "HF_TOKEN"}}} in init["env"]
+    assert not any(e["name"] in s.secret_env and "value" in e for e in init["env"])
     assert "--api-key" not in text
 
 
@@ -188,19 +189,22 @@ def test_service_exposure(one, two):
 
 
 def test_staging_modes():
+    """Each weights path renders valid pods (details: tests/unit/test_weights_render.py)."""
     p, s = _spec(1)
-    s3 = rk.render_deployment(s, _layout(weights=rk.WeightsStaging("s3", s3_uri="s3://bucket/k3")))
-    init = s3["spec"]["template"]["spec"]["initContainers"][0]
-    assert init["image"] == rk.AWS_CLI_IMAGE and "s3://bucket/k3/" in init["command"][2]
-    assert '"/models/Kimi-K3/"' in init["command"][2]
-    kubernetes_validate.validate(s3, K8S_VERSION, strict=True)
-    ps, ss = _spec(1, model_path="s3://bucket/k3")
-    stream = rk.render_deployment(ss, _layout(weights=rk.WeightsStaging("stream", s3_uri="s3://bucket/k3")))
+    for w in (rk.WeightsStaging("s3", repo_id="moonshotai/Kimi-K3", s3_uri="s3://bucket/k3"),
+              rk.WeightsStaging("mirror", repo_id="moonshotai/Kimi-K3", compile_cache=True)):
+        d = rk.render_deployment(s, _layout(weights=w))
+        init = d["spec"]["template"]["spec"]["initContainers"][0]
+        assert init["command"] == ["bash", "/kk3/stage.sh"]
+        kubernetes_validate.validate(d, K8S_VERSION, strict=True)
+    ps, ss = _spec(1, model_path="$(KK3_MODEL_URI)")
+    stream = rk.render_deployment(ss, _layout(weights=rk.WeightsStaging(
+        "s3", repo_id="moonshotai/Kimi-K3", s3_uri="s3://bucket/k3", stream=True)))
     pod = stream["spec"]["template"]["spec"]
     assert "initContainers" not in pod and [v["name"] for v in pod["volumes"]] == ["dshm"]
     kubernetes_validate.validate(stream, K8S_VERSION, strict=True)
     with pytest.raises(ValueError):
-        rk.WeightsStaging("s3", s3_uri="bucket/k3")
+        rk.WeightsStaging("s3", repo_id="moonshotai/Kimi-K3", s3_uri="bucket/k3")
 
 
 def test_bad_layouts_refused():

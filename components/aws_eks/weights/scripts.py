@@ -7,7 +7,8 @@ from typing import Dict
 
 HERE = Path(__file__).resolve().parent
 #: file name in the ConfigMap -> file next to this module
-FILES = ("mirror.py", "s3uri.py", "stage.sh")
+FILES = ("mirror.py", "s3uri.py", "stage.sh", "stage_hub.sh", "compile_cache.sh",
+         "mirror-requirements.txt")
 
 
 def path(name: str) -> Path:

@@ -189,13 +189,19 @@ mkdir -p "$book"
 rm -f "$book/staged"  # from here on, this node holds no verified copy until the end
 log "staging $files files, $(tenths "$total") GB from $src to $dest"
 start=$(date +%s)
-(
-    while sleep "$progress_s"; do
+report() {
+    # its own sleep is killed with it, so no child keeps the container's stdout open
+    local napper=
+    trap '[[ -z $napper ]] || kill "$napper" 2>/dev/null; exit 0' TERM
+    while :; do
+        sleep "$progress_s" & napper=$!
+        wait "$napper" || true
         have=$(du -sb --exclude=.kimi-k3 "$dest" 2>/dev/null | cut -f1)
         el=$(( $(date +%s) - start )); (( el > 0 )) || el=1
-        log "progress $(tenths "$have")/$(tenths "$total") GB ($(( have * 100 / (total > 0 ? total : 1) ))%), $(tenths $(( have / el )))/s GB"
+        log "progress $(tenths "$have")/$(tenths "$total") GB ($(( have * 100 / (total > 0 ? total : 1) ))%), $(tenths $(( have / el ))) GB/s"
     done
-) &
+}
+report &
 reporter=$!
 # --delete: files of an older revision (or temporary files of an interrupted copy) would be
 # loaded by vLLM's *.safetensors glob; the node copy is exactly the prefix's content

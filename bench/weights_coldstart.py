@@ -1,0 +1,59 @@
+"""The plan's block-start-to-first-token estimate per weights path on the NVIDIA shapes.
+
+Pure arithmetic over the planner (components/inference/coldstart.py): no cloud, no timing. The
+aws-eks node-ready assumption (components/aws_eks/weights/model.py) is included, so the figures
+are "from the Capacity Block's start". Prints a table; asserts nothing.
+
+    .venv/bin/python bench/weights_coldstart.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from components.aws_eks.weights.model import NODE_READY_S  # noqa: E402
+from components.inference.catalog import NODE_SHAPES  # noqa: E402
+from components.inference.errors import ConfigError  # noqa: E402
+from components.inference.planner import PlanRequest, plan  # noqa: E402
+
+PATHS = [
+    ("hub", dict(weights_source="hub")),
+    ("s3 mirror, full before the block", dict(weights_source="mirror")),
+    ("s3 mirror, block starts at once", dict(weights_source="mirror", block_lead_s=0)),
+    ("streamed from the mirror", dict(weights_source="mirror", stream_weights=True)),
+]
+
+
+def smallest(shape: str, **kw):
+    for nodes in (1, 2, 4, 8):
+        try:
+            return plan(PlanRequest("mxfp4", shape, nodes, node_ready_s=NODE_READY_S,
+                                    compile_cache=True, **kw))
+        except ConfigError:
+            continue
+    return None
+
+
+def main() -> None:
+    print("| shape | nodes | path | first token (min) | with compile cache (min) | stage s | load s | "
+          "timeout s | GPU node-h saved vs hub |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for shape in sorted(k for k, v in NODE_SHAPES.items() if v.accelerator.platform == "cuda"):
+        for label, kw in PATHS:
+            p = smallest(shape, **kw)
+            if p is None:
+                continue
+            c = p.cold_start
+            cached = "-" if c.first_token_cached_s is None else f"{c.first_token_cached_s / 60:.1f}"
+            print(f"| {shape} | {p.nodes} | {label} | {c.first_token_s / 60:.1f} | {cached} | "
+                  f"{c.stage_s} | {c.load_s} | {c.startup_timeout_s} | {c.gpu_node_s_saved / 3600:.2f} |")
+    p = smallest("p6-b300.48xlarge", weights_source="mirror")
+    print(f"\nmirror fill (before the block, system node): {p.cold_start.mirror_fill_s / 60:.0f} min; "
+          f"node ready assumed {NODE_READY_S} s")
+
+
+if __name__ == "__main__":
+    main()

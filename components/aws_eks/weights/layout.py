@@ -1,0 +1,21 @@
+"""From the parsed weights config to render_k8s's WeightsStaging and vLLM's model path. Pure."""
+
+from __future__ import annotations
+
+from ...inference.render_k8s import WeightsStaging
+from .settings import WeightsConfig
+
+#: vLLM's model argument when streaming: Kubernetes expands it from the container's env
+#: (KK3_MODEL_URI, set from your bucket's URI or the mirror's source ConfigMap)
+STREAM_MODEL_REF = "$(KK3_MODEL_URI)"
+
+
+def weights_staging(w: WeightsConfig) -> WeightsStaging:
+    return WeightsStaging(
+        source=w.source,
+        repo_id=w.repo_id,
+        s3_uri=str(w.s3_uri) if w.s3_uri is not None else "",
+        stream=w.stream,
+        revision=w.revision,
+        compile_cache=w.compile_cache,
+    )

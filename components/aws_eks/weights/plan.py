@@ -1,0 +1,44 @@
+"""The aws-eks stack's plan request: the shared settings plus what this target knows about the
+weights path (source resolved, node-ready time, compile cache, mirror fill rate, block lead). Pure."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime, timezone
+from typing import Optional
+
+from ...inference.coldstart import MIRROR_FILL_RATE
+from ...inference.planner import PlanRequest
+from ...settings import SharedSettings
+from . import model
+
+
+def _lead_s(earliest_start: Optional[str], now: Optional[datetime] = None) -> Optional[int]:
+    """Seconds from now to a block bought to start at `earliest_start` (None: unknown/now)."""
+    if not earliest_start:
+        return None
+    start = datetime.fromisoformat(earliest_start.replace("Z", "+00:00"))
+    return max(0, int((start - (now or datetime.now(timezone.utc))).total_seconds()))
+
+
+def plan_request(shared: SharedSettings, cfg) -> PlanRequest:
+    req = shared.plan_request()
+    w = cfg.weights
+    if cfg.serving != "eks" or w is None:
+        return req
+    note = ""
+    if shared.weights_source is None and w.source == "mirror":
+        note = ("weightsSource: mirror (the aws-eks default): the stack's own S3 bucket in the block's "
+                "region; never slower than the hub on the GPU clock, and every later start or node "
+                "reads in-region S3; set kimi-k3:weightsSource=hub to download on each node instead")
+    return dataclasses.replace(
+        req,
+        source_note=note,
+        weights_source=w.source,
+        node_ready_s=model.NODE_READY_S,
+        compile_cache=w.compile_cache,
+        mirror_fill_gb_per_s=model.mirror_fill_gb_per_s(cfg.system_instance_type, MIRROR_FILL_RATE[0]),
+        # a bought block's earliest start bounds how long the mirror has; an adopted block's start
+        # is known only once it is read (the target warns then if the mirror cannot make it)
+        block_lead_s=None if cfg.capacity.adopt else _lead_s(cfg.capacity.earliest_start),
+    )

@@ -1,0 +1,161 @@
+"""The weights path's cloud and cluster resources on aws-eks (Pulumi).
+
+- the mirror bucket (weightsSource mirror): private (all public access blocked, owner-enforced
+  object ownership), encrypted at rest (SSE-S3), TLS-only bucket policy, incomplete multipart
+  uploads aborted after a day, in the stack's region; removed by `pulumi destroy` with its
+  objects unless `kimi-k3:keepWeightsMirror: true` (then retained, and destroy says so and what it
+  costs: notice.py);
+- EKS Pod Identity: the agent add-on (tolerating every taint, so it runs on the GPU nodes too), a
+  serving role for the GPU pods and a mirror role for the Job, each bound to its service account
+  (iam.py has the scoped policies); nothing on the node role;
+- in the cluster: the scripts ConfigMap, the service accounts, the source ConfigMap (the bucket's
+  URI, known once AWS named it) and the mirror Job on the system node group. The Job is not
+  awaited: it may run for hours, and it runs now, before a block that starts later; the GPU node
+  group still scales up at the block's start (nodegroup.py).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, List, Optional
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from . import iam
+from . import render as wr
+from .notice import MirrorNotice
+from .settings import CACHE_PREFIX, WeightsConfig
+
+#: the add-on's configuration schema accepts tolerations (aws/containers-roadmap#2261); builds
+#: from v1.2.0-eksbuild.1 also tolerate every taint by default (aws/amazon-vpc-cni-k8s#2780)
+POD_IDENTITY_AGENT = {"addon_name": "eks-pod-identity-agent",
+                      "configuration_values": json.dumps({"tolerations": [{"operator": "Exists"}]})}
+
+
+def _json(doc_of_bucket, bucket: Any) -> pulumi.Output:
+    return pulumi.Output.from_input(bucket).apply(lambda b: json.dumps(doc_of_bucket(b)))
+
+
+def _skip_await(obj: dict) -> dict:
+    meta = dict(obj["metadata"])
+    meta["annotations"] = {**meta.get("annotations", {}), "pulumi.com/skipAwait": "true"}
+    return {**obj, "metadata": meta}
+
+
+class WeightsMirrorBucket:
+    """The stack's private, encrypted, TLS-only bucket for the mirror and the compile caches."""
+
+    def __init__(self, name: str, keep: bool, stack_identity: str, gb: float, parent: pulumi.Resource):
+        opts = pulumi.ResourceOptions(parent=parent, retain_on_delete=keep)
+        self.bucket = aws.s3.Bucket(
+            f"{name}-weights", bucket_prefix="kimi-k3-weights-", force_destroy=not keep,
+            tags={"kimi-k3:stack": stack_identity, "kimi-k3:purpose": "weights-mirror"}, opts=opts)
+        child = pulumi.ResourceOptions(parent=self.bucket, retain_on_delete=keep)
+        self.name = self.bucket.bucket
+        self.public_access_block = aws.s3.BucketPublicAccessBlock(
+            f"{name}-weights-private", bucket=self.bucket.id, block_public_acls=True,
+            block_public_policy=True, ignore_public_acls=True, restrict_public_buckets=True, opts=child)
+        self.ownership = aws.s3.BucketOwnershipControls(
+            f"{name}-weights-ownership", bucket=self.bucket.id,
+            rule={"object_ownership": "BucketOwnerEnforced"}, opts=child)
+        self.encryption = aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{name}-weights-encryption", bucket=self.bucket.id,
+            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}], opts=child)
+        self.policy = aws.s3.BucketPolicy(
+            f"{name}-weights-tls-only", bucket=self.bucket.id,
+            policy=_json(iam.tls_only_bucket_policy, self.bucket.bucket),
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                depends_on=[self.public_access_block])))
+        self.lifecycle = aws.s3.BucketLifecycleConfiguration(
+            f"{name}-weights-lifecycle", bucket=self.bucket.id,
+            rules=[{"id": "abort-incomplete-multipart-uploads", "status": "Enabled", "filter": {},
+                    "abort_incomplete_multipart_upload": {"days_after_initiation": 1}}], opts=child)
+        self.notice = MirrorNotice(f"{name}-weights-notice", self.bucket.bucket, keep, gb,
+                                   opts=pulumi.ResourceOptions(parent=parent))
+        self.resources = [self.bucket, self.public_access_block, self.ownership, self.encryption,
+                          self.policy, self.lifecycle]
+
+
+class PodRole:
+    """An IAM role for one service account through EKS Pod Identity, with one inline policy."""
+
+    def __init__(self, name: str, cluster_name: Any, namespace: str, service_account: str,
+                 policy: pulumi.Input[str], parent: pulumi.Resource, depends_on: List[pulumi.Resource]):
+        opts = pulumi.ResourceOptions(parent=parent)
+        self.role = aws.iam.Role(f"{name}-role", assume_role_policy=json.dumps(iam.pod_trust_policy()),
+                                 opts=opts)
+        self.policy = aws.iam.RolePolicy(f"{name}-s3", role=self.role.name, policy=policy,
+                                         opts=pulumi.ResourceOptions(parent=self.role))
+        self.association = aws.eks.PodIdentityAssociation(
+            f"{name}-identity", cluster_name=cluster_name, namespace=namespace,
+            service_account=service_account, role_arn=self.role.arn,
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on))
+
+
+class Weights:
+    """Bucket, identities and cluster objects of the weights path; `before_workload` adds the
+    cluster objects once the namespace exists (serving.py calls it)."""
+
+    def __init__(self, name: str, w: WeightsConfig, layout, spec, *, cluster, region: str,
+                 stack_identity: str, checkpoint_gb: float, parent: pulumi.Resource):
+        self.name, self.w, self.layout, self.spec = name, w, layout, spec
+        self.region, self.parent = region, parent
+        self.cluster = cluster
+        self.bucket: Optional[WeightsMirrorBucket] = None
+        self.roles: List[PodRole] = []
+        self.aws_resources: List[pulumi.Resource] = []
+        if not w.uses_bucket:
+            return
+        if w.source == "mirror":
+            self.bucket = WeightsMirrorBucket(name, w.keep_mirror, stack_identity, checkpoint_gb, parent)
+            bucket_name: Any = self.bucket.name
+            model_prefix: str = w.mirror_prefix
+            self.s3_uri = bucket_name.apply(lambda b: f"s3://{b}/{model_prefix}")
+            self.cache_uri = bucket_name.apply(lambda b: f"s3://{b}/{CACHE_PREFIX}")
+            self.aws_resources += self.bucket.resources
+        else:
+            bucket_name, model_prefix = w.s3_uri.bucket, w.s3_uri.prefix
+            self.s3_uri, self.cache_uri = str(w.s3_uri), ""
+        self.agent = aws.eks.Addon(f"{name}-pod-identity-agent", cluster_name=cluster.name,
+                                   **POD_IDENTITY_AGENT,
+                                   opts=pulumi.ResourceOptions(parent=parent, depends_on=[cluster.eks]))
+        n = wr.names(layout.name)
+        cache_prefix = CACHE_PREFIX if w.compile_cache else None
+        self.roles.append(PodRole(
+            f"{name}-serving", cluster.name, layout.namespace, n["serving_sa"],
+            _json(lambda b: iam.serving_policy(b, model_prefix, cache_prefix), bucket_name),
+            parent, [cluster.eks]))
+        if w.source == "mirror":
+            self.roles.append(PodRole(
+                f"{name}-mirror", cluster.name, layout.namespace, n["mirror_sa"],
+                _json(lambda b: iam.mirror_policy(b, model_prefix), bucket_name), parent, [cluster.eks]))
+        self.aws_resources += [self.agent] + [r.association for r in self.roles]
+
+    def before_workload(self, provider: k8s.Provider, namespace: pulumi.Resource) -> List[pulumi.Resource]:
+        """The scripts ConfigMap, service accounts, source ConfigMap and mirror Job."""
+        opts = pulumi.ResourceOptions(parent=self.parent, provider=provider, depends_on=[namespace])
+        made: List[pulumi.Resource] = []
+        objs = wr.objects(self.layout, self.spec)
+        for obj in objs:
+            if obj["kind"] == "ConfigMap":
+                made.append(k8s.core.v1.ConfigMap(f"{self.name}-{obj['metadata']['name']}",
+                                                  metadata=obj["metadata"], data=obj["data"], opts=opts))
+            elif obj["kind"] == "ServiceAccount":
+                made.append(k8s.core.v1.ServiceAccount(
+                    f"{self.name}-{obj['metadata']['name']}", metadata=obj["metadata"],
+                    automount_service_account_token=obj["automountServiceAccountToken"], opts=opts))
+        if self.w.uses_bucket:
+            src = wr.source_configmap(self.layout, self.s3_uri, self.cache_uri, self.region)
+            made.append(k8s.core.v1.ConfigMap(f"{self.name}-{src['metadata']['name']}",
+                                              metadata=src["metadata"], data=src["data"], opts=opts))
+        for obj in objs:
+            if obj["kind"] == "Job":
+                job = _skip_await(obj)
+                # credentials must exist before the Job's first try (Pod Identity agent + role)
+                made.append(k8s.batch.v1.Job(
+                    f"{self.name}-{job['metadata']['name']}", metadata=job["metadata"], spec=job["spec"],
+                    opts=pulumi.ResourceOptions(parent=self.parent, provider=provider,
+                                                depends_on=[namespace, *made, *self.aws_resources])))
+        return made + self.aws_resources
