@@ -29,6 +29,8 @@ PLACEHOLDERS: Mapping[str, str] = {
     "NODE_ADDR": "this node's own IP address on the cluster network",
     "NODE_IFNAME": "name of the network interface that owns NODE_ADDR",
     "NODE_RANK": "this node's index in the replica (0 = head)",
+    # aws-eks streaming: the bucket is named by AWS at create time (components/aws_eks/weights/)
+    "MODEL_URI": "the S3 URI vLLM streams the weights from, known only once the bucket exists",
 }
 
 #: env vars whose values come from secrets; renderers inject them, never write them

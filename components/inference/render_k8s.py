@@ -134,6 +134,8 @@ def _placeholder_value(name: str, single_node: bool) -> str:
         return k8s_ref("NODE_ADDR")
     if name == "NODE_RANK":
         return k8s_literal("0") if single_node else k8s_ref("NODE_RANK")
+    if name == "MODEL_URI":
+        return k8s_ref("KK3_MODEL_URI")  # set from the weights source ConfigMap
     return k8s_literal(POD_IFNAME)
 
 

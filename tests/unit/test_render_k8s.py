@@ -197,7 +197,7 @@ def test_staging_modes():
         init = d["spec"]["template"]["spec"]["initContainers"][0]
         assert init["command"] == ["bash", "/kk3/stage.sh"]
         kubernetes_validate.validate(d, K8S_VERSION, strict=True)
-    ps, ss = _spec(1, model_path="$(KK3_MODEL_URI)")
+    ps, ss = _spec(1, model_path="${MODEL_URI}")
     stream = rk.render_deployment(ss, _layout(weights=rk.WeightsStaging(
         "s3", repo_id="moonshotai/Kimi-K3", s3_uri="s3://bucket/k3", stream=True)))
     pod = stream["spec"]["template"]["spec"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from ...inference.render_k8s import WeightsStaging
 from .settings import WeightsConfig
 
-#: vLLM's model argument when streaming: Kubernetes expands it from the container's env
-#: (KK3_MODEL_URI, set from your bucket's URI or the mirror's source ConfigMap)
-STREAM_MODEL_REF = "$(KK3_MODEL_URI)"
+#: vLLM's model argument when streaming: a launch placeholder that render_k8s turns into
+#: `$(KK3_MODEL_URI)`, which Kubernetes expands from the container's env (set from the source
+#: ConfigMap: your bucket's URI or the mirror's)
+STREAM_MODEL_REF = "${MODEL_URI}"
 
 
 def weights_staging(w: WeightsConfig) -> WeightsStaging:
