@@ -40,6 +40,7 @@ def test_ehpc_security_group_name_rule():
 
 @pytest.mark.parametrize("pw,problem", [
     ("K3-Passw0rd!", None),
+    ("Zxcvbnm.147", None),  # doc 23930's own example value
     ("Zq7#mX9!pW", None),
     ("short1A!", None),
     ("K3-Pass", "8-30"),

@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import rules
 from .errors import RequestError, ResponseError
-from .parse import Obj, all_pages, return_obj, whole_list
+from .parse import Obj, all_pages, page_rows, return_obj, whole_list
 from .transport import Operation, Transport
 
 HPC = "/v4/cthpc"
@@ -271,6 +271,54 @@ def parse_queues(api: str, value: Any) -> List[Queue]:
     else:
         rows = whole_list(api, value)
     return [parse_queue(q) for q in rows]
+
+
+def read_delegate(value: Any) -> None:
+    """create-delegate answers an empty object (doc 23951)."""
+    if value is not None and not isinstance(value, dict):
+        raise ResponseError(CREATE_DELEGATE.name, "returnObj", "is not an object", value)
+
+
+def read_shrink(value: Any) -> str:
+    return return_obj(SHRINK_CLUSTER.name, value).str("jobUUID", nonempty=True)
+
+
+def read_delete(value: Any) -> Optional[str]:
+    """delete-cluster documents `{}`; a `jobUUID`, should one come, is returned to wait on."""
+    if value is None:
+        return None
+    return return_obj(DELETE_CLUSTER.name, value).str("jobUUID", required=False,
+                                                     nullable=True) or None
+
+
+def _page_reader(op: Operation, parse_row):
+    def read(value: Any) -> Tuple[list, int, int]:
+        rows, total, pages = page_rows(op.name, value, "resultList")
+        return [parse_row(r) for r in rows], total, pages
+    return read
+
+
+def _list_reader(op: Operation, parse_row):
+    return lambda value: [parse_row(o) for o in whole_list(op.name, value)]
+
+
+#: how each answer (`returnObj`) is read, by API name; the methods below use these, and the
+#: contract tests replay every documented example through them
+ANSWERS = {
+    CREATE_DELEGATE.name: read_delegate,
+    LIST_REGIONS.name: _list_reader(LIST_REGIONS, parse_region),
+    LIST_CLUSTER_TYPES.name: _list_reader(LIST_CLUSTER_TYPES, parse_cluster_type),
+    LIST_SPECIFICATIONS.name: _list_reader(LIST_SPECIFICATIONS, parse_role_specifications),
+    LIST_AVAILABLE_IMAGES.name: _list_reader(LIST_AVAILABLE_IMAGES, parse_role_images),
+    CREATE_CLUSTER.name: lambda value: parse_order(CREATE_CLUSTER.name, value),
+    QUERY_JOB_RESULT.name: lambda value: parse_job_status(QUERY_JOB_RESULT.name, value),
+    LIST_CLUSTERS.name: _page_reader(LIST_CLUSTERS, parse_cluster),
+    LIST_NODES.name: _page_reader(LIST_NODES, parse_node),
+    LIST_QUEUES.name: lambda value: parse_queues(LIST_QUEUES.name, value),
+    EXPAND_CLUSTER.name: lambda value: parse_order(EXPAND_CLUSTER.name, value),
+    SHRINK_CLUSTER.name: read_shrink,
+    DELETE_CLUSTER.name: read_delete,
+}
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -588,25 +636,21 @@ class Ehpc:
 
     def create_delegate(self, deadline=None) -> None:
         """POST create-delegate {} (doc 23951): the service delegation E-HPC acts through."""
-        value = self.t.call(CREATE_DELEGATE, body={}, deadline=deadline)
-        if value is not None and not isinstance(value, dict):
-            raise ResponseError(CREATE_DELEGATE.name, "returnObj", "is not an object", value)
+        read_delegate(self.t.call(CREATE_DELEGATE, body={}, deadline=deadline))
 
     def list_regions(self, deadline=None) -> List[Region]:
-        value = self._get(LIST_REGIONS, {}, deadline)
-        return [parse_region(o) for o in whole_list(LIST_REGIONS.name, value)]
+        return ANSWERS[LIST_REGIONS.name](self._get(LIST_REGIONS, {}, deadline))
 
     def list_cluster_types(self, az_name: str, deadline=None) -> List[ClusterType]:
         value = self._get(LIST_CLUSTER_TYPES, {"regionID": self.region_id, "azName": az_name},
                           deadline)
-        return [parse_cluster_type(o) for o in whole_list(LIST_CLUSTER_TYPES.name, value)]
+        return ANSWERS[LIST_CLUSTER_TYPES.name](value)
 
     def list_specifications(self, az_name: str, role_uuid: Optional[str] = None,
                             deadline=None) -> List[RoleSpecifications]:
         value = self._get(LIST_SPECIFICATIONS, {"regionID": self.region_id, "azName": az_name,
                                                 "clusterTypeRoleUUID": role_uuid}, deadline)
-        return [parse_role_specifications(o)
-                for o in whole_list(LIST_SPECIFICATIONS.name, value)]
+        return ANSWERS[LIST_SPECIFICATIONS.name](value)
 
     def list_available_images(self, az_name: str, specification_uuid: str,
                               role_uuid: Optional[str] = None,
@@ -615,7 +659,7 @@ class Ehpc:
             "regionID": self.region_id, "azName": az_name,
             "specificationUUID": specification_uuid, "clusterTypeRoleUUID": role_uuid},
             deadline)
-        return [parse_role_images(o) for o in whole_list(LIST_AVAILABLE_IMAGES.name, value)]
+        return ANSWERS[LIST_AVAILABLE_IMAGES.name](value)
 
     def create_cluster(self, request: CreateClusterRequest, deadline=None) -> OrderAccepted:
         """Order a cluster. Sent once: a lost answer raises TransportError(may_have_run)."""
@@ -664,17 +708,13 @@ class Ehpc:
         value = self.t.call(SHRINK_CLUSTER, body=shrink_body(self.region_id, az_name,
                                                              cluster_uuid, node_uuids),
                             deadline=deadline)
-        return return_obj(SHRINK_CLUSTER.name, value).str("jobUUID", nonempty=True)
+        return read_shrink(value)
 
     def delete_cluster(self, cluster_uuid: str, deadline=None) -> Optional[str]:
         """The older delete-cluster (doc 5621; the only delete published). Documented answer
         `{}`; a `jobUUID`, should one come, is returned so the caller can wait for it."""
-        api = DELETE_CLUSTER.name
-        _nonempty(api, "clusterUUID", cluster_uuid)
+        _nonempty(DELETE_CLUSTER.name, "clusterUUID", cluster_uuid)
         value = self.t.call(DELETE_CLUSTER, body={"regionID": self.region_id,
                                                   "clusterUUID": cluster_uuid},
                             deadline=deadline)
-        if value is None:
-            return None
-        o = return_obj(api, value)
-        return o.str("jobUUID", required=False, nullable=True) or None
+        return read_delete(value)

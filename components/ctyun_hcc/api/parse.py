@@ -9,7 +9,7 @@ wrong types and values outside a documented enum are not.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, List, Optional
+from typing import Any, Callable, Iterable, List, Optional, Tuple
 
 from .errors import ResponseError
 
@@ -128,6 +128,12 @@ MAX_RESTARTS = 3
 MAX_PAGES = 2000
 
 
+def page_rows(api: str, value: Any, list_key: str) -> Tuple[List[Obj], int, int]:
+    """One page of a paged listing: (rows, totalCount, totalPage), all three required."""
+    ret = return_obj(api, value)
+    return ret.objs(list_key), ret.int("totalCount"), ret.int("totalPage")
+
+
 def all_pages(api: str, fetch: Callable[[int], Any], list_key: str) -> List[Obj]:
     """Every row of a paged listing (`pageNo` from 1), followed to `totalCount`/`totalPage`.
 
@@ -136,16 +142,14 @@ def all_pages(api: str, fetch: Callable[[int], Any], list_key: str) -> List[Obj]
     or deleted meanwhile would shift the others and could hide one); an answer that stops
     before totalCount is an error, not a shorter list.
     """
+    first_total: Optional[int] = None
     for _ in range(MAX_RESTARTS + 1):
         rows: List[Obj] = []
-        first_total: Optional[int] = None
+        first_total = None
         page = 1
         restarted = False
         while page <= MAX_PAGES:
-            ret = return_obj(api, fetch(page))
-            items = ret.objs(list_key)
-            total = ret.int("totalCount")
-            pages = ret.int("totalPage")
+            items, total, pages = page_rows(api, fetch(page), list_key)
             if first_total is None:
                 first_total = total
             elif total != first_total:
