@@ -1,15 +1,15 @@
 """`CtyunHccCluster`: the CTyun E-HPC cluster that serves Kimi K3, as one Pulumi component.
 
-Type token `kimi-k3:ctyun:HccCluster`. It declares up to three dynamic resources:
+Type token `kimi-k3:ctyun:HccCluster`. It declares, each depending on the one before:
 
+- `<name>-owner` (`HccStackOwner`): this stack's random ownership token (ownership.py);
 - `<name>-net` (`HccNetwork`, only when `ctyun:vpcId` or `ctyun:subnetId` is "create", the
-  default): a VPC and/or subnet owned by the stack;
-- `<name>-sg` (`HccSecurityGroup`): a security group created for the cluster (or our rules in
-  the existing group `ctyun:securityGroup`) that admits only TCP 22 (SSH) and the model port
-  (`kimi-k3:port`) from each CIDR in `kimi-k3:allowedCidrs`. No CIDRs, no ingress rule: nothing
-  is open to 0.0.0.0/0 unless it is written in `allowedCidrs`.
-- `<name>-cluster` (`HccCluster`): the E-HPC cluster, master plus `compute_node_count` Ascend
-  910C bare-metal compute nodes (see cluster_provider.py).
+  default): a VPC and/or subnet of the stack, marked with the token;
+- `<name>-sg` (`HccSecurityGroup`): a group of the stack (marked) that admits TCP 22 from
+  `kimi-k3:sshAllowedCidrs` and the model port from `kimi-k3:allowedCidrs`, nothing else; or a
+  checked, untouched existing group (`ctyun:securityGroup`);
+- `<name>-order` (`HccClusterOrder`): the create order, in state as soon as it is accepted;
+- `<name>-cluster` (`HccCluster`): waits for the order, then lives (resize, refresh, delete).
 
 Contract used by `components/ctyun_hcc/target.py` (keep these names stable):
 
@@ -17,30 +17,32 @@ Contract used by `components/ctyun_hcc/target.py` (keep these names stable):
     .node_shape_key() -> "atlas-800-a3"
     .node_count() -> nodes that serve (compute nodes, plus the master when it joins the queue)
     Outputs: .cluster_id, .master_public_ip, .master_inner_ip,
-             .nodes ([{"name", "inner_ip", "role"}], master first), .scheduler_version,
+             .nodes ([{"name", "inner_ip", "role"}], master first),
              .security_group_id, .vpc_id, .subnet_id, .root_password (secret),
-             .queue_name (plain str),
-             .master_in_compute (plain bool)
+             .queue_name (plain str), .master_in_compute (plain bool)
 
-The root password is the secret stack config `ctyun:rootPassword` (E-HPC needs one and the
-bootstrap logs in with it). It, `ctyun:regionId` and `ctyun:azName` may be missing when the
-program runs offline (plan command); `pulumi preview` then stops at the providers' check, naming
-the key, before anything is created. API credentials are not read here: the provider host reads
-CTYUN_AK/CTYUN_SK or the secret config `ctyun:accessKey`/`ctyun:secretKey` at call time.
-`load_hcc_config(shared)` reads and checks the program's `ctyun:*` config.
+The root password is the secret `ctyun:rootPassword`; it, `ctyun:regionId` and `ctyun:azName`
+may be missing offline (plan command): `pulumi preview` then stops at the providers' `check`,
+naming the key, before anything is created. API credentials are read by the provider host at
+call time (CTYUN_AK/CTYUN_SK or `ctyun:accessKey`/`ctyun:secretKey`), never here.
+`load_hcc_config(shared)` reads and checks the program's `ctyun:*` config, names included.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 import pulumi
 
+from ..inference.errors import ConfigError
+from ..progress import progress_file_for
 from ..settings import SharedSettings
+from .cluster_order import HccClusterOrder
 from .cluster_provider import HccCluster
-from .config import HccConfig, parse_hcc_config
+from .config import SSH_CIDRS_KEY, HccConfig, parse_hcc_config
 from .network_provider import HccNetwork
+from .owner_provider import HccStackOwner
 from .sg_provider import HccSecurityGroup
 
 NODE_SHAPE = "atlas-800-a3"
@@ -49,7 +51,7 @@ NAMESPACE = "ctyun"
 
 def raw_ctyun_config() -> Dict[str, object]:
     """All `ctyun:*` config of the running program, prefix stripped (secrets included as
-    given by the engine: only used to spot unknown keys, never printed)."""
+    given by the engine: only checked against the documented rules, never printed)."""
     from pulumi.runtime import config as pconfig
 
     merged: Dict[str, object] = {}
@@ -68,18 +70,44 @@ def raw_ctyun_config() -> Dict[str, object]:
     return out
 
 
+def ssh_requirement(hcc: HccConfig) -> Optional[Dict[str, str]]:
+    """What `pulumi up` needs for the SSH bootstrap, when the config does not give it."""
+    if hcc.ssh_required and not hcc.ssh_cidrs:
+        return {"key": SSH_CIDRS_KEY, "problem": "is empty and there is no kimi-k3:sshBastion "
+                "(the bootstrap needs SSH to the master)",
+                "fix": "set it to the address of the machine running `pulumi up`, e.g. "
+                       "pulumi config set --path 'kimi-k3:sshAllowedCidrs[0]' 203.0.113.10/32"}
+    return None
+
+
 def load_hcc_config(shared: SharedSettings, other_known: Iterable[str] = ()) -> HccConfig:
     """The checked `HccConfig` of the running program (ConfigError on bad input).
 
-    `other_known`: `ctyun:*` keys parsed elsewhere (e.g. by bootstrap.py), not refused here.
+    A real preview/up without SSH access stops here, before any resource; the offline plan
+    warns and goes on (`deploy_requirements`).
     """
-    return parse_hcc_config(raw_ctyun_config(), shared, other_known)
+    from ..mockrun import offline
+
+    hcc = parse_hcc_config(raw_ctyun_config(), shared, other_known,
+                           organization=pulumi.get_organization(),
+                           project=pulumi.get_project())
+    req = ssh_requirement(hcc)
+    if req is not None:
+        if not offline():
+            raise ConfigError(req["key"], [], req["fix"], req["problem"])
+        pulumi.log.warn(f"a real `pulumi up` would stop here: {req['key']} {req['problem']}; "
+                        f"{req['fix']}")
+    return hcc
 
 
-def ingress_rules(shared: SharedSettings) -> list:
-    """SSH and the model port from each allowed CIDR; nothing else."""
-    return [{"protocol": "TCP", "port": port, "cidr": cidr}
-            for cidr in shared.allowed_cidrs for port in (22, shared.port)]
+def deploy_requirements(hcc: HccConfig) -> List[Dict[str, str]]:
+    req = ssh_requirement(hcc)
+    return [req] if req else []
+
+
+def _server_inputs(config: HccConfig) -> Dict[str, Any]:
+    return {"onDemand": config.on_demand, "cycleType": config.cycle_type,
+            "cycleCount": config.cycle_count, **dict(config.server_fields)}
 
 
 class CtyunHccCluster(pulumi.ComponentResource):
@@ -87,63 +115,76 @@ class CtyunHccCluster(pulumi.ComponentResource):
     master_public_ip: pulumi.Output[str]
     master_inner_ip: pulumi.Output[str]
     nodes: pulumi.Output[list]
-    scheduler_version: pulumi.Output[str]
     security_group_id: pulumi.Output[str]
     root_password: pulumi.Output[str]
 
     def __init__(self, name: str, config: HccConfig, shared: SharedSettings, secrets: Any = None,
                  opts: Optional[pulumi.ResourceOptions] = None):
-        # absent in the offline plan: the cluster's check refuses "" at preview, naming the key
+        # absent offline: the order's check refuses "" at preview, naming the key
         root_password = pulumi.Config(NAMESPACE).get_secret("rootPassword") or ""
         super().__init__("kimi-k3:ctyun:HccCluster", name, None, opts)
         self.config = config
         self.queue_name = config.queue_name
         self.master_in_compute = config.master_in_compute
-        child = pulumi.ResourceOptions(parent=self)
-        endpoint = config.endpoint or ""
+        progress = progress_file_for(pulumi.get_stack())
+        region = config.region_id or ""
+        steer = {"endpoint": config.endpoint or "", "pollIntervalS": config.poll_interval_s,
+                 "progressFile": progress}
+        quick = {**steer, "timeoutS": min(config.delete_timeout_s, 1800),
+                 "pollIntervalS": min(config.poll_interval_s, 10)}
+        n = config.names
+        owner = HccStackOwner(f"{name}-owner", pulumi.ResourceOptions(parent=self))
         vpc_id: Any = config.vpc_id
         subnet_id: Any = config.subnet_id
+        last: Any = owner
         if "create" in (config.vpc_id, config.subnet_id):
             net = HccNetwork(f"{name}-net", {
-                "regionID": config.region_id or "", "vpc": config.vpc_id, "subnet": config.subnet_id,
-                "vpcName": f"{config.cluster_name}-vpc",
-                "subnetName": f"{config.cluster_name}-subnet", "vpcCidr": config.vpc_cidr,
-                "subnetCidr": config.subnet_cidr, "endpoint": endpoint,
-                "timeoutS": min(config.delete_timeout_s, 1800),
-                "pollIntervalS": min(config.poll_interval_s, 10),
-            }, child)
-            vpc_id, subnet_id = net.vpcID, net.subnetID
-        group_name = f"{config.cluster_name}-sg"
-        sg = HccSecurityGroup(f"{name}-sg", {
-            "regionID": config.region_id or "", "vpcID": vpc_id,
-            "securityGroup": config.security_group,
-            "groupName": group_name, "rules": ingress_rules(shared),
-            "endpoint": endpoint, "timeoutS": min(config.delete_timeout_s, 1800),
-            "pollIntervalS": min(config.poll_interval_s, 10),
-        }, child)
-        # a group we create has a name known now: the cluster never sees it as unknown in a
-        # preview in which only the group's rules change (that would show a replacement)
+                "regionID": region, "vpc": config.vpc_id, "subnet": config.subnet_id,
+                "vpcName": n.vpc, "subnetName": n.subnet, "vpcCidr": config.vpc_cidr,
+                "subnetCidr": config.subnet_cidr, "subnetType": config.subnet_type,
+                "ownerToken": owner.ownerToken, **quick,
+            }, pulumi.ResourceOptions(parent=self, depends_on=[owner]))
+            vpc_id, subnet_id, last = net.vpcID, net.subnetID, net
         created_group = config.security_group == "create"
-        sg_name: Any = group_name if created_group else sg.securityGroupName
-        cluster = HccCluster(f"{name}-cluster", {
-            "regionID": config.region_id or "", "azName": config.az_name or "",
-            "clusterName": config.cluster_name, "clusterType": config.cluster_type,
-            "vpcID": vpc_id, "subnetID": subnet_id,
-            "securityGroupName": sg_name, "onDemand": config.on_demand,
-            "publicIP": config.public_ip, "storageType": config.storage_type,
-            "storageSizeGB": config.storage_size_gb, "storageName": config.storage_name,
-            "specification": config.specification or "", "image": config.image or "",
-            "queueName": config.queue_name, "computeNodeCount": config.compute_node_count,
-            "rootPassword": root_password, "endpoint": endpoint,
-            "createTimeoutS": config.create_timeout_s, "updateTimeoutS": config.update_timeout_s,
-            "deleteTimeoutS": config.delete_timeout_s, "pollIntervalS": config.poll_interval_s,
+        sg = HccSecurityGroup(f"{name}-sg", {
+            "regionID": region, "vpcID": vpc_id, "securityGroup": config.security_group,
+            "groupName": n.security_group, "ownerToken": owner.ownerToken,
+            "sshCidrs": list(config.ssh_cidrs), "endpointCidrs": list(config.endpoint_cidrs),
+            "sshPort": config_ssh_port(shared), "endpointPort": shared.port,
+            "sshRequired": config.ssh_required, **quick,
+        }, pulumi.ResourceOptions(parent=self, depends_on=[last]))
+        # a group we create has a name known now: the order never sees it unknown in a preview
+        # in which only the group's rules change (that would show a replacement)
+        sg_name: Any = n.security_group if created_group else sg.securityGroupName
+        common = {"regionID": region, "azName": config.az_name or "",
+                  "clusterName": n.cluster, "vpcID": vpc_id, "subnetID": subnet_id,
+                  "queueName": config.queue_name, "rootPassword": root_password,
+                  **_server_inputs(config)}
+        order = HccClusterOrder(f"{name}-order", {
+            **common, **steer, "clusterType": config.cluster_type,
+            "securityGroupName": sg_name, "ownedVpc": config.vpc_id == "create",
+            "storageType": config.storage_type, "storageSizeGB": config.storage_size_gb,
+            "storageName": config.storage_name, "sfsType": config.sfs_type,
+            "storageUid": config.storage_uid, "specification": config.specification,
+            "masterSpecification": config.master_specification, "image": config.image,
+            "masterImage": config.master_image, "computeNodeCount": config.order_count,
+            "eipBandwidthMbps": config.eip_bandwidth_mbps,
+            "adoptClusterUuid": config.adopt_cluster_uuid,
+            "timeoutS": config.create_timeout_s, "deleteTimeoutS": config.delete_timeout_s,
         }, pulumi.ResourceOptions(parent=self, depends_on=[sg]))
+        cluster = HccCluster(f"{name}-cluster", {
+            **common, **steer, "orderJobUUID": order.jobUUID,
+            "orderClusterUUID": order.clusterUUID, "orderedAt": order.orderedAt,
+            "resolved": order.resolved, "securityGroupID": sg.securityGroupID,
+            "computeNodeCount": config.compute_node_count,
+            "createTimeoutS": config.create_timeout_s, "updateTimeoutS": config.update_timeout_s,
+            "deleteTimeoutS": config.delete_timeout_s,
+        }, pulumi.ResourceOptions(parent=self, depends_on=[order]))
         self.cluster_id = cluster.clusterUUID
         self.master_public_ip = cluster.masterPublicIP
         self.master_inner_ip = cluster.masterInnerIP
         self.nodes = cluster.nodes.apply(lambda ns: [
-            {"name": n["name"], "inner_ip": n["innerIP"], "role": n["role"]} for n in ns or []])
-        self.scheduler_version = cluster.schedulerVersion
+            {"name": x["name"], "inner_ip": x["innerIP"], "role": x["role"]} for x in ns or []])
         self.security_group_id = sg.securityGroupID
         self.vpc_id = pulumi.Output.from_input(vpc_id)
         self.subnet_id = pulumi.Output.from_input(subnet_id)
@@ -151,7 +192,6 @@ class CtyunHccCluster(pulumi.ComponentResource):
         self.register_outputs({
             "cluster_id": self.cluster_id, "master_public_ip": self.master_public_ip,
             "master_inner_ip": self.master_inner_ip, "nodes": self.nodes,
-            "scheduler_version": self.scheduler_version,
             "security_group_id": self.security_group_id, "root_password": self.root_password,
             "vpc_id": self.vpc_id, "subnet_id": self.subnet_id,
         })
@@ -161,3 +201,9 @@ class CtyunHccCluster(pulumi.ComponentResource):
 
     def node_count(self) -> int:
         return self.config.serving_nodes
+
+
+def config_ssh_port(shared: SharedSettings) -> int:
+    """The SSH port the bootstrap connects to (`kimi-k3:sshPort`, target.py checks it)."""
+    value = str(dict(shared.target_config).get("sshPort") or "22")
+    return int(value) if value.isdigit() else 22

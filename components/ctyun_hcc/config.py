@@ -1,73 +1,95 @@
-"""The `ctyun:*` stack config, parsed and checked before any API call (pure).
+"""The `ctyun:*` stack config (and the CTyun exposure keys), parsed and checked before any
+resource is registered (pure).
 
-`parse_hcc_config(raw, shared)` turns the raw `ctyun:*` values (prefix stripped, as strings or
-JSON values) plus the shared `kimi-k3:*` settings into a typed `HccConfig`, or raises
-ConfigError naming the key, the value and the fix. Secrets (`ctyun:rootPassword`,
-`ctyun:accessKey`, `ctyun:secretKey`) are known keys but never parsed into this object: they
-stay Pulumi secret Outputs (cluster.py) or environment variables (client.py).
+`parse_hcc_config(raw, shared, organization=..., project=...)` turns the raw `ctyun:*` values
+(prefix stripped, strings or JSON values) plus the shared `kimi-k3:*` settings into a typed
+`HccConfig`, or raises ConfigError naming the key, the value (never a secret's) and the fix.
+Every rule is CTyun's documented one (api/rules.py), the same function the providers' `check`
+calls, so a value is refused here when it is known at program time and again in `check`.
 
 What only a real deployment needs (`ctyun:regionId`, `ctyun:azName`, `ctyun:rootPassword`) may
-be missing here, so the offline plan command works from the stack file as shipped; the dynamic
-providers' `check` refuses their absence during `pulumi preview`, before anything is created,
-naming the config key.
+be missing here, so the offline plan works from the stack file as shipped; the providers'
+`check` refuses their absence during `pulumi preview`, before anything is created.
 
-The validators for cluster names, root passwords and sizes live here too, so the dynamic
-provider's `check` applies exactly the same rules as the program.
+Default names are unique to the stack and computed here, in the program, from organization,
+project and stack (ownership.py); a provider never derives names (its host reports the stack
+as "stack").
+
+Exposure: `kimi-k3:allowedCidrs` opens only the model port; `kimi-k3:sshAllowedCidrs` (a target
+key) opens SSH. Both pass `settings.check_exposure`.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
-from typing import Iterable, Mapping, Optional
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Optional, Tuple
 
 from ..inference.errors import ConfigError
-from ..settings import SharedSettings
+from ..settings import SharedSettings, check_exposure, parse_cidrs
+from .api import rules
+from .ownership import Names, default_cluster_name, names_for
 
-#: the seed's "large model lite" cluster edition (大模型精简版)
-DEFAULT_CLUSTER_TYPE = "大模型精简版"
 STORAGE_TYPES = ("sfs", "oceanfs")
-STORAGE_MIN_GB, STORAGE_MAX_GB = 500, 32768
-CLUSTER_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9-]{1,19}$")
 SECRET_KEYS = frozenset({"rootPassword", "accessKey", "secretKey"})
+#: what the offline plan puts in place of a secret it cannot decrypt (components/mockrun.py)
+OFFLINE_SECRET = "[secret]"
 KNOWN_KEYS = frozenset({
-    "regionId", "azName", "clusterName", "clusterType", "vpcId", "subnetId", "vpcCidr",
-    "subnetCidr", "securityGroup",
-    "storageType", "storageSizeGb", "storageName", "specification", "image", "queueName",
-    "masterInCompute", "onDemand", "publicIp", "endpoint", "createTimeoutS", "updateTimeoutS",
-    "deleteTimeoutS", "pollIntervalS",
+    "regionId", "azName", "clusterName", "clusterType", "adoptClusterUuid",
+    "vpcId", "subnetId", "vpcCidr", "subnetCidr", "subnetType", "securityGroup",
+    "storageType", "storageSizeGb", "storageName", "sfsType", "storageUid",
+    "specification", "masterSpecification", "image", "masterImage", "queueName",
+    "masterInCompute", "onDemand", "cycleType", "cycleCount", "publicIp", "eipBandwidthMbps",
+    "localSystemVolumeRaidUuid", "localDataVolumeRaidUuid", "cloudSystemDiskType",
+    "cloudSystemDiskSizeGb", "systemDiskType", "systemDiskSizeGb",
+    "endpoint", "createTimeoutS", "updateTimeoutS", "deleteTimeoutS", "pollIntervalS",
 }) | SECRET_KEYS
+SSH_CIDRS_KEY = "kimi-k3:sshAllowedCidrs"
 
 
 @dataclass(frozen=True)
 class HccConfig:
     """Everything the CTyun E-HPC cluster needs, except secrets. Units are in the names."""
 
-    #: None until set: the offline plan command needs no account; `pulumi preview` stops at the
-    #: cluster's check ("ctyun:regionId is required") before anything is created
+    #: None until set: the offline plan needs no account; `pulumi preview` stops at `check`
     region_id: Optional[str]
     az_name: Optional[str]
-    cluster_name: str
+    names: Names
     #: "create" (a VPC owned by the stack) or an existing VPC id
     vpc_id: str
     #: "create" (a subnet owned by the stack, in `vpc_id`) or an existing subnet id
     subnet_id: str
-    #: "create" (a group for this cluster, with only the needed rules) or an existing group id
+    #: "create" (a group of this stack with only the needed rules) or an existing group id
     security_group: str
+    #: compute nodes wanted; the create order carries at most 49 (doc 23930), the rest are
+    #: added by expand right after
     compute_node_count: int
-    cluster_type: str = DEFAULT_CLUSTER_TYPE
+    ssh_cidrs: Tuple[str, ...] = ()
+    endpoint_cidrs: Tuple[str, ...] = ()
+    #: SSH must be reachable from `ssh_cidrs` (False when a bastion is configured)
+    ssh_required: bool = True
+    cluster_type: str = ""
+    adopt_cluster_uuid: str = ""
     vpc_cidr: str = "192.168.0.0/16"
     subnet_cidr: str = "192.168.0.0/24"
+    subnet_type: str = "common"
     storage_type: str = "sfs"
     storage_size_gb: int = 500
     storage_name: str = ""
-    specification: Optional[str] = None
-    image: Optional[str] = None
+    sfs_type: str = "performance"
+    storage_uid: str = ""
+    specification: str = ""
+    master_specification: str = ""
+    image: str = ""
+    master_image: str = ""
     queue_name: str = "batch"
     master_in_compute: bool = True
     on_demand: bool = True
-    public_ip: bool = True
+    cycle_type: str = ""
+    cycle_count: int = 0
+    eip_bandwidth_mbps: int = 100
+    server_fields: Tuple[Tuple[str, object], ...] = field(default_factory=tuple)
     endpoint: Optional[str] = None
     create_timeout_s: int = 7200
     update_timeout_s: int = 5400
@@ -75,43 +97,17 @@ class HccConfig:
     poll_interval_s: int = 30
 
     @property
+    def cluster_name(self) -> str:
+        return self.names.cluster
+
+    @property
     def serving_nodes(self) -> int:
         """Nodes that run vLLM: compute nodes, plus the master when it joins the queue."""
         return self.compute_node_count + (1 if self.master_in_compute else 0)
 
-
-def cluster_name_problem(name: object) -> Optional[str]:
-    """Why `name` is not a valid E-HPC cluster name, or None."""
-    if not isinstance(name, str) or not CLUSTER_NAME_RE.match(name):
-        return ("must be 2-20 characters of letters, digits and '-', starting with a letter")
-    return None
-
-
-def root_password_problem(pw: object) -> Optional[str]:
-    """Why `pw` breaks CTyun's root password rules, or None. Never echoes the password."""
-    if not isinstance(pw, str):
-        return "must be a string"
-    if not 8 <= len(pw) <= 30:
-        return "must be 8-30 characters long"
-    if pw.startswith("/"):
-        return "must not start with '/'"
-    if not (any(c.islower() for c in pw) and any(c.isupper() for c in pw)
-            and any(c.isdigit() for c in pw) and any(not c.isalnum() for c in pw)):
-        return "needs upper and lower case letters, a digit and a special character"
-    return None
-
-
-def storage_size_problem(size: object) -> Optional[str]:
-    if not isinstance(size, int) or isinstance(size, bool) or \
-            not STORAGE_MIN_GB <= size <= STORAGE_MAX_GB:
-        return f"must be an integer from {STORAGE_MIN_GB} to {STORAGE_MAX_GB} (GB)"
-    return None
-
-
-def default_cluster_name(stack: str) -> str:
-    """`k3-<stack>`, cut to 20 characters and reduced to the allowed alphabet."""
-    cleaned = re.sub(r"[^A-Za-z0-9-]", "-", f"k3-{stack}")[:20].rstrip("-")
-    return cleaned if len(cleaned) >= 2 else "k3-cluster"
+    @property
+    def order_count(self) -> int:
+        return min(self.compute_node_count, rules.CREATE_ORDER_COUNT[1])
 
 
 def _str(raw, key, default=None) -> Optional[str]:
@@ -146,33 +142,52 @@ def _bool(raw, key, default) -> bool:
     raise ConfigError(f"ctyun:{key}", value, "use true or false", "is not a boolean")
 
 
+def _choice(raw, key, options, default) -> str:
+    value = _str(raw, key, default)
+    if value not in options:
+        raise ConfigError(f"ctyun:{key}", value, f"use one of {', '.join(options)}",
+                          "is not a documented value")
+    return value
+
+
+def _name(key: str, value: str, problem: Optional[str], fix: str) -> None:
+    if problem:
+        raise ConfigError(key, value, fix, problem)
+
+
+def _id(raw, key, prefix) -> str:
+    value = _str(raw, key, "create")
+    if value != "create" and not value.startswith(prefix):
+        raise ConfigError(f"ctyun:{key}", value, f"give an id ({prefix}...) or create",
+                          "is not a CTyun id")
+    return value
+
+
 def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
-                     other_known: Iterable[str] = ()) -> HccConfig:
+                     other_known: Iterable[str] = (), organization: str = "organization",
+                     project: str = "kimi-k3") -> HccConfig:
     """Typed, checked `HccConfig` from the raw `ctyun:*` config and the shared settings.
 
-    `other_known` names `ctyun:*` keys that other modules parse (the bootstrap's SSH and disk
-    keys); any key in neither set is refused as a likely misspelling.
+    `other_known` names `ctyun:*` keys that other modules parse (the bootstrap's); any key in
+    neither set is refused as a likely misspelling.
     """
     for key in sorted(set(raw) - KNOWN_KEYS - set(other_known)):
         raise ConfigError(f"ctyun:{key}", raw[key], "remove it or check the spelling "
                           "(docs/ctyun-hcc.md lists the keys)", "is not a known key")
-    region = _str(raw, "regionId")
-    az = _str(raw, "azName")
-    name = _str(raw, "clusterName", default_cluster_name(shared.stack))
-    problem = cluster_name_problem(name)
-    if problem:
-        raise ConfigError("ctyun:clusterName", name, "pick another name", problem)
-    vpc = _str(raw, "vpcId", "create")
-    subnet = _str(raw, "subnetId", "create")
+    name = _str(raw, "clusterName", default_cluster_name(organization, project, shared.stack))
+    _name("ctyun:clusterName", name, rules.cluster_name_problem(name),
+          "pick another name (2-20 letters, digits and '-', starting with a letter)")
+    names = names_for(name)
+    vpc, subnet = _id(raw, "vpcId", "vpc-"), _id(raw, "subnetId", "subnet-")
     if vpc == "create" and subnet != "create":
         raise ConfigError("ctyun:subnetId", subnet, "leave it unset (a subnet is created in the "
                           "new VPC) or give ctyun:vpcId", "cannot belong to a VPC still to be "
                           "created")
-    for key, value in (("vpcId", vpc), ("subnetId", subnet)):
-        prefix = "vpc-" if key == "vpcId" else "subnet-"
-        if value != "create" and not value.startswith(prefix):
-            raise ConfigError(f"ctyun:{key}", value, f"give an id ({prefix}...) or create",
-                              "is not a CTyun id")
+    for key, value in (("VPC", names.vpc), ("subnet", names.subnet),
+                       ("security group", names.security_group)):
+        _name("ctyun:clusterName", name, rules.vpc_name_problem(value) and
+              f"gives the {key} name {value!r}, which {rules.vpc_name_problem(value)}",
+              "pick another cluster name")
     cidrs = {}
     for key, default in (("vpcCidr", "192.168.0.0/16"), ("subnetCidr", "192.168.0.0/24")):
         value = _str(raw, key, default)
@@ -186,14 +201,16 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
                           f"pick a range inside ctyun:vpcCidr ({cidrs['vpcCidr']})",
                           "is not inside the VPC")
     sg = _str(raw, "securityGroup", "create")
-    storage_type = _str(raw, "storageType", "sfs").lower()
-    if storage_type not in STORAGE_TYPES:
-        raise ConfigError("ctyun:storageType", storage_type, "use sfs or oceanfs",
-                          "is not a storage type E-HPC can order")
-    size = _int(raw, "storageSizeGb", 500, -2**31, 2**31)
-    problem = storage_size_problem(size)
-    if problem:
-        raise ConfigError("ctyun:storageSizeGb", size, "use 500 (the seed) or more", problem)
+    if sg != "create" and not sg.startswith("sg-"):
+        raise ConfigError("ctyun:securityGroup", sg, "give a group id (sg-...) or create",
+                          "is not a CTyun security group id")
+    storage_type = _choice(raw, "storageType", STORAGE_TYPES, "sfs")
+    storage_uid = _str(raw, "storageUid", "")
+    lo, hi = rules.OCEANFS_GB if storage_type == "oceanfs" else rules.SFS_GB
+    size = _int(raw, "storageSizeGb", 500, lo, hi)
+    storage_name = _str(raw, "storageName", names.storage)
+    _name("ctyun:storageName", storage_name, rules.fs_name_problem(storage_name),
+          "use 2-255 letters, digits and '-', starting with a letter")
     master_in_compute = _bool(raw, "masterInCompute", True)
     compute = shared.nodes - 1 if master_in_compute else shared.nodes
     if compute < 1:
@@ -201,27 +218,69 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
                           "use at least 2 nodes, or set ctyun:masterInCompute=false",
                           "leaves no compute node (E-HPC's large-model edition needs one)")
     queue = _str(raw, "queueName", "batch")
-    if not re.match(r"^[A-Za-z][A-Za-z0-9_]{0,31}$", queue):
-        raise ConfigError("ctyun:queueName", queue, "use letters, digits and '_' (e.g. batch)",
-                          "is not a valid Slurm partition name")
+    _name("ctyun:queueName", queue, rules.queue_name_problem(queue),
+          "use 1-15 letters, digits and '_' starting with a letter, not 'default' (e.g. batch)")
+    on_demand = _bool(raw, "onDemand", True)
+    cycle_type, cycle_count = _str(raw, "cycleType", ""), 0
+    if not on_demand:
+        cycle_type = _choice(raw, "cycleType", tuple(rules.CYCLE_COUNT), None)
+        cycle_count = _int(raw, "cycleCount", None, *rules.CYCLE_COUNT[cycle_type]) \
+            if raw.get("cycleCount") not in (None, "") else None
+        if cycle_count is None:
+            raise ConfigError("ctyun:cycleCount", None, f"give {rules.CYCLE_COUNT[cycle_type]} "
+                              f"({cycle_type}s)", "is required for a subscription")
+    public_ip = _bool(raw, "publicIp", True)
+    eip = _int(raw, "eipBandwidthMbps", 100, *rules.EIP_MBPS) if public_ip else 0
+    server = (
+        ("localSystemVolumeRaidUuid", _str(raw, "localSystemVolumeRaidUuid", "")),
+        ("localDataVolumeRaidUuid", _str(raw, "localDataVolumeRaidUuid", "")),
+        ("cloudSystemDiskType", _str(raw, "cloudSystemDiskType", "") and _choice(
+            raw, "cloudSystemDiskType", rules.SYSTEM_DISK_TYPES, None)),
+        ("cloudSystemDiskSizeGb", _int(raw, "cloudSystemDiskSizeGb", 0, *rules.SYSTEM_DISK_GB)),
+        ("systemDiskType", _choice(raw, "systemDiskType", rules.SYSTEM_DISK_TYPES, "SSD")),
+        ("systemDiskSizeGb", _int(raw, "systemDiskSizeGb", 100, *rules.SYSTEM_DISK_GB)),
+    )
+    if bool(dict(server)["cloudSystemDiskType"]) != bool(dict(server)["cloudSystemDiskSizeGb"]):
+        raise ConfigError("ctyun:cloudSystemDiskType", dict(server)["cloudSystemDiskType"],
+                          "set both ctyun:cloudSystemDiskType and ctyun:cloudSystemDiskSizeGb, "
+                          "or neither", "comes without its pair")
+    pw = raw.get("rootPassword")
+    if pw not in (None, "", OFFLINE_SECRET):
+        problem = rules.root_password_problem(str(pw))
+        if problem:
+            raise ConfigError("ctyun:rootPassword", "(hidden)", "set another with `pulumi "
+                              "config set --secret ctyun:rootPassword ...`", problem)
     endpoint = _str(raw, "endpoint")
     if endpoint and not re.match(r"^https?://[^\s/]+", endpoint):
         raise ConfigError("ctyun:endpoint", endpoint, "give a URL such as https://host:port",
                           "is not an http(s) URL")
-    poll = _int(raw, "pollIntervalS", 30, 1, 600)
+    target = dict(shared.target_config)
+    ssh = parse_cidrs(target.get("sshAllowedCidrs"), SSH_CIDRS_KEY)
+    check_exposure(ssh, SSH_CIDRS_KEY, shared.allow_internet)
+    check_exposure(shared.allowed_cidrs, "kimi-k3:allowedCidrs", shared.allow_internet)
+    adopt = _str(raw, "adoptClusterUuid", "")
+    if adopt and not adopt.startswith("cl-"):
+        raise ConfigError("ctyun:adoptClusterUuid", adopt, "give the cluster's UUID (cl-...) "
+                          "from hpc/list-clusters", "is not a cluster UUID")
     return HccConfig(
-        region_id=region, az_name=az, cluster_name=name, vpc_id=vpc, subnet_id=subnet,
-        security_group=sg, compute_node_count=compute,
-        cluster_type=_str(raw, "clusterType", DEFAULT_CLUSTER_TYPE),
+        region_id=_str(raw, "regionId"), az_name=_str(raw, "azName"), names=names,
+        vpc_id=vpc, subnet_id=subnet, security_group=sg, compute_node_count=compute,
+        ssh_cidrs=ssh, endpoint_cidrs=tuple(shared.allowed_cidrs),
+        ssh_required=not str(target.get("sshBastion") or "").strip(),
+        cluster_type=_str(raw, "clusterType", ""), adopt_cluster_uuid=adopt,
         vpc_cidr=str(cidrs["vpcCidr"]), subnet_cidr=str(cidrs["subnetCidr"]),
-        storage_type=storage_type, storage_size_gb=size,
-        storage_name=_str(raw, "storageName", f"{name}-fs"),
-        specification=_str(raw, "specification"), image=_str(raw, "image"),
-        queue_name=queue, master_in_compute=master_in_compute,
-        on_demand=_bool(raw, "onDemand", True), public_ip=_bool(raw, "publicIp", True),
-        endpoint=endpoint,
+        subnet_type=_choice(raw, "subnetType", ("common", "cbm"), "common"),
+        storage_type=storage_type, storage_size_gb=size, storage_name=storage_name,
+        sfs_type=_choice(raw, "sfsType", rules.SFS_TYPES, "performance"),
+        storage_uid=storage_uid,
+        specification=_str(raw, "specification", ""),
+        master_specification=_str(raw, "masterSpecification", ""),
+        image=_str(raw, "image", ""), master_image=_str(raw, "masterImage", ""),
+        queue_name=queue, master_in_compute=master_in_compute, on_demand=on_demand,
+        cycle_type=cycle_type if not on_demand else "", cycle_count=cycle_count or 0,
+        eip_bandwidth_mbps=eip, server_fields=server, endpoint=endpoint,
         create_timeout_s=_int(raw, "createTimeoutS", 7200, 60, 86400),
         update_timeout_s=_int(raw, "updateTimeoutS", 5400, 60, 86400),
         delete_timeout_s=_int(raw, "deleteTimeoutS", 3600, 60, 86400),
-        poll_interval_s=poll,
+        poll_interval_s=_int(raw, "pollIntervalS", 30, 1, 600),
     )

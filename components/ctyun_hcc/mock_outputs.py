@@ -1,14 +1,18 @@
 """Outputs CTyun would compute, for the offline plan command and tests under Pulumi's mock engine.
 
-Only for the CTyun dynamic resources (network, security group, E-HPC cluster), so that what the
-program reads back (master IPs, node list, ids) has plausible shapes. Values are obviously fake
-(`mock` in ids, documentation address ranges for IPs) so a plan is never mistaken for a
-deployment. Other modules' resources may add their entries to `MOCK_OUTPUTS`.
+Only for the CTyun dynamic resources (owner token, network, security group, cluster order and
+cluster), so that what the program reads back (master IPs, node list, ids) has the shapes the
+providers return. Values are obviously fake (`mock` in ids, documentation address ranges for
+IPs) so a plan is never mistaken for a deployment. Other modules' resources may add entries.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, Mapping
+
+
+def hcc_owner(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    return {"ownerToken": "0" * 32}
 
 
 def hcc_network(inputs: Mapping[str, Any]) -> Dict[str, Any]:
@@ -22,21 +26,27 @@ def hcc_network(inputs: Mapping[str, Any]) -> Dict[str, Any]:
 def hcc_security_group(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     sg = inputs.get("securityGroup")
     created = sg in (None, "create")
+    rules = len(inputs.get("sshCidrs") or []) + len(inputs.get("endpointCidrs") or [])
     return {"securityGroupID": "sg-mock" if created else sg,
             "securityGroupName": inputs.get("groupName") or "mock-sg",
-            "ruleIDs": [f"sgr-mock-{i}" for i, _ in enumerate(inputs.get("rules") or [])],
+            "ruleIDs": [f"sgr-mock-{i}" for i in range(rules) if created],
             "created": created}
+
+
+def hcc_cluster_order(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    return {"jobUUID": "job-mock", "clusterUUID": "", "orderedAt": "2026-01-01T00:00:00Z",
+            "origin": "ordered", "masterOrderID": "", "masterOrderNO": "", "resolved": {}}
 
 
 def hcc_cluster(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     count = int(inputs.get("computeNodeCount") or 0)
     nodes = [{"name": "a3master0001", "innerIP": "192.0.2.10", "role": "master",
-              "nodeUUID": "node-mock-0"}]
-    nodes += [{"name": f"a3compute{i:04d}", "innerIP": f"192.0.2.{10 + i}", "role": "compute",
-               "nodeUUID": f"node-mock-{i}"} for i in range(1, count + 1)]
-    return {"clusterUUID": "hpc-mock", "masterInnerIP": "192.0.2.10",
-            "masterPublicIP": "198.51.100.10", "nodes": nodes, "schedulerVersion": "mock",
-            "clusterStatus": "available", "resolved": {}, "computeNodeCount": count}
+              "nodeUUID": "nd-mock-0"}]
+    nodes += [{"name": f"a3compute{i:04d}", "innerIP": f"192.0.2.{10 + i}",
+               "role": "compute", "nodeUUID": f"nd-mock-{i}"} for i in range(1, count + 1)]
+    return {"clusterUUID": "cl-mock", "masterInnerIP": "192.0.2.10",
+            "masterPublicIP": "198.51.100.10", "nodes": nodes, "clusterStatus": "available",
+            "clusterSecurityGroupID": "sg-mock", "computeNodeCount": count}
 
 
 def slurm_service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
@@ -48,8 +58,10 @@ def slurm_service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
+    "pulumi-python:dynamic/ctyun:HccStackOwner": hcc_owner,
     "pulumi-python:dynamic/ctyun:HccNetwork": hcc_network,
     "pulumi-python:dynamic/ctyun:HccSecurityGroup": hcc_security_group,
+    "pulumi-python:dynamic/ctyun:HccClusterOrder": hcc_cluster_order,
     "pulumi-python:dynamic/ctyun:HccCluster": hcc_cluster,
     "pulumi-python:dynamic/ctyun:SlurmService": slurm_service,
 }

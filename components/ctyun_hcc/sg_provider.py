@@ -1,16 +1,23 @@
 """`HccSecurityGroup`: the security group in front of the cluster, as a dynamic resource.
 
-Type token `pulumi-python:dynamic/ctyun:HccSecurityGroup`. With `securityGroup: "create"` it
-creates a group of its own in the VPC (found again by name if an earlier run was interrupted) and
-deletes it on destroy; with an existing group id it only adds its rules to that group and on
-destroy revokes exactly the rules it added, leaving the group and its other rules alone.
-Rules are accept-ingress TCP rules from the given CIDRs only: nothing is opened to 0.0.0.0/0
-unless that CIDR is passed explicitly.
+Type token `pulumi-python:dynamic/ctyun:HccSecurityGroup`. Two separate CIDR lists:
+`sshCidrs` may reach TCP `sshPort` (the SSH bootstrap), `endpointCidrs` may reach the model
+port; nothing else is opened, and nothing at all for an empty list.
+
+- `securityGroup: "create"`: a group of this stack, named `groupName` and marked with the
+  stack's owner token in its description. An interrupted run finds it again by exact name and
+  marker; a same-named group without the marker is never adopted (the create stops and says
+  how to choose). Its ingress rules are kept equal to the wanted ones; egress rules are left
+  as CTyun creates them. Destroy deletes the group.
+- an existing group id: never changed. The provider checks that its rules already admit what
+  kimi-k3 needs and otherwise stops, listing the rules to add (kimi-k3 does not rewrite the
+  rules of a group it did not create). Destroy leaves it alone.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import time
 from typing import Any, Dict, List, Optional
 
@@ -18,187 +25,243 @@ import pulumi
 from pulumi.dynamic import (CheckFailure, CheckResult, ConfigureRequest, CreateResult,
                             DiffResult, ReadResult, ResourceProvider, UpdateResult)
 
-from .client import ApiError, TransportError
-from .ehpc import DeadlineExceeded, Ehpc, new_client_token
-from .provider_runtime import (changed_inputs, deadline_in, is_unknown, make_api, remember_config,
-                               strip, with_defaults)
+from . import provider_runtime as rt
+from .api import rules
+from .api.errors import ApiError, CtyunError
+from .api.vpc import IngressRule, Rule, SecurityGroup, VpcApi
+from .api.waits import DeadlineExceeded
+from .ownership import is_ours, owner_marker
 
-INPUT_DEFAULTS: Dict[str, Any] = {"regionID": None, "vpcID": None, "securityGroup": "create",
-                                  "groupName": None, "rules": [], "endpoint": "",
-                                  "timeoutS": 600, "pollIntervalS": 5}
+log = logging.getLogger("kimi_k3.ctyun")
+
+INPUT_DEFAULTS: Dict[str, Any] = {
+    "regionID": None, "vpcID": None, "securityGroup": "create", "groupName": None,
+    "ownerToken": None, "sshCidrs": [], "endpointCidrs": [], "sshPort": 22,
+    "endpointPort": None, "sshRequired": True, "endpoint": "", "timeoutS": 600,
+    "pollIntervalS": 5, "progressFile": None,
+}
 REPLACE_KEYS = ("regionID", "vpcID", "securityGroup", "groupName")
+OUTPUT_KEYS = ("securityGroupID", "securityGroupName", "ruleIDs", "created")
 
 
-def rule_key(rule: Dict[str, Any]) -> tuple:
-    return (str(rule.get("protocol", "TCP")).upper(), str(rule.get("port") or rule.get("range")),
-            str(rule.get("cidr") or rule.get("destCidrIp")))
+class GroupProblem(CtyunError):
+    """The group cannot be used as asked (named in the message)."""
 
 
-def api_rule(rule: Dict[str, Any]) -> Dict[str, Any]:
-    cidr = str(rule["cidr"])
-    return {"direction": "ingress", "action": "accept", "priority": 1,
-            "protocol": str(rule.get("protocol", "TCP")).upper(),
-            "ethertype": "IPv6" if ":" in cidr else "IPv4", "destCidrIp": cidr,
-            "range": str(rule["port"])}
+def wanted_rules(p: Dict[str, Any]) -> List[IngressRule]:
+    """SSH from each SSH CIDR, the model port from each endpoint CIDR; nothing else."""
+    out = [IngressRule(int(p["sshPort"]), str(c), "kimi-k3 ssh") for c in p["sshCidrs"] or []]
+    out += [IngressRule(int(p["endpointPort"]), str(c), "kimi-k3 endpoint")
+            for c in p["endpointCidrs"] or []]
+    seen, unique = set(), []
+    for r in out:
+        if r.key() not in seen:
+            seen.add(r.key())
+            unique.append(r)
+    return unique
 
 
-def check_inputs(news: Dict[str, Any]) -> List[CheckFailure]:
+def check_inputs(n: Dict[str, Any]) -> List[CheckFailure]:
     f: List[CheckFailure] = []
-    for key in ("regionID", "vpcID", "groupName"):
-        if not news.get(key):
-            hint = ": pulumi config set ctyun:regionId <region id>" if key == "regionID" else ""
-            f.append(CheckFailure(key, f"{key} is required{hint}"))
-    rules = news.get("rules", [])
-    if is_unknown(rules):
-        return f
-    if not isinstance(rules, list):
-        return f + [CheckFailure("rules", "rules must be a list")]
-    for i, r in enumerate(rules):
-        if is_unknown(r) or not isinstance(r, dict):
+    if not n.get("regionID"):
+        f.append(CheckFailure("regionID", "regionID is required: pulumi config set "
+                              "ctyun:regionId <region id>"))
+    if not n.get("vpcID"):
+        f.append(CheckFailure("vpcID", "vpcID is required"))
+    creating = n.get("securityGroup", "create") == "create"
+    name = n.get("groupName")
+    if creating and rt.known(name) and (not name or rules.vpc_name_problem(name)):
+        f.append(CheckFailure("groupName", f"groupName={name!r} "
+                              f"{rules.vpc_name_problem(name or '')} (it derives from "
+                              "ctyun:clusterName)"))
+    if creating and n.get("ownerToken") in (None, ""):
+        f.append(CheckFailure("ownerToken", "ownerToken is required to mark the group"))
+    for key, port_key in (("sshCidrs", "sshPort"), ("endpointCidrs", "endpointPort")):
+        cidrs = n.get(key, [])
+        if not rt.known(cidrs):
             continue
-        port, cidr = r.get("port"), r.get("cidr")
-        if not is_unknown(port) and not (isinstance(port, (int, float)) and 1 <= port <= 65535):
-            f.append(CheckFailure("rules", f"rules[{i}].port={port!r} must be 1-65535"))
-        if not is_unknown(cidr):
+        if not isinstance(cidrs, list):
+            f.append(CheckFailure(key, f"{key} must be a list of CIDRs"))
+            continue
+        for c in cidrs:
+            if not rt.known(c):
+                continue
             try:
-                ipaddress.ip_network(str(cidr), strict=True)
+                ipaddress.ip_network(str(c), strict=True)
             except ValueError:
-                f.append(CheckFailure("rules", f"rules[{i}].cidr={cidr!r} is not a CIDR"))
+                f.append(CheckFailure(key, f"{key} entry {c!r} is not a CIDR"))
+        port = n.get(port_key, INPUT_DEFAULTS[port_key])
+        if cidrs and rt.known(port) and not (isinstance(port, (int, float))
+                                             and int(port) == port and 1 <= port <= 65535):
+            f.append(CheckFailure(port_key, f"{port_key}={port!r} must be a port 1-65535"))
+    ssh = n.get("sshCidrs", [])
+    if n.get("sshRequired", True) is True and rt.known(ssh) and not ssh:
+        f.append(CheckFailure("sshCidrs", "kimi-k3:sshAllowedCidrs is empty and there is no "
+                              "kimi-k3:sshBastion: the bootstrap needs SSH to the master; set "
+                              "kimi-k3:sshAllowedCidrs to the address of the machine running "
+                              "`pulumi up` (e.g. [\"203.0.113.10/32\"])"))
     return f
 
 
 def _inputs(props: Dict[str, Any]) -> Dict[str, Any]:
-    return with_defaults(props, INPUT_DEFAULTS)
+    return rt.with_defaults(props, INPUT_DEFAULTS)
+
+
+def covers(rule: Rule, want: IngressRule) -> bool:
+    """Does an existing accept-ingress rule already admit `want` (port and whole CIDR)?"""
+    if rule.direction != "ingress" or rule.action != "accept":
+        return False
+    if rule.protocol not in ("ANY", want.protocol):
+        return False
+    if rule.protocol != "ANY" and rule.port_range:
+        lo, _, hi = rule.port_range.partition("-")
+        try:
+            if not int(lo) <= want.port <= int(hi or lo):
+                return False
+        except ValueError:
+            return False
+    try:
+        theirs = ipaddress.ip_network(rule.cidr or ("0.0.0.0/0" if ":" not in want.cidr
+                                                    else "::/0"), strict=False)
+        mine = ipaddress.ip_network(want.cidr, strict=False)
+        return mine.version == theirs.version and mine.subnet_of(theirs)
+    except ValueError:
+        return False
 
 
 class HccSecurityGroupProvider(ResourceProvider):
-    """CRUD of a security group (or of our rules in an existing one). Holds nothing."""
+    """CRUD of this stack's security group (or a check of an existing one). Holds nothing."""
 
     serialize_as_secret_always = False
 
     def configure(self, req: ConfigureRequest) -> None:
-        remember_config(req.config)
+        rt.remember_config(req.config)
 
     def check(self, olds, news) -> CheckResult:
-        return CheckResult(news, check_inputs(strip(news)))
+        return CheckResult(news, check_inputs(rt.strip(news)))
 
     def diff(self, id_, olds, news) -> DiffResult:
-        o, n = _inputs(strip(olds)), _inputs(strip(news))
-        # endpoint/timeouts only steer the provider: no update step (it would make the outputs
-        # unknown in preview); recorded with the next real change
-        changed = changed_inputs(o, n, INPUT_DEFAULTS)
-        return DiffResult(changes=bool(changed), replaces=[k for k in changed
-                                                           if k in REPLACE_KEYS],
+        o, n = _inputs(rt.strip(olds)), _inputs(rt.strip(news))
+        changed = rt.changed_inputs(o, n, INPUT_DEFAULTS)
+        return DiffResult(changes=bool(changed),
+                          replaces=[k for k in changed if k in REPLACE_KEYS],
                           delete_before_replace=False)
 
     def create(self, props) -> CreateResult:
-        p = _inputs(strip(props))
-        api = make_api(p)
-        deadline = deadline_in(p["timeoutS"])
-        created = p["securityGroup"] == "create"
-        if created:
-            group = api.find_security_group(p["vpcID"], p["groupName"], deadline)
-            if group is None:
-                try:
-                    gid = api.create_security_group(p["vpcID"], p["groupName"],
-                                                    new_client_token(), deadline)
-                except TransportError:
-                    group = api.find_security_group(p["vpcID"], p["groupName"], deadline)
-                    if group is None:
-                        raise
-                    gid = group["id"]
-            else:
-                gid = group["id"]
-        else:
-            gid = p["securityGroup"]
-        desc = api.describe_security_group(gid, deadline)
-        if desc is None:
-            raise ApiError("describe-security-group-attribute", "VPC.SecurityGroup.NotFound",
-                           f"security group {gid} does not exist (ctyun:securityGroup)")
-        rule_ids = self._sync_rules(api, gid, desc, p["rules"], [], created, deadline)
-        return CreateResult(gid, self._outs(p, gid, desc["name"], rule_ids, created))
+        p = _inputs(rt.strip(props))
+        api = rt.vpc(p)
+        deadline = rt.deadline_in(p["timeoutS"])
+        if p["securityGroup"] != "create":
+            group = self._existing(api, p, deadline)
+            return CreateResult(group.group_id, self._outs(p, group, [], False))
+        found = api.find_security_groups(p["vpcID"], p["groupName"], deadline)
+        ours = [g for g in found if is_ours(g.description, p["ownerToken"])]
+        if found and not (len(found) == 1 and ours):
+            raise GroupProblem(
+                f"security group {p['groupName']} exists in VPC {p['vpcID']} "
+                f"({', '.join(g.group_id for g in found)}) and is not this stack's (no kimi-k3 "
+                "marker of this stack in its description): choose another ctyun:clusterName "
+                "(the group is named after it) or use a group explicitly with "
+                "ctyun:securityGroup=<id> (kimi-k3 then only checks its rules)")
+        gid = ours[0].group_id if ours else api.create_security_group(
+            p["vpcID"], p["groupName"], owner_marker(p["ownerToken"]), deadline)
+        group = self._describe(api, gid, deadline)
+        rule_ids = self._sync(api, group, wanted_rules(p), deadline)
+        return CreateResult(gid, self._outs(p, group, rule_ids, True))
 
     @staticmethod
-    def _outs(p, gid, name, rule_ids, created) -> Dict[str, Any]:
-        return {**p, "securityGroupID": gid, "securityGroupName": name, "ruleIDs": rule_ids,
-                "created": created}
+    def _outs(p, group: SecurityGroup, rule_ids, created) -> Dict[str, Any]:
+        return {**p, "securityGroupID": group.group_id, "securityGroupName": group.name,
+                "ruleIDs": sorted(rule_ids), "created": created}
 
     @staticmethod
-    def _sync_rules(api: Ehpc, gid: str, desc: Dict[str, Any], wanted: List[Dict[str, Any]],
-                    ours: List[str], created: bool, deadline: float) -> List[str]:
-        """Make our rules equal `wanted`; return the ids of the rules we own."""
-        # egress rules (a new group comes with an allow-all one) are neither ours nor touched
-        present = {r["id"]: r for r in desc.get("securityGroupRuleList") or []
-                   if str(r.get("direction", "ingress")).lower() == "ingress"}
-        # in a group we created every rule is ours (covers a create interrupted mid-way)
-        owned = {rid: present[rid] for rid in present if created or rid in ours}
-        want = {rule_key(r): r for r in wanted}
-        keep = []
-        for rid, r in owned.items():
-            if rule_key(r) in want:
-                keep.append(rid)
-                want.pop(rule_key(r))
+    def _describe(api: VpcApi, gid: str, deadline) -> SecurityGroup:
+        group = api.describe_security_group(gid, deadline)
+        if group is None:
+            raise GroupProblem(f"security group {gid} does not exist "
+                               "(describe-security-group-attribute: Openapi.SecurityGroup."
+                               "NotFound)")
+        return group
+
+    def _existing(self, api: VpcApi, p, deadline) -> SecurityGroup:
+        """An existing group, checked, never changed."""
+        group = self._describe(api, p["securityGroup"], deadline)
+        if group.vpc_id and group.vpc_id != p["vpcID"]:
+            raise GroupProblem(f"ctyun:securityGroup={group.group_id} belongs to VPC "
+                               f"{group.vpc_id}, not to the cluster's VPC {p['vpcID']}")
+        missing = [w for w in wanted_rules(p) if not any(covers(r, w) for r in group.rules)]
+        if missing:
+            need = "; ".join(f"ingress accept TCP {w.port} from {w.cidr}" for w in missing)
+            raise GroupProblem(f"ctyun:securityGroup={group.group_id} ({group.name}) does not "
+                               f"admit what kimi-k3 needs: {need}. Add the rule(s) yourself "
+                               "(kimi-k3 does not change a group it did not create) or leave "
+                               "ctyun:securityGroup unset to let the stack create its own")
+        return group
+
+    @staticmethod
+    def _sync(api: VpcApi, group: SecurityGroup, wanted: List[IngressRule],
+              deadline) -> List[str]:
+        """Make the ingress rules of a group this stack created equal `wanted`."""
+        want = {w.key(): w for w in wanted}
+        keep: List[str] = []
+        for r in group.rules:
+            if r.direction != "ingress":
+                continue  # egress as CTyun made it
+            if r.key() in want:  # the first of identical rules is kept, repeats revoked
+                keep.append(r.rule_id)
+                want.pop(r.key())
             else:
-                api.revoke_ingress(gid, rid, deadline)
-        for rid, r in present.items():  # a user's identical rule already allows it
-            if rid not in owned:
-                want.pop(rule_key(r), None)
+                api.revoke_ingress(group.group_id, r.rule_id, deadline)
         if want:
-            keep += api.add_ingress(gid, [api_rule(r) for r in want.values()],
-                                    new_client_token(), deadline)
-        return sorted(keep)
+            keep += api.add_ingress(group.group_id, list(want.values()), deadline)
+        return keep
 
     def read(self, id_, props) -> ReadResult:
-        p, old = _inputs(strip(props)), strip(props)
-        api = make_api(p)
-        desc = api.describe_security_group(id_, deadline_in(p["timeoutS"]))
-        if desc is None:
+        p, old = _inputs(rt.strip(props)), rt.strip(props)
+        group = rt.vpc(p).describe_security_group(id_, rt.deadline_in(p["timeoutS"]))
+        if group is None:
             return ReadResult(None, {})
-        present = {r["id"] for r in desc.get("securityGroupRuleList") or []}
-        ours = [r for r in old.get("ruleIDs") or [] if r in present]
-        outs = self._outs(p, id_, desc["name"], ours, bool(old.get("created")))
-        return ReadResult(id_, outs, {k: outs[k] for k in INPUT_DEFAULTS})
+        ids = [r.rule_id for r in group.rules if r.rule_id in set(old.get("ruleIDs") or [])]
+        return ReadResult(id_, {**old, "securityGroupName": group.name, "ruleIDs": sorted(ids)})
 
     def update(self, id_, olds, news) -> UpdateResult:
-        p, old = _inputs(strip(news)), strip(olds)
-        api = make_api(p)
-        deadline = deadline_in(p["timeoutS"])
-        desc = api.describe_security_group(id_, deadline)
-        if desc is None:
-            raise ApiError("describe-security-group-attribute", "VPC.SecurityGroup.NotFound",
-                           f"security group {id_} no longer exists; run `pulumi refresh`")
-        created = bool(old.get("created"))
-        rule_ids = self._sync_rules(api, id_, desc, p["rules"], old.get("ruleIDs") or [],
-                                    created, deadline)
-        return UpdateResult(self._outs(p, id_, desc["name"], rule_ids, created))
+        p = _inputs(rt.strip(news))
+        old = rt.strip(olds)
+        api = rt.vpc(p)
+        deadline = rt.deadline_in(p["timeoutS"])
+        if not old.get("created"):
+            group = self._existing(api, {**p, "securityGroup": id_}, deadline)
+            return UpdateResult(self._outs(p, group, [], False))
+        group = self._describe(api, id_, deadline)
+        rule_ids = self._sync(api, group, wanted_rules(p), deadline)
+        return UpdateResult(self._outs(p, group, rule_ids, True))
 
     def delete(self, id_, props) -> None:
-        p, old = _inputs(strip(props)), strip(props)
-        api = make_api(p)
-        deadline = deadline_in(p["timeoutS"])
-        started = time.monotonic()
+        p, old = _inputs(rt.strip(props)), rt.strip(props)
         if not old.get("created"):
-            for rid in old.get("ruleIDs") or []:
-                api.revoke_ingress(id_, rid, deadline)
-            return
+            return  # not ours: left exactly as it was
+        api = rt.vpc(p)
+        deadline = rt.deadline_in(p["timeoutS"])
+        started, last = time.monotonic(), ""
         while True:
             try:
                 api.delete_security_group(id_, deadline)
+                if api.describe_security_group(id_, deadline) is None:
+                    return
+                last = "still listed after delete"
             except ApiError as e:
-                if "inuse" not in e.code.replace(".", "").lower():
-                    raise
-                if time.monotonic() >= deadline:
-                    raise DeadlineExceeded(f"security group {id_} to be released by the "
-                                           "cluster", time.monotonic() - started,
-                                           "the timeoutS input") from None
-                time.sleep(float(p["pollIntervalS"]))
-                continue
-            if api.describe_security_group(id_, deadline) is None:
-                return
+                # still used by the cluster's servers while E-HPC releases them (the code for
+                # "in use" is undocumented, reference 6.11): wait and repeat
+                last = f"{e.code}: {e.message}"
+            if time.monotonic() >= deadline:
+                raise DeadlineExceeded(f"security group {id_} to be deleted",
+                                       time.monotonic() - started, last,
+                                       "the timeoutS input (ctyun:deleteTimeoutS)")
+            time.sleep(float(p["pollIntervalS"]))
 
 
 class HccSecurityGroup(pulumi.dynamic.Resource, module="ctyun", name="HccSecurityGroup"):
-    """A security group (or our rules in an existing one) opening only the given ports."""
+    """This stack's security group (or a checked existing one) opening only what is needed."""
 
     securityGroupID: pulumi.Output[str]
     securityGroupName: pulumi.Output[str]
@@ -210,6 +273,5 @@ class HccSecurityGroup(pulumi.dynamic.Resource, module="ctyun", name="HccSecurit
         unknown = set(inputs) - set(INPUT_DEFAULTS)
         if unknown:
             raise TypeError(f"HccSecurityGroup: unknown inputs {sorted(unknown)}")
-        props = {**inputs, "securityGroupID": None, "securityGroupName": None, "ruleIDs": None,
-                 "created": None}
+        props = {**inputs, **{k: None for k in OUTPUT_KEYS}}
         super().__init__(HccSecurityGroupProvider(), resource_name, props, opts)

@@ -35,7 +35,9 @@ from ..settings import SharedSettings, reject_unknown
 
 TARGET_KEYS = ("sshUser", "sshPort", "sshHost", "sshHostKey", "sshBastion", "sshBastionHostKey",
                "sshBastionPrivateKey", "sshPrivateKey", "workDir", "modelRoot", "sifDir", "sifName",
-               "modelSource", "sifSource", "sifUrl", "mountDisks")
+               "modelSource", "sifSource", "sifUrl", "mountDisks",
+               # CIDRs that may reach SSH (parsed with the cluster's keys in config.py)
+               "sshAllowedCidrs")
 #: secret target keys: never parsed into HccServeConfig, never printed
 SECRET_KEYS = ("sshPrivateKey", "sshBastionPrivateKey")
 NODE_SHAPE = "atlas-800-a3"
@@ -82,7 +84,8 @@ def parse_serve_config(raw: Mapping[str, object]) -> HccServeConfig:
     user set. The secret keys are only checked for presence elsewhere, never read into this.
     """
     reject_unknown(raw, TARGET_KEYS)
-    s = {k: str(v).strip() for k, v in raw.items() if v not in (None, "") and k not in SECRET_KEYS}
+    s = {k: str(v).strip() for k, v in raw.items()
+         if v not in (None, "") and k not in SECRET_KEYS + ("sshAllowedCidrs",)}
 
     def choice(key, options, default):
         v = s.get(key, default)
@@ -267,8 +270,11 @@ class CtyunHccTarget(InferenceTarget):
 
 def create(name: str, shared: SharedSettings, secrets: Any) -> InferenceTarget:
     """The ctyun-hcc target; every `ctyun:*` and target `kimi-k3:*` key checked first."""
-    from .cluster import load_hcc_config
+    from .cluster import deploy_requirements, load_hcc_config
 
     serve_cfg = parse_serve_config(dict(shared.target_config))
     hcc = load_hcc_config(shared)
-    return CtyunHccTarget(name, shared, hcc, serve_cfg, secrets)
+    target = CtyunHccTarget(name, shared, hcc, serve_cfg, secrets)
+    # what a real `pulumi up` would refuse (the offline plan records it in plan.json)
+    target.deploy_requirements = deploy_requirements(hcc)
+    return target

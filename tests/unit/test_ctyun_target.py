@@ -19,7 +19,7 @@ from components.mockrun import run_program
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "ctyun-hcc"
 CLUSTER_KEYS = {"ctyun:regionId": "cn-jssz1", "ctyun:azName": "az1", "ctyun:vpcId": "vpc-1",
-                "ctyun:subnetId": "subnet-1", "ctyun:rootPassword": "Kk3-root-Pw9"}
+                "ctyun:subnetId": "subnet-1", "ctyun:rootPassword": "Kk3-Pass-w0rd9"}
 
 
 def test_defaults_are_the_seed_paths():
@@ -106,4 +106,4 @@ def test_serve_inputs_carry_rendered_scripts_and_no_plain_secrets(recorded):
     assert svc["startupTimeoutS"] == 7200 and svc["partition"] == "batch"
     import json
     assert "sk-never-shown" not in json.dumps(run.resources)
-    assert "Kk3-root-Pw9" not in json.dumps(run.resources)
+    assert "Kk3-Pass-w0rd9" not in json.dumps(run.resources)

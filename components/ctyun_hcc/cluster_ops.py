@@ -1,0 +1,274 @@
+"""The E-HPC cluster lifecycle steps the providers are built from: wait, find, resize, delete.
+
+Each step is one thing a person would do in CTyun's console, made safe to repeat with what the
+documentation settles (reference sections 2.7-2.13):
+
+- no E-HPC order carries an idempotency token, so an expand or shrink whose answer was lost is
+  never re-sent: the step watches the node listing until it proves the order was taken (new
+  nodes appear / the chosen nodes leave), or fails saying so; the next run re-counts first;
+- expand orders at most 50 nodes per call, shrink removes at most 10, each call's job awaited;
+- teardown removes every compute node, calls delete-cluster (whose effect on ordered servers is
+  undocumented), then polls until neither the cluster nor its nodes are listed;
+- every wait has a deadline and records progress (components/progress.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Sequence
+
+from ..progress import ProgressLog
+from .api import rules
+from .api.ehpc import (Billing, Cluster, ComputeOrder, Ehpc, ExpandClusterRequest, Node,
+                       ROLE_COMPUTE, ServerOrder)
+from .api.errors import ApiError, CtyunError, TransportError
+from .api.waits import Waiter
+from .catalog import Resolved
+
+log = logging.getLogger("kimi_k3.ctyun")
+
+
+class ClusterProblem(CtyunError):
+    """E-HPC shows something the lifecycle cannot go on from (named in the message)."""
+
+
+@dataclass
+class Ctx:
+    """What one provider operation works with (built per call, never pickled)."""
+
+    ehpc: Ehpc
+    az_name: str
+    waiter: Waiter
+    progress: ProgressLog
+
+    def phase(self, name: str, waiting_for: str, deadline: float, expected_s=None,
+              assumption: str = ""):
+        return self.progress.phase(name, waiting_for, expected_s, assumption,
+                                   deadline_s=max(0.0, deadline - self.waiter.clock()))
+
+
+@dataclass(frozen=True)
+class ExpandTemplate:
+    """How new compute nodes are ordered (from the resolved catalog and the config)."""
+
+    resolved: Resolved
+    server: ServerOrder
+    queue_name: str
+    billing: Billing
+
+
+def compute_nodes(ctx: Ctx, cluster_uuid: str, deadline: float) -> List[Node]:
+    """Compute nodes (nodeRole 1) that are not on their way out."""
+    return [n for n in ctx.ehpc.list_nodes(ctx.az_name, cluster_uuid, deadline)
+            if n.role == ROLE_COMPUTE and not n.leaving]
+
+
+def same_named(ctx: Ctx, name: str, deadline: float) -> List[Cluster]:
+    """Every cluster of the region with exactly this name (list-clusters has no name filter)."""
+    return [c for c in ctx.ehpc.list_clusters(deadline=deadline) if c.name == name]
+
+
+def find_own(ctx: Ctx, name: str, vpc_id: str, cluster_uuid: str,
+             deadline: float) -> Optional[Cluster]:
+    """The cluster an order of this stack made: by its recorded UUID, else the one cluster of
+    that name in that VPC (the name was free when the order was placed). Several: an error."""
+    if cluster_uuid:
+        return ctx.ehpc.get_cluster(cluster_uuid, deadline)
+    found = [c for c in same_named(ctx, name, deadline) if c.vpc_id == vpc_id]
+    if len(found) > 1:
+        raise ClusterProblem(f"{len(found)} clusters named {name} are listed in VPC {vpc_id} "
+                             f"({', '.join(c.uuid for c in found)}); this stack ordered one and "
+                             "cannot tell which: set ctyun:adoptClusterUuid to it")
+    return found[0] if found else None
+
+
+def wait_ready(ctx: Ctx, name: str, vpc_id: str, cluster_uuid: str, job_uuid: str,
+               deadline: float, setting: str) -> Cluster:
+    """Wait for the create job (when its id is known), then for the cluster to be listed and
+    `available`."""
+    what = f"creation of cluster {name}"
+    with ctx.phase("ehpc-order", f"E-HPC job {job_uuid or '(answer lost)'} creating cluster "
+                   f"{name}, then the cluster to be available", deadline,
+                   assumption="E-HPC provisioning time is not documented") as p:
+        if job_uuid:
+            ctx.waiter.job(ctx.ehpc, job_uuid, what, deadline, setting, p)
+
+        def probe():
+            c = find_own(ctx, name, vpc_id, cluster_uuid, deadline)
+            seen = "not listed yet" if c is None else f"cluster {c.uuid} is {c.status}"
+            return c is not None and c.status == "available", c, seen
+        return ctx.waiter.until(f"cluster {name} to be available", probe, deadline, setting, p)
+
+
+def wait_not_busy(ctx: Ctx, cluster_uuid: str, deadline: float, setting: str,
+                  why: str, need_available: bool = True) -> Optional[Cluster]:
+    """Until the cluster has no node being created and (`need_available`) reads `available`;
+    None when it is not listed. Teardown does not need `available`: a broken cluster must still
+    be removable."""
+    def probe():
+        c = ctx.ehpc.get_cluster(cluster_uuid, deadline)
+        if c is None:
+            return True, None, "not listed"
+        busy = bool(c.creating_compute) or (need_available and c.status != "available")
+        return not busy, c, f"{c.status}, {c.creating_compute or 0} node(s) being created"
+    return ctx.waiter.until(f"cluster {cluster_uuid} to be idle {why}", probe, deadline,
+                            setting)
+
+
+def _expand_batch(ctx: Ctx, cluster: Cluster, have: int, count: int, t: ExpandTemplate,
+                  queue_uuid: str, deadline: float, setting: str, p) -> None:
+    r = t.resolved
+    req = ExpandClusterRequest(ctx.ehpc.region_id, ctx.az_name, cluster.uuid,
+                               r.compute_role_uuid,
+                               ComputeOrder(r.compute_image_uuid, t.server, count,
+                                            queue_uuid=queue_uuid), t.billing)
+    what = f"adding {count} compute node(s) to {cluster.name}"
+    try:
+        job = ctx.ehpc.expand_cluster(req, deadline).job_uuid
+    except TransportError as e:
+        if not e.may_have_run:
+            raise
+        job = ""  # the answer was lost: only the listing can tell whether it was taken
+        log.info("%s: answer lost; watching list-nodes instead of ordering again", what)
+    if job:
+        ctx.waiter.job(ctx.ehpc, job, what, deadline, setting, p)
+
+    def probe():
+        nodes = ctx.ehpc.list_nodes(ctx.az_name, cluster.uuid, deadline)
+        listed = [n for n in nodes if n.role == ROLE_COMPUTE and not n.leaving]
+        running = [n for n in listed if n.status == "running"]
+        seen = f"{len(listed)} compute node(s) listed, {len(running)} running"
+        return len(running) >= have + count, None, seen
+    try:
+        ctx.waiter.until(what, probe, deadline, setting, p)
+    except CtyunError:
+        if not job:
+            raise ClusterProblem(
+                f"{what}: expand-cluster's answer was lost and the new nodes did not appear "
+                f"in time; it was not sent again (no idempotency token is documented). Run "
+                f"`pulumi up` again: it counts the nodes before ordering any") from None
+        raise
+
+
+def _shrink_batch(ctx: Ctx, cluster: Cluster, victims: Sequence[Node], deadline: float,
+                  setting: str, p) -> None:
+    ids = [n.uuid for n in victims]
+    what = f"removing {len(ids)} compute node(s) from {cluster.name}"
+    try:
+        job = ctx.ehpc.shrink_cluster(ctx.az_name, cluster.uuid, ids, deadline)
+    except TransportError as e:
+        if not e.may_have_run:
+            raise
+        job = ""
+        log.info("%s: answer lost; watching list-nodes instead of sending it again", what)
+    if job:
+        ctx.waiter.job(ctx.ehpc, job, what, deadline, setting, p)
+
+    def probe():
+        left = [n for n in compute_nodes(ctx, cluster.uuid, deadline) if n.uuid in ids]
+        return not left, None, f"{len(left)} of {len(ids)} still listed"
+    try:
+        ctx.waiter.until(what, probe, deadline, setting, p)
+    except CtyunError:
+        if not job:
+            raise ClusterProblem(
+                f"{what}: shrink-cluster's answer was lost and the nodes are still listed; "
+                "it was not sent again. Run the command again: it re-lists the nodes "
+                "first") from None
+        raise
+
+
+def resize(ctx: Ctx, cluster: Cluster, want: int, template: ExpandTemplate, deadline: float,
+           setting: str, queue_uuid: Callable[[], str]) -> int:
+    """Expand or shrink to `want` compute nodes, in documented batches. Returns the calls
+    that ordered or removed nodes."""
+    calls = 0
+    phase = ""
+    for _ in range(1000):
+        nodes = sorted(compute_nodes(ctx, cluster.uuid, deadline), key=lambda n: n.name)
+        have = len(nodes)
+        if have == want:
+            return calls
+        grow = have < want
+        phase = "ehpc-expand" if grow else "ehpc-shrink"
+        with ctx.phase(phase, f"{cluster.name}: {have} -> {want} compute nodes", deadline,
+                       assumption="E-HPC provisioning time is not documented") as p:
+            if grow:
+                count = min(want - have, rules.EXPAND_ORDER_COUNT[1])
+                _expand_batch(ctx, cluster, have, count, template, queue_uuid(), deadline,
+                              setting, p)
+            else:
+                victims = nodes[want:][:rules.SHRINK_BATCH[1]]
+                _shrink_batch(ctx, cluster, victims, deadline, setting, p)
+        calls += 1
+    raise ClusterProblem(f"{cluster.name}: the node count did not converge to {want}")
+
+
+def queue_uuid_of(ctx: Ctx, cluster_uuid: str, queue_name: str, deadline: float) -> str:
+    """The UUID of the cluster's queue `queue_name` (expand names the queue by UUID)."""
+    queues = ctx.ehpc.list_queues(ctx.az_name, cluster_uuid, deadline)
+    found = [q for q in queues if q.name == queue_name]
+    if len(found) != 1:
+        raise ClusterProblem(f"queue {queue_name!r} of cluster {cluster_uuid} is listed "
+                             f"{len(found)} times by hpc/list-queues (queues: "
+                             f"{', '.join(q.name for q in queues) or 'none'}); set "
+                             "ctyun:queueName to the cluster's queue")
+    return found[0].uuid
+
+
+def teardown(ctx: Ctx, cluster_uuid: str, deadline: float, setting: str) -> bool:
+    """Remove every compute node, delete the cluster, verify nothing of it is listed.
+    False when the cluster was already gone."""
+    c = ctx.ehpc.get_cluster(cluster_uuid, deadline)
+    if c is None:
+        return False
+    with ctx.phase("ehpc-delete", f"cluster {c.name} ({c.uuid}) to be removed", deadline,
+                   assumption="E-HPC deletion time is not documented") as p:
+        c = wait_not_busy(ctx, cluster_uuid, deadline, setting, "before removing it",
+                          need_available=False)
+        if c is None:
+            return True
+        _remove_compute(ctx, c, deadline, setting, p)
+        try:
+            job = ctx.ehpc.delete_cluster(c.uuid, deadline)
+        except TransportError as e:
+            if not e.may_have_run:
+                raise
+            job = None  # lost answer: the listing below tells whether it took effect
+        except ApiError:
+            if ctx.ehpc.get_cluster(c.uuid, deadline) is None:
+                return True
+            raise
+        if job:
+            ctx.waiter.job(ctx.ehpc, job, f"deletion of cluster {c.name}", deadline, setting, p)
+
+        def probe():
+            still = ctx.ehpc.get_cluster(c.uuid, deadline)
+            if still is None:
+                return True, None, "not listed"
+            nodes = ctx.ehpc.list_nodes(ctx.az_name, c.uuid, deadline)
+            return False, None, f"cluster is {still.status}, {len(nodes)} node(s) listed"
+        ctx.waiter.until(f"deletion of cluster {c.name}", probe, deadline, setting, p)
+    return True
+
+
+def _remove_compute(ctx: Ctx, c: Cluster, deadline: float, setting: str, p) -> None:
+    """Shrink every compute node away, 10 per call. If E-HPC refuses to remove the last one
+    (undocumented: reference 6.8), one is left to delete-cluster and the final listing check
+    proves whether it went."""
+    keep = 0
+    for _ in range(200):
+        nodes = sorted(compute_nodes(ctx, c.uuid, deadline), key=lambda n: n.name)
+        if len(nodes) <= keep:
+            return
+        victims = nodes[keep:][:rules.SHRINK_BATCH[1]]
+        try:
+            _shrink_batch(ctx, c, victims, deadline, "ctyun:deleteTimeoutS", p)
+        except ApiError as e:
+            if keep or len(victims) != len(nodes):
+                raise
+            log.info("shrink of the last compute node(s) refused (%s); leaving one to "
+                     "delete-cluster", e.code)
+            keep = 1
+    raise ClusterProblem(f"{c.name}: compute nodes kept reappearing during teardown")

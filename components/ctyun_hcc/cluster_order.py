@@ -1,0 +1,298 @@
+"""`HccClusterOrder`: the accepted E-HPC create order, kept in state before the long wait.
+
+Type token `pulumi-python:dynamic/ctyun:HccClusterOrder`. Why a resource of its own: a Python
+dynamic provider cannot return partial state from a failed create, and the E-HPC create job runs
+for a long time. So this resource only orders and returns: as soon as `hpc/create-cluster`
+accepts, its job, order ids, name and time are in the stack's state, and `HccCluster` (the next
+resource) does the waiting. An interrupted `pulumi up` therefore resumes by what this stack
+recorded, never by a name match, and never orders twice.
+
+`create`, in order, all before anything is billed:
+1. check the inputs (`check` already refused bad ones) and resolve the catalog (catalog.py);
+2. list the region's clusters: a cluster with the same name is
+   - the one `ctyun:adoptClusterUuid` names: adopted explicitly (no order);
+   - in a VPC this stack created (`ownedVpc`): this stack's, ordered by an interrupted run
+     (no order, resumed);
+   - anything else: a clear error ("exists and is not this stack's: ...");
+3. `create-delegate` (the service delegation E-HPC orders through);
+4. `hpc/create-cluster`, sent once (no idempotency token is documented). If its answer is lost,
+   the call lists clusters until one of this name appears - it appeared during this call, after
+   a listing without it, so it is this order's - or fails saying what to check; it never
+   re-sends.
+
+`delete` removes the cluster this order made if it is still listed (a run interrupted before
+`HccCluster` existed), identified by the recorded UUID or by name inside the recorded VPC.
+`diff` replaces the order when its inputs change, and when E-HPC reports its job failed (the
+next `pulumi up` then orders anew; what the failed job left was removed by HccCluster).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from typing import Any, Dict, List, Optional
+
+import pulumi
+from pulumi.dynamic import (CheckResult, ConfigureRequest, CreateResult, DiffResult,
+                            ReadResult, ResourceProvider)
+
+from . import cluster_inputs as ci
+from . import cluster_ops as ops
+from . import provider_runtime as rt
+from .api import rules
+from .api.ehpc import (JOB_FAILED, ComputeOrder, CreateClusterRequest, ExistingStorage,
+                       MasterNode, OceanFsOrder, SfsOrder)
+from .api.errors import ApiError, CtyunError, TransportError
+from .catalog import Choice, Resolved, resolve
+
+log = logging.getLogger("kimi_k3.ctyun")
+
+INPUT_DEFAULTS: Dict[str, Any] = {
+    "regionID": None, "azName": None, "clusterName": None, "clusterType": "",
+    "vpcID": None, "subnetID": None, "securityGroupName": "", "ownedVpc": False,
+    "storageType": "sfs", "storageSizeGB": 500, "storageName": "", "sfsType": "performance",
+    "storageUid": "", "specification": "", "masterSpecification": "", "image": "",
+    "masterImage": "", "queueName": "batch", "computeNodeCount": None,
+    "eipBandwidthMbps": 100, **ci.SERVER_DEFAULTS, "rootPassword": None,
+    "adoptClusterUuid": "", "endpoint": "", "timeoutS": 7200, "deleteTimeoutS": 3600,
+    "pollIntervalS": 30, "progressFile": None,
+}
+REQUIRED = ("regionID", "azName", "clusterName", "vpcID", "subnetID", "computeNodeCount",
+            "rootPassword")
+#: not diffed: the initial count (HccCluster resizes), the password (no API changes it), the
+#: adoption key (it only matters before the order exists)
+IGNORED_KEYS = ("computeNodeCount", "rootPassword", "adoptClusterUuid")
+OUTPUT_KEYS = ("jobUUID", "masterOrderID", "masterOrderNO", "clusterUUID", "orderedAt",
+               "origin", "resolved")
+SETTING = "ctyun:createTimeoutS"
+
+
+class NotOurs(CtyunError):
+    """A cluster of this name exists and this stack cannot prove it created it."""
+
+
+def check_inputs(news: Dict[str, Any]) -> list:
+    f = ci.Failures(news)
+    f.required(*REQUIRED)
+    f.rule("clusterName", rules.cluster_name_problem)
+    f.rule("queueName", rules.queue_name_problem)
+    f.rule("securityGroupName", rules.ehpc_security_group_name_problem, optional=True)
+    f.rule("storageName", rules.fs_name_problem, optional=True)
+    f.rule("rootPassword", rules.root_password_problem)
+    f.int_range("computeNodeCount", *rules.CREATE_ORDER_COUNT)
+    f.choice("storageType", ("sfs", "oceanfs"))
+    bounds = rules.OCEANFS_GB if f.value("storageType") == "oceanfs" else rules.SFS_GB
+    if not f.value("storageUid"):
+        f.int_range("storageSizeGB", *bounds)
+    f.choice("sfsType", rules.SFS_TYPES)
+    f.int_range("eipBandwidthMbps", *rules.EIP_MBPS, allow_zero=True)
+    f.boolean("ownedVpc")
+    ci.check_server_fields(f)
+    ci.check_deadlines(f)
+    return f.items
+
+
+def _inputs(props: Dict[str, Any]) -> Dict[str, Any]:
+    return rt.with_defaults(props, INPUT_DEFAULTS)
+
+
+def choice_of(p: Dict[str, Any]) -> Choice:
+    return Choice(p["clusterType"], p["specification"], p["masterSpecification"], p["image"],
+                  p["masterImage"], p["storageType"])
+
+
+def create_request(p: Dict[str, Any], r: Resolved) -> CreateClusterRequest:
+    """The create-cluster request: documented fields only (api/ehpc.py checks the rules)."""
+    name = p["clusterName"]
+    if p["storageUid"]:
+        storage = ExistingStorage(p["storageUid"], 1 if p["storageType"] == "oceanfs" else 0)
+    elif p["storageType"] == "oceanfs":
+        storage = OceanFsOrder(p["subnetID"], p["storageName"] or f"{name}-fs",
+                               int(p["storageSizeGB"]))
+    else:
+        storage = SfsOrder(p["storageName"] or f"{name}-fs", int(p["storageSizeGB"]),
+                           p["sfsType"])
+    master = MasterNode(r.master_role_uuid, r.master_image_uuid,
+                        ci.server_order(p, r.master_spec_uuid, r.master_spec_type),
+                        str(p["rootPassword"]), int(p["eipBandwidthMbps"] or 0))
+    compute = ComputeOrder(r.compute_image_uuid,
+                           ci.server_order(p, r.compute_spec_uuid, r.compute_spec_type),
+                           int(p["computeNodeCount"]), queue_name=p["queueName"])
+    return CreateClusterRequest(p["regionID"], p["azName"], name, r.cluster_type_uuid,
+                                p["vpcID"], storage, master, r.compute_role_uuid, compute,
+                                ci.billing(p), p["securityGroupName"] or "")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class HccClusterOrderProvider(ResourceProvider):
+    """Orders one E-HPC cluster (or adopts one this stack can prove is its own)."""
+
+    serialize_as_secret_always = False
+
+    def configure(self, req: ConfigureRequest) -> None:
+        rt.remember_config(req.config)
+
+    def check(self, olds: Dict[str, Any], news: Dict[str, Any]) -> CheckResult:
+        return CheckResult(news, check_inputs(rt.strip(news)))
+
+    def diff(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> DiffResult:
+        o, n = _inputs(rt.strip(olds)), _inputs(rt.strip(news))
+        changed = [k for k in rt.changed_inputs(o, n, INPUT_DEFAULTS) if k not in IGNORED_KEYS]
+        job = rt.strip(olds).get("jobUUID")
+        if not changed and job and self._job_failed(n, job):
+            changed = ["jobUUID"]
+        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=True)
+
+    @staticmethod
+    def _job_failed(p: Dict[str, Any], job: str) -> bool:
+        """Did E-HPC report this order's job failed? (then the next up orders anew). Any
+        trouble asking counts as no: diff must not block a preview."""
+        try:
+            return rt.ehpc(p).job_status(job, rt.deadline_in(30)) in JOB_FAILED
+        except Exception:  # noqa: BLE001 - no credentials, network, undocumented answer
+            return False
+
+    def create(self, props: Dict[str, Any]) -> CreateResult:
+        p = _inputs(rt.strip(props))
+        t = rt.transport(p)
+        ehpc = rt.ehpc(p, t)
+        deadline = rt.deadline_in(p["timeoutS"])
+        ctx = ops.Ctx(ehpc, p["azName"], rt.waiter(p), rt.progress(p, [p["rootPassword"]]))
+        resolved = resolve(ehpc, p["azName"], choice_of(p), deadline)
+        request = create_request(p, resolved)
+        request.body()  # every documented rule checked before anything is called
+        name = p["clusterName"]
+        same = ops.same_named(ctx, name, deadline)
+        kept = self._proven(p, same)
+        if kept is not None:
+            return self._result(p, resolved, kept[0], "", None, kept[1])
+        if same:
+            raise NotOurs(
+                f"cluster {name} exists ({', '.join(c.uuid for c in same)}) and is not this "
+                f"stack's: choose another ctyun:clusterName, or adopt it explicitly with "
+                f"`pulumi config set ctyun:adoptClusterUuid {same[0].uuid}` if it is the "
+                "cluster an interrupted `pulumi up` of this stack ordered")
+        if p["adoptClusterUuid"]:
+            raise NotOurs(f"ctyun:adoptClusterUuid={p['adoptClusterUuid']!r}: no cluster named "
+                          f"{name} with that UUID is listed; unset it to order a new cluster")
+        self._delegate(ehpc, deadline)
+        try:
+            order = ehpc.create_cluster(request, deadline)
+        except TransportError as e:
+            if not e.may_have_run:
+                raise
+            cluster = self._appeared(ctx, name, p, deadline, e)
+            return self._result(p, resolved, cluster.uuid, "", None, "ordered-answer-lost")
+        listed = [c for c in ops.same_named(ctx, name, deadline) if c.vpc_id == p["vpcID"]]
+        uuid = listed[0].uuid if len(listed) == 1 else ""
+        return self._result(p, resolved, uuid, order.job_uuid, order, "ordered")
+
+    @staticmethod
+    def _proven(p: Dict[str, Any], same: List[Any]) -> Optional[tuple]:
+        """(uuid, origin) of a listed same-named cluster this stack can prove is its own."""
+        adopt = p["adoptClusterUuid"]
+        if adopt:
+            hit = [c for c in same if c.uuid == adopt]
+            return (hit[0].uuid, "adopted") if hit else None
+        if p["ownedVpc"]:
+            mine = [c for c in same if c.vpc_id == p["vpcID"]]
+            if len(mine) == 1 and len(same) == 1:
+                log.info("cluster %s is in this stack's own VPC %s: an interrupted run ordered "
+                         "it; resuming without a second order", p["clusterName"], p["vpcID"])
+                return mine[0].uuid, "resumed-own-vpc"
+        return None
+
+    @staticmethod
+    def _delegate(ehpc, deadline) -> None:
+        """create-delegate before the first order (reference 2.1). Whether a second call is
+        refused is undocumented: a refusal that says the delegation exists is fine; any other
+        stops here, before anything is ordered."""
+        try:
+            ehpc.create_delegate(deadline)
+        except TransportError as e:
+            log.info("create-delegate: %s; going on (the order is refused if the delegation "
+                     "is missing)", e.detail)
+        except ApiError as e:
+            text = f"{e.code} {e.message}".lower()
+            if "exist" in text or "已存在" in text or "already" in text:
+                return
+            raise CtyunError(f"create-delegate (the E-HPC service delegation, needed before a "
+                             f"cluster is created) was refused: {e.code}: {e.message}; check "
+                             "the account's E-HPC authorisation in CTyun's console") from None
+
+    @staticmethod
+    def _appeared(ctx: ops.Ctx, name: str, p: Dict[str, Any], deadline: float,
+                  err: TransportError):
+        """After a lost create answer: wait for a cluster of this name to appear (the listing
+        before the order had none, so one appearing now is this order's)."""
+        log.info("create-cluster: %s; not re-sent, watching list-clusters for %s", err.detail,
+                 name)
+
+        def probe():
+            mine = [c for c in ops.same_named(ctx, name, deadline) if c.vpc_id == p["vpcID"]]
+            return len(mine) == 1, (mine[0] if mine else None), \
+                f"{len(mine)} cluster(s) named {name} listed"
+        with ctx.phase("ehpc-order-identify", f"a cluster named {name} to be listed after a "
+                       "lost create-cluster answer", deadline) as ph:
+            try:
+                return ctx.waiter.until(f"cluster {name} to be listed", probe, deadline,
+                                        SETTING, ph)
+            except CtyunError:
+                raise CtyunError(
+                    f"create-cluster's answer was lost ({err.detail}) and no cluster named "
+                    f"{name} appeared within ctyun:createTimeoutS; it was not sent again. "
+                    f"Check hpc/list-clusters (or the console): if {name} appears, run `pulumi "
+                    f"config set ctyun:adoptClusterUuid <its uuid>` and `pulumi up`; if not, "
+                    "`pulumi up` orders again") from None
+
+    @staticmethod
+    def _result(p, resolved: Resolved, uuid: str, job: str, order, origin: str) -> CreateResult:
+        outs = {**p, "jobUUID": job, "clusterUUID": uuid, "orderedAt": _now(),
+                "masterOrderID": getattr(order, "master_order_id", None) or "",
+                "masterOrderNO": getattr(order, "master_order_no", None) or "",
+                "origin": origin, "resolved": resolved.to_dict()}
+        return CreateResult(f"{p['regionID']}/{p['clusterName']}", outs)
+
+    def read(self, id_: str, props: Dict[str, Any]) -> ReadResult:
+        # a record of what was ordered: nothing to refresh (HccCluster reads the cluster)
+        return ReadResult(id_, rt.strip(props))
+
+    def delete(self, id_: str, props: Dict[str, Any]) -> None:
+        """Remove the cluster of this order if it is still listed (HccCluster normally removed
+        it already); identified by recorded UUID, else by name inside the recorded VPC."""
+        p = {**_inputs(rt.strip(props)), **rt.strip(props)}
+        if p.get("origin") == "adopted" and not p.get("clusterUUID"):
+            return
+        t = rt.transport(p)
+        ehpc = rt.ehpc(p, t)
+        deadline = rt.deadline_in(p["deleteTimeoutS"])
+        ctx = ops.Ctx(ehpc, p["azName"], rt.waiter(p), rt.progress(p, [p.get("rootPassword")]))
+        cluster = ops.find_own(ctx, p["clusterName"], p["vpcID"], p.get("clusterUUID") or "",
+                               deadline)
+        if cluster is not None:
+            ops.teardown(ctx, cluster.uuid, deadline, "ctyun:deleteTimeoutS")
+
+
+class HccClusterOrder(pulumi.dynamic.Resource, module="ctyun", name="HccClusterOrder"):
+    """The create order of one E-HPC cluster (see the module docstring)."""
+
+    jobUUID: pulumi.Output[str]
+    clusterUUID: pulumi.Output[str]
+    orderedAt: pulumi.Output[str]
+    origin: pulumi.Output[str]
+    resolved: pulumi.Output[dict]
+
+    def __init__(self, resource_name: str, inputs: Dict[str, Any],
+                 opts: Optional[pulumi.ResourceOptions] = None):
+        unknown = set(inputs) - set(INPUT_DEFAULTS)
+        if unknown:
+            raise TypeError(f"HccClusterOrder: unknown inputs {sorted(unknown)}")
+        props = {**{k: v for k, v in inputs.items() if v is not None},
+                 **{k: None for k in OUTPUT_KEYS}}
+        props.setdefault("rootPassword", None)
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            additional_secret_outputs=["rootPassword"]))
+        super().__init__(HccClusterOrderProvider(), resource_name, props, opts)

@@ -1,0 +1,45 @@
+"""`HccStackOwner`: a random token created once per stack and kept in its state.
+
+Type token `pulumi-python:dynamic/ctyun:HccStackOwner`. Why: the stack's names come from
+organization, project and stack, and two people deploying the shipped stack from local backends
+have the same three. The token tells their resources apart: every VPC, subnet and security
+group this stack creates carries it in its description (`ownership.owner_marker`), and nothing
+without it is adopted, changed or deleted. No API call; delete removes only the state entry.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Dict, Optional
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider
+
+from .provider_runtime import strip
+
+
+class HccStackOwnerProvider(ResourceProvider):
+    serialize_as_secret_always = False
+
+    def create(self, props: Dict[str, Any]) -> CreateResult:
+        token = uuid.uuid4().hex
+        return CreateResult(token, {**strip(props), "ownerToken": token})
+
+    def diff(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> DiffResult:
+        # the token never changes: a new one would orphan everything marked with the old
+        return DiffResult(changes=False)
+
+    def read(self, id_: str, props: Dict[str, Any]) -> ReadResult:
+        return ReadResult(id_, {**strip(props), "ownerToken": id_})
+
+    def delete(self, id_: str, props: Dict[str, Any]) -> None:
+        return None
+
+
+class HccStackOwner(pulumi.dynamic.Resource, module="ctyun", name="HccStackOwner"):
+    """This stack's ownership token (see the module docstring)."""
+
+    ownerToken: pulumi.Output[str]
+
+    def __init__(self, resource_name: str, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__(HccStackOwnerProvider(), resource_name, {"ownerToken": None}, opts)
