@@ -1,1 +1,8 @@
-"""A local emulator of CTyun's E-HPC and VPC OpenAPI (see server.py and state.py)."""
+"""A local emulator of CTyun's E-HPC and VPC OpenAPI, built from the published contract.
+
+gateway.py (EOP signature, date, keys), envelope.py (answers per API family), state.py (the
+account and its settings), ehpc_ops.py / vpc_ops.py (the operations), catalog.py (what the
+E-HPC catalog lists), seed.py (another stack's resources), server.py (HTTP, faults, admin),
+harness.py (run it as a process). Constants tests use: state.REGION, AZ, AZ2, VPC, SUBNET,
+DEFAULT_SG; catalog.CLUSTER_TYPE, SCHEDULER, SPEC_910C, SPEC_MASTER_VM.
+"""

@@ -1,8 +1,18 @@
-"""Start and drive the emulator as a separate process, the way tests and benchmarks use it.
+"""Start and drive the CTyun emulator as a separate process, the way tests and benchmarks do.
 
-`EmulatorProcess` runs `python -m tests.emulators.ctyun --port 0 ...` on loopback, waits for its
-"listening on" line, and offers the admin calls (faults, settings, inventory, call counts).
-If the emulator cannot start, it raises: tests must fail, never skip.
+`EmulatorProcess(job_seconds=...)` runs `python -m tests.emulators.ctyun --port 0 ...` on
+loopback, waits for its "listening on" line, and offers the admin calls. If the emulator cannot
+start, it raises: tests must fail, never skip.
+
+- `.env()`: CTYUN_AK, CTYUN_SK, CTYUN_ENDPOINT for a process that should talk to it;
+- `.settings(**values)`: switch behaviours (state.Settings; returns all settings);
+- `.faults(*{"path", "kind", ["seconds"], ["times"]})`: queue faults per API path;
+- `.inventory()`: what the stack under test still holds (baseline/foreign left out);
+- `.report()`: everything held (with owners), leaks, refused requests, foreign resources
+  touched, orders, jobs, simulated seconds;
+- `.seed_foreign(owner=, vpc_name=, subnet_name=, sg_name=, cluster_name=, compute_nodes=,
+  vpc_id=)`: another stack's resources in the same account (seed.py); returns their ids;
+- `.calls()`, `.rename(cluster_uuid, name)`, `.reset()`.
 """
 
 from __future__ import annotations
@@ -33,8 +43,9 @@ class EmulatorProcess:
             env={**os.environ, "PYTHONPATH": str(ROOT)})
         line = self.proc.stdout.readline()
         if not line.startswith("listening on "):
+            err = self.proc.stderr.read() if self.proc.poll() is not None else ""
             self.stop()
-            raise RuntimeError(f"CTyun emulator did not start: {line!r}")
+            raise RuntimeError(f"CTyun emulator did not start: {line!r} {err[-2000:]}")
         self.url = line.split()[-1]
         return self
 
@@ -64,11 +75,15 @@ class EmulatorProcess:
     # -- admin ------------------------------------------------------------------------
     def _admin(self, method: str, path: str, body: Any = None) -> Any:
         r = requests.request(method, f"{self.url}/_admin/{path}", json=body, timeout=10)
-        r.raise_for_status()
+        if r.status_code >= 400:
+            raise RuntimeError(f"emulator admin {path}: {r.status_code} {r.text}")
         return r.json()
 
     def inventory(self) -> Dict[str, Any]:
         return self._admin("GET", "inventory")
+
+    def report(self) -> Dict[str, Any]:
+        return self._admin("GET", "report")
 
     def calls(self) -> Dict[str, int]:
         return self._admin("GET", "calls")
@@ -78,6 +93,9 @@ class EmulatorProcess:
 
     def faults(self, *faults: Dict[str, Any]) -> None:
         self._admin("POST", "faults", {"faults": list(faults)})
+
+    def seed_foreign(self, **kw) -> Dict[str, Any]:
+        return self._admin("POST", "seed_foreign", kw)
 
     def rename(self, cluster_uuid: str, name: str) -> None:
         self._admin("POST", "rename", {"clusterUUID": cluster_uuid, "clusterName": name})

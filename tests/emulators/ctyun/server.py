@@ -1,63 +1,72 @@
-"""HTTP front of the emulator: CTyun's gateway checks, the envelope, faults and admin calls.
+"""HTTP front of the CTyun emulator: gateway, strict validation, envelopes, faults, admin.
 
-The gateway part verifies `Eop-Authorization` with its own implementation of the EOP signature
-(not the library's, so a bug in one is caught by the other), rejects unknown access keys and
-stale or future `Eop-date` values, and wraps results in CTyun's envelope (HTTP 200,
-`statusCode` 800/900). Faults are queued per API path through `POST /_admin/faults` and consumed
-one per matching request:
+One request goes through, in order:
+1. the API is looked up by path in the contract (tests/contracts/ctyun); unknown path: HTTP 404;
+2. the gateway (gateway.py): headers, access key, Eop-date, canonical query, signature;
+   refused with HTTP `gateway_http_status` (401) and the family's 900 envelope;
+3. a queued fault for that path, if any (below);
+4. the call itself: wrong method, a query on a POST, a body on a GET, a POST without
+   `Content-Type: application/json` or with a body that is not a JSON object, a repeated query
+   key, and every problem `validate_request` finds are refused as the service does: HTTP 200,
+   statusCode 900, `Hpc.ParamCheck.NotBlank` when the first problem is a missing or blank
+   field (documented), `Hpc.ParamCheck.Invalid` for other E-HPC problems (this emulator's
+   code: none is documented), `Openapi.Parameter.Error` for VPC (documented);
+5. the operation (ehpc_ops.py / vpc_ops.py) on the state; its answer is checked against the
+   contract (`validate_response`) before it leaves: an answer that does not conform is an
+   emulator bug and comes back as HTTP 500 naming the problems, never as a quiet success.
 
-- `http500`, `http502`: answer with that status, without running the call;
-- `throttle`: statusCode 900 with a throttling error code, without running the call;
-- `drop`: close the connection without an answer, without running the call;
-- `lost_response`: run the call, then close the connection without an answer;
-- `slow_job` (`seconds`), `fail_job`: the next job that call starts is slower / fails.
+Faults, queued per API path through `POST /_admin/faults` and consumed one per request:
+`http500`, `http502` (that status, the call not run), `throttle` (HTTP 200, statusCode "900"
+as text, `Openapi.Throttling`: throttling is not documented, section 6 item 2), `drop` (the
+connection closes, call not run), `lost_response` (the call runs, the connection closes),
+`slow_job` (`seconds` more for the next job that path starts), `fail_job` (that job fails).
 
-Admin endpoints (unauthenticated, loopback only): `GET /_admin/inventory` (everything billable
-still held: tests assert it is empty), `GET /_admin/calls`, `POST /_admin/settings`,
-`POST /_admin/faults`, `POST /_admin/rename` (a console rename), `POST /_admin/reset`
-(state, faults, counters and settings back to start-up).
+Admin endpoints (loopback, unauthenticated): GET /_admin/inventory, /_admin/report,
+/_admin/calls, /_admin/settings; POST /_admin/settings, /_admin/faults, /_admin/rename,
+/_admin/seed_foreign, /_admin/reset.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import json
 import threading
 from collections import Counter, defaultdict, deque
-from datetime import datetime, timedelta, timezone
+from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Dict, Optional
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import urlsplit
 
-from .state import ROUTES, Refusal, State, dispatch
+from tests.contracts.ctyun import Api, validate_request, validate_response
+from tests.contracts.ctyun.validator import BY_PATH
 
-CHINA = timezone(timedelta(hours=8))
+from . import envelope, gateway
+from .ehpc_ops import HANDLERS as EHPC_HANDLERS
+from .seed import seed_foreign
+from .state import Refusal, State
+from .vpc_ops import HANDLERS as VPC_HANDLERS
+
+HANDLERS = {**EHPC_HANDLERS, **VPC_HANDLERS}
+ROUTES = {path: api for path, api in BY_PATH.items() if api.name in HANDLERS}
 REQUEST_FAULTS = {"http500", "http502", "throttle", "drop", "lost_response"}
 JOB_FAULTS = {"slow_job", "fail_job"}
+THROTTLE = "Openapi.Throttling"   # this emulator's code: throttling is not documented
 
 
-def _mac(key: bytes, msg: str) -> bytes:
-    return hmac.new(key, msg.encode(), hashlib.sha256).digest()
-
-
-def expected_signature(ak: str, sk: str, rid: str, date: str, query: Dict[str, str],
-                       body: bytes) -> str:
-    q = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in sorted(query.items()))
-    text = (f"ctyun-eop-request-id:{rid}\neop-date:{date}\n\n{q}\n"
-            + hashlib.sha256(body).hexdigest())
-    key = _mac(_mac(_mac(sk.encode(), date), ak), date[:8])
-    return base64.b64encode(hmac.new(key, text.encode(), hashlib.sha256).digest()).decode()
+def refusal_code(api: Api, problems) -> str:
+    if api.product == "vpc":
+        return "Openapi.Parameter.Error"
+    first = problems[0]
+    return "Hpc.ParamCheck.NotBlank" if getattr(first, "kind", "") in ("missing", "blank") \
+        else "Hpc.ParamCheck.Invalid"
 
 
 class Emulator:
-    """The emulator's shared state: model, credentials, fault queues, call counters."""
+    """Shared by the handler threads: the state, credentials, fault queues, call counters."""
 
     def __init__(self, credentials: Dict[str, str], state: Optional[State] = None):
         self.credentials = credentials
         self.state = state or State()
-        self.initial_settings = dict(vars(self.state.settings))
+        self.initial_settings = asdict(self.state.settings)
         self.faults: Dict[str, deque] = defaultdict(deque)
         self.calls: Counter = Counter()
         self.lock = threading.Lock()
@@ -66,31 +75,6 @@ class Emulator:
         with self.lock:
             q = self.faults.get(path)
             return q.popleft() if q else None
-
-    def authenticate(self, headers, query: Dict[str, str], body: bytes) -> Optional[Refusal]:
-        auth = headers.get("Eop-Authorization") or ""
-        rid = headers.get("ctyun-eop-request-id") or ""
-        date = headers.get("Eop-date") or ""
-        parts = auth.split(" ")
-        if len(parts) != 3 or not parts[1].startswith("Headers=") or \
-                not parts[2].startswith("Signature=") or not rid or not date:
-            return Refusal("Openapi.Authorization.Missing", "missing or malformed EOP headers")
-        ak, sig = parts[0], parts[2][len("Signature="):]
-        if parts[1] != "Headers=ctyun-eop-request-id;eop-date":
-            return Refusal("Openapi.Authorization.Headers", "unexpected signed headers")
-        sk = self.credentials.get(ak)
-        if sk is None:
-            return Refusal("Openapi.Authorization.AccessKeyNotFound", "unknown access key")
-        try:
-            when = datetime.strptime(date, "%Y%m%dT%H%M%SZ").replace(tzinfo=CHINA)
-        except ValueError:
-            return Refusal("Openapi.Authorization.DateInvalid", "Eop-date is malformed")
-        skew = abs((datetime.now(timezone.utc) - when).total_seconds())
-        if skew > self.state.settings.max_skew_s:
-            return Refusal("Openapi.Authorization.DateExpired", "Eop-date is too far from now")
-        if not hmac.compare_digest(sig, expected_signature(ak, sk, rid, date, query, body)):
-            return Refusal("Openapi.Authorization.SignatureMismatch", "signature does not match")
-        return None
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -101,9 +85,9 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, status: int, doc) -> None:
-        data = json.dumps(doc, ensure_ascii=False).encode()
+        data = json.dumps(doc, ensure_ascii=False).encode("utf-8")
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "application/json;charset=UTF-8")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -121,65 +105,128 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         self._handle("POST")
 
+    def do_PUT(self):
+        self._handle("PUT")
+
+    def do_DELETE(self):
+        self._handle("DELETE")
+
+    # -- the API ------------------------------------------------------------------------
     def _handle(self, method: str) -> None:
         url = urlsplit(self.path)
-        query = dict(parse_qsl(url.query, keep_blank_values=True))
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        emu = self.emulator
         if url.path.startswith("/_admin/"):
             return self._admin(method, url.path, body)
-        if url.path not in ROUTES:
-            return self._send(404, {"statusCode": 900, "errorCode": "Openapi.NotFound",
-                                    "message": f"no API {url.path}"})
+        emu, st = self.emulator, self.emulator.state
+        api = ROUTES.get(url.path)
+        if api is None:
+            with st.lock:
+                st.refused("", url.path, "Openapi.Api.NotFound", "no such API", 404)
+            return self._send(404, {"statusCode": 900, "error": "Openapi.Api.NotFound",
+                                    "message": f"no API {url.path}", "returnObj": None})
         with emu.lock:
             emu.calls[url.path] += 1
-        refusal = emu.authenticate(self.headers, query, body)
+        s = st.settings
+        refusal = gateway.check_request(
+            emu.credentials, self.headers, url.query, body, max_skew_s=s.max_skew_s,
+            eop_date_zone=s.eop_date_zone, require_canonical_query=s.require_canonical_query)
         if refusal is not None:
-            return self._send(401, {"statusCode": 900, "errorCode": refusal.code,
-                                    "message": refusal.message})
+            return self._refuse(api, refusal.code, refusal.message, s.gateway_http_status)
         fault = emu.take_fault(url.path)
         kind = fault["kind"] if fault else None
         if kind in ("http500", "http502"):
             return self._send(int(kind[4:]), {"message": "Bad Gateway" if kind == "http502"
                                               else "Internal Server Error"})
         if kind == "throttle":
-            return self._send(200, {"statusCode": "900", "errorCode": "Openapi.Throttling",
-                                    "message": "request was denied due to flow control"})
+            doc = envelope.failure(api, THROTTLE, "request was denied due to flow control",
+                                   as_text=True)
+            with st.lock:
+                st.refused(api.name, url.path, THROTTLE, "injected throttle fault")
+            return self._send(200, doc)
         if kind == "drop":
             return self._drop()
-        try:
-            doc = json.loads(body) if body else None
-            result = dispatch(emu.state, method, url.path, query, doc)
-            answer = {"statusCode": 800, "message": "SUCCESS", "returnObj": result}
-        except Refusal as r:
-            answer = {"statusCode": 900, "errorCode": r.code, "message": r.message}
-        except ValueError as e:
-            answer = {"statusCode": 900, "errorCode": "Openapi.Parameter.Error",
-                      "message": f"bad JSON: {e}"}
+        status, answer = self._call(api, method, url.query, body)
         if kind == "lost_response":
             return self._drop()
-        self._send(200, answer)
+        self._send(status, answer)
 
+    def _refuse(self, api: Api, code: str, message: str, http: int = 200):
+        st = self.emulator.state
+        with st.lock:
+            st.refused(api.name, api.path, code, message, http)
+        self._send(http, envelope.failure(api, code, message, st.settings.status_code_as_string))
+
+    def _call(self, api: Api, method: str, raw_query: str, body: bytes):
+        st = self.emulator.state
+        as_text = st.settings.status_code_as_string
+
+        def no(code: str, message: str):
+            with st.lock:
+                st.refused(api.name, api.path, code, message)
+            return 200, envelope.failure(api, code, message, as_text)
+
+        bad = "Openapi.Parameter.Error" if api.product == "vpc" else "Hpc.ParamCheck.Invalid"
+        if method != api.method:
+            return no(bad, f"{api.path} takes {api.method}, not {method}")
+        query, repeated = gateway.query_dict(raw_query)
+        if repeated:
+            return no(bad, f"query parameter(s) given more than once: {', '.join(repeated)}")
+        doc = None
+        if api.method == "POST":
+            ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+            if ctype != "application/json":
+                return no(bad, f"Content-Type must be application/json, got {ctype!r}")
+            try:
+                doc = json.loads(body.decode("utf-8")) if body else None
+            except (ValueError, UnicodeDecodeError) as e:
+                return no(bad, f"the body is not JSON: {e}")
+        elif body:
+            return no(bad, f"{api.path} is GET: it takes no body")
+        problems = validate_request(api.name, query if api.method == "GET" else query or None,
+                                    doc)
+        if problems:
+            return no(refusal_code(api, problems), "; ".join(problems[:5]))
+        with st.lock:
+            st.tick()
+            try:
+                result = HANDLERS[api.name](st, query if api.method == "GET" else doc, api.name,
+                                            api.path)
+            except Refusal as r:
+                st.refused(api.name, api.path, r.code, r.message)
+                return 200, envelope.failure(api, r.code, r.message, as_text)
+        wrong = validate_response(api.name, result)
+        if wrong:
+            return 500, {"emulatorBug": f"{api.name} answer breaks the contract",
+                         "problems": list(wrong)}
+        return 200, envelope.success(api, result, as_text)
+
+    # -- admin --------------------------------------------------------------------------
     def _admin(self, method: str, path: str, body: bytes) -> None:
-        emu = self.emulator
-        st = emu.state
-        doc = json.loads(body) if body else {}
-        if path == "/_admin/inventory":
+        emu, st = self.emulator, self.emulator.state
+        try:
+            doc = json.loads(body) if body else {}
+        except ValueError:
+            return self._send(400, {"error": "admin bodies are JSON"})
+        name = path[len("/_admin/"):]
+        if name == "inventory":
             with st.lock:
                 st.tick()
                 return self._send(200, st.inventory())
-        if path == "/_admin/calls":
+        if name == "report":
+            with st.lock:
+                st.tick()
+                return self._send(200, st.report())
+        if name == "calls":
             with emu.lock:
                 return self._send(200, dict(emu.calls))
-        if path == "/_admin/settings" and method == "POST":
+        if name == "settings":
             with st.lock:
-                for k, v in doc.items():
-                    if not hasattr(st.settings, k):
-                        return self._send(400, {"error": f"unknown setting {k}"})
-                    setattr(st.settings, k, type(getattr(st.settings, k))(v))
-                return self._send(200, vars(st.settings))
-        if path == "/_admin/faults" and method == "POST":
+                try:
+                    return self._send(200, st.set_settings(doc if method == "POST" else {}))
+                except (KeyError, ValueError) as e:
+                    return self._send(400, {"error": str(e)})
+        if name == "faults" and method == "POST":
             for f in doc.get("faults", []):
                 kind, p = f.get("kind"), f.get("path")
                 if p not in ROUTES or kind not in REQUEST_FAULTS | JOB_FAULTS:
@@ -187,22 +234,28 @@ class Handler(BaseHTTPRequestHandler):
                 for _ in range(int(f.get("times", 1))):
                     if kind in JOB_FAULTS:
                         with st.lock:
-                            st.faults_for_jobs(p, kind, float(f.get("seconds", 0)))
+                            st.job_fault(p, kind, float(f.get("seconds", 0)))
                     else:
                         with emu.lock:
                             emu.faults[p].append({"kind": kind})
             return self._send(200, {"queued": sum(len(q) for q in emu.faults.values())})
-        if path == "/_admin/rename" and method == "POST":
+        if name == "rename" and method == "POST":
             with st.lock:
-                if doc.get("clusterUUID") not in st.clusters:
+                c = st.clusters.get(doc.get("clusterUUID", ""))
+                if c is None:
                     return self._send(404, {"error": "no such cluster"})
-                st.rename_cluster(doc["clusterUUID"], str(doc.get("clusterName")))
+                c.name = str(doc.get("clusterName"))
             return self._send(200, {})
-        if path == "/_admin/reset" and method == "POST":
+        if name == "seed_foreign" and method == "POST":
+            with st.lock:
+                try:
+                    return self._send(200, seed_foreign(st, **doc))
+                except (TypeError, ValueError) as e:
+                    return self._send(400, {"error": str(e)})
+        if name == "reset" and method == "POST":
             with st.lock, emu.lock:
                 st.reset()
-                for k, v in emu.initial_settings.items():  # settings back to start-up values
-                    setattr(st.settings, k, v)
+                st.set_settings(emu.initial_settings)
                 emu.faults.clear()
                 emu.calls.clear()
             return self._send(200, {})
@@ -217,3 +270,4 @@ def make_server(port: int, credentials: Dict[str, str], host: str = "127.0.0.1",
     server.daemon_threads = True
     server.emulator = emulator  # type: ignore[attr-defined]
     return server
+
