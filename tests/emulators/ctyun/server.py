@@ -8,8 +8,8 @@ One request goes through, in order:
 4. the call itself: wrong method, a query on a POST, a body on a GET, a POST without
    `Content-Type: application/json` or with a body that is not a JSON object, a repeated query
    key, and every problem `validate_request` finds are refused as the service does: HTTP 200,
-   statusCode 900, `Hpc.ParamCheck.NotBlank` when the first problem is a missing or blank
-   field (documented), `Hpc.ParamCheck.Invalid` for other E-HPC problems (this emulator's
+   statusCode 900, `Hpc.ParamCheck.NotBlank` when a required field is missing or blank
+   (documented), `Hpc.ParamCheck.Invalid` for other E-HPC problems (this emulator's
    code: none is documented), `Openapi.Parameter.Error` for VPC (documented);
 5. the operation (ehpc_ops.py / vpc_ops.py) on the state; its answer is checked against the
    contract (`validate_response`) before it leaves: an answer that does not conform is an
@@ -55,9 +55,12 @@ THROTTLE = "Openapi.Throttling"   # this emulator's code: throttling is not docu
 def refusal_code(api: Api, problems) -> str:
     if api.product == "vpc":
         return "Openapi.Parameter.Error"
-    first = problems[0]
-    return "Hpc.ParamCheck.NotBlank" if getattr(first, "kind", "") in ("missing", "blank") \
-        else "Hpc.ParamCheck.Invalid"
+    blank = any(getattr(p, "kind", "") in ("missing", "blank") for p in problems)
+    return "Hpc.ParamCheck.NotBlank" if blank else "Hpc.ParamCheck.Invalid"
+
+
+def _missing_first(problems):
+    return sorted(problems, key=lambda p: getattr(p, "kind", "") not in ("missing", "blank"))
 
 
 class Emulator:
@@ -186,7 +189,7 @@ class Handler(BaseHTTPRequestHandler):
         problems = validate_request(api.name, query if api.method == "GET" else query or None,
                                     doc)
         if problems:
-            return no(refusal_code(api, problems), "; ".join(problems[:5]))
+            return no(refusal_code(api, problems), "; ".join(_missing_first(problems)[:5]))
         with st.lock:
             st.tick()
             try:

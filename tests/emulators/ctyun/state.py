@@ -95,6 +95,11 @@ CHOICES = {"eop_date_zone": ("utc", "china", "either"),
            "vpc_name_filter": ("substring", "exact")}
 
 
+def read_only(api: str) -> bool:
+    tail = api.split("/")[-1]
+    return tail.startswith(("list-", "query", "new-", "describe-")) or api == "list-regions"
+
+
 def now_text() -> str:
     """E-HPC times: `YYYY-MM-DD HH:MM:SS` (reference 1.7; zone not stated: China time here)."""
     return datetime.now(CHINA).strftime("%Y-%m-%d %H:%M:%S")
@@ -293,8 +298,9 @@ class State:
 
     # -- ownership ----------------------------------------------------------------------
     def touch(self, api: str, kind: str, rid: str, owner: str) -> None:
-        """Record a call that changed or used a resource of another stack."""
-        if owner.startswith("foreign:"):
+        """Record a call that changed or used a resource of another stack (reads do not
+        count: listing and describing what others hold is how a client tells them apart)."""
+        if owner.startswith("foreign:") and not read_only(api):
             self.foreign_touched.append({"api": api, "kind": kind, "id": rid, "owner": owner})
 
     def refused(self, api: str, path: str, code: str, reason: str, http: int = 200) -> None:
