@@ -94,7 +94,13 @@ class EmulatorProcess:
     def faults(self, *faults: Dict[str, Any]) -> None:
         self._admin("POST", "faults", {"faults": list(faults)})
 
+    ALIASES = {"vpc": "vpc_name", "subnet": "subnet_name", "security_group": "sg_name",
+               "cluster": "cluster_name"}
+
     def seed_foreign(self, **kw) -> Dict[str, Any]:
+        """Another stack's VPC/subnet/group/cluster (seed.py); `vpc=`, `subnet=`,
+        `security_group=`, `cluster=` are accepted for the *_name arguments."""
+        kw = {self.ALIASES.get(k, k): v for k, v in kw.items()}
         return self._admin("POST", "seed_foreign", kw)
 
     def rename(self, cluster_uuid: str, name: str) -> None:
