@@ -348,6 +348,12 @@ OTHER_REFUSALS = [
      {"raw_query": f"regionID={REGION}&regionID={REGION}"}, "Hpc.ParamCheck.Invalid"),
     ("wrong method", "GET", f"{H}/hpc/create-cluster", None, None, {},
      "Hpc.ParamCheck.Invalid"),
+    ("shrink 11 nodes", "POST", f"{H}/hpc/shrink-cluster", None,
+     {**Q, "nodeUUIDList": [f"nd-{i}" for i in range(11)]}, {}, "Hpc.ParamCheck.Invalid"),
+    ("expand 51 nodes", "POST", f"{H}/hpc/expand-cluster", None,
+     {**EXAMPLES_BY_ID["expand-cluster-request"].doc(), "ecsComputeNodeOrders": [{
+         **EXAMPLES_BY_ID["expand-cluster-request"].doc()["ecsComputeNodeOrders"][0],
+         "orderCount": 51}]}, {}, "Hpc.ParamCheck.Invalid"),
 ]
 
 
@@ -578,6 +584,26 @@ def test_settings_switch_undocumented_behaviour(emu, rc):
     assert emu.inventory()["nodes"] == []
     emu.reset()
     assert emu.settings()["queues_shape"] == "array"
+
+
+def test_price_queries(emu, rc):
+    c, vpc, sub, *_ = cluster(rc, count=2)
+    body = create_body(vpc, sub)
+    for key in ("securityGroupName",):
+        body.pop(key)
+    body["masterNodeConfig"].pop("rootPassword")
+    body["storageConfig"]["sfsOrder"].pop("sfsName")
+    body["computeNodeConfig"]["bmsComputeNodeOrders"][0].pop("queueName")
+    price = ok(rc, "POST", f"{H}/hpc/query-cluster-creation-price", body=body)
+    kinds = {i["resourceType"] for i in price["subOrderPrices"][0]["orderItemPrices"]}
+    assert kinds == {"VM", "BMS", "NETWORK", "SFS_TURBOC"} and price["totalPrice"] > 0
+    order = {k: v for k, v in body["computeNodeConfig"]["bmsComputeNodeOrders"][0].items()}
+    grow = ok(rc, "POST", f"{H}/hpc/query-cluster-expansion-price", body={
+        "regionID": REGION, "azName": AZ, "clusterUUID": c["clusterUUID"],
+        "clusterTypeRoleUUID": catalog.COMPUTE_ROLE_UUID, "bmsComputeNodeOrders": [order],
+        "onDemand": True})
+    assert grow["totalPrice"] == pytest.approx(price["subOrderPrices"][0]["orderItemPrices"][1][
+        "totalPrice"])
 
 
 def test_contract_examples_exist_for_the_refusal_codes():
