@@ -110,6 +110,73 @@ def _server_inputs(config: HccConfig) -> Dict[str, Any]:
             "cycleCount": config.cycle_count, **dict(config.server_fields)}
 
 
+# -- the inputs of each resource (plain values or Outputs; the integration tests' stack driver
+# -- builds the same resources from these functions) ------------------------------------------
+def _steer(config: HccConfig, progress: str) -> Dict[str, Any]:
+    return {"endpoint": config.endpoint or "", "pollIntervalS": config.poll_interval_s,
+            "progressFile": progress}
+
+
+def _quick(config: HccConfig, progress: str) -> Dict[str, Any]:
+    """Network and group calls are short: a smaller deadline and poll interval."""
+    return {**_steer(config, progress), "timeoutS": min(config.delete_timeout_s, 1800),
+            "pollIntervalS": min(config.poll_interval_s, 10)}
+
+
+def network_inputs(config: HccConfig, owner_token: Any, progress: str) -> Dict[str, Any]:
+    n = config.names
+    return {"regionID": config.region_id or "", "vpc": config.vpc_id,
+            "subnet": config.subnet_id, "vpcName": n.vpc, "subnetName": n.subnet,
+            "vpcCidr": config.vpc_cidr, "subnetCidr": config.subnet_cidr,
+            "subnetType": config.subnet_type, "ownerToken": owner_token,
+            **_quick(config, progress)}
+
+
+def group_inputs(config: HccConfig, shared: SharedSettings, vpc_id: Any, owner_token: Any,
+                 progress: str) -> Dict[str, Any]:
+    return {"regionID": config.region_id or "", "vpcID": vpc_id,
+            "securityGroup": config.security_group, "groupName": config.names.security_group,
+            "ownerToken": owner_token, "sshCidrs": list(config.ssh_cidrs),
+            "endpointCidrs": list(config.endpoint_cidrs), "sshPort": config_ssh_port(shared),
+            "endpointPort": shared.port, "sshRequired": config.ssh_required,
+            **_quick(config, progress)}
+
+
+def _common(config: HccConfig, vpc_id: Any, subnet_id: Any, root_password: Any):
+    return {"regionID": config.region_id or "", "azName": config.az_name or "",
+            "clusterName": config.names.cluster, "vpcID": vpc_id, "subnetID": subnet_id,
+            "queueName": config.queue_name, "rootPassword": root_password,
+            **_server_inputs(config)}
+
+
+def order_inputs(config: HccConfig, vpc_id: Any, subnet_id: Any, group_name: Any,
+                 root_password: Any, progress: str) -> Dict[str, Any]:
+    return {**_common(config, vpc_id, subnet_id, root_password), **_steer(config, progress),
+            "clusterType": config.cluster_type, "securityGroupName": group_name,
+            "ownedVpc": config.vpc_id == "create", "storageType": config.storage_type,
+            "storageSizeGB": config.storage_size_gb, "storageName": config.storage_name,
+            "sfsType": config.sfs_type, "storageUid": config.storage_uid,
+            "specification": config.specification,
+            "masterSpecification": config.master_specification, "image": config.image,
+            "masterImage": config.master_image, "computeNodeCount": config.order_count,
+            "eipBandwidthMbps": config.eip_bandwidth_mbps,
+            "adoptClusterUuid": config.adopt_cluster_uuid,
+            "timeoutS": config.create_timeout_s, "deleteTimeoutS": config.delete_timeout_s,
+            "lostAnswerWaitS": config.lost_answer_wait_s}
+
+
+def cluster_inputs(config: HccConfig, vpc_id: Any, subnet_id: Any, job_uuid: Any,
+                   cluster_uuid: Any, ordered_at: Any, resolved: Any, group_id: Any,
+                   root_password: Any, progress: str) -> Dict[str, Any]:
+    return {**_common(config, vpc_id, subnet_id, root_password), **_steer(config, progress),
+            "orderJobUUID": job_uuid, "orderClusterUUID": cluster_uuid,
+            "orderedAt": ordered_at, "resolved": resolved, "securityGroupID": group_id,
+            "computeNodeCount": config.compute_node_count,
+            "createTimeoutS": config.create_timeout_s, "updateTimeoutS": config.update_timeout_s,
+            "deleteTimeoutS": config.delete_timeout_s,
+            "lostAnswerWaitS": config.lost_answer_wait_s}
+
+
 class CtyunHccCluster(pulumi.ComponentResource):
     cluster_id: pulumi.Output[str]
     master_public_ip: pulumi.Output[str]
@@ -127,59 +194,28 @@ class CtyunHccCluster(pulumi.ComponentResource):
         self.queue_name = config.queue_name
         self.master_in_compute = config.master_in_compute
         progress = progress_file_for(pulumi.get_stack())
-        region = config.region_id or ""
-        steer = {"endpoint": config.endpoint or "", "pollIntervalS": config.poll_interval_s,
-                 "progressFile": progress}
-        quick = {**steer, "timeoutS": min(config.delete_timeout_s, 1800),
-                 "pollIntervalS": min(config.poll_interval_s, 10)}
-        n = config.names
         owner = HccStackOwner(f"{name}-owner", pulumi.ResourceOptions(parent=self))
         vpc_id: Any = config.vpc_id
         subnet_id: Any = config.subnet_id
         last: Any = owner
         if "create" in (config.vpc_id, config.subnet_id):
-            net = HccNetwork(f"{name}-net", {
-                "regionID": region, "vpc": config.vpc_id, "subnet": config.subnet_id,
-                "vpcName": n.vpc, "subnetName": n.subnet, "vpcCidr": config.vpc_cidr,
-                "subnetCidr": config.subnet_cidr, "subnetType": config.subnet_type,
-                "ownerToken": owner.ownerToken, **quick,
-            }, pulumi.ResourceOptions(parent=self, depends_on=[owner]))
+            net = HccNetwork(f"{name}-net", network_inputs(config, owner.ownerToken, progress),
+                             pulumi.ResourceOptions(parent=self, depends_on=[owner]))
             vpc_id, subnet_id, last = net.vpcID, net.subnetID, net
-        created_group = config.security_group == "create"
-        sg = HccSecurityGroup(f"{name}-sg", {
-            "regionID": region, "vpcID": vpc_id, "securityGroup": config.security_group,
-            "groupName": n.security_group, "ownerToken": owner.ownerToken,
-            "sshCidrs": list(config.ssh_cidrs), "endpointCidrs": list(config.endpoint_cidrs),
-            "sshPort": config_ssh_port(shared), "endpointPort": shared.port,
-            "sshRequired": config.ssh_required, **quick,
-        }, pulumi.ResourceOptions(parent=self, depends_on=[last]))
+        sg = HccSecurityGroup(f"{name}-sg", group_inputs(config, shared, vpc_id,
+                                                         owner.ownerToken, progress),
+                              pulumi.ResourceOptions(parent=self, depends_on=[last]))
         # a group we create has a name known now: the order never sees it unknown in a preview
         # in which only the group's rules change (that would show a replacement)
-        sg_name: Any = n.security_group if created_group else sg.securityGroupName
-        common = {"regionID": region, "azName": config.az_name or "",
-                  "clusterName": n.cluster, "vpcID": vpc_id, "subnetID": subnet_id,
-                  "queueName": config.queue_name, "rootPassword": root_password,
-                  **_server_inputs(config)}
-        order = HccClusterOrder(f"{name}-order", {
-            **common, **steer, "clusterType": config.cluster_type,
-            "securityGroupName": sg_name, "ownedVpc": config.vpc_id == "create",
-            "storageType": config.storage_type, "storageSizeGB": config.storage_size_gb,
-            "storageName": config.storage_name, "sfsType": config.sfs_type,
-            "storageUid": config.storage_uid, "specification": config.specification,
-            "masterSpecification": config.master_specification, "image": config.image,
-            "masterImage": config.master_image, "computeNodeCount": config.order_count,
-            "eipBandwidthMbps": config.eip_bandwidth_mbps,
-            "adoptClusterUuid": config.adopt_cluster_uuid,
-            "timeoutS": config.create_timeout_s, "deleteTimeoutS": config.delete_timeout_s,
-        }, pulumi.ResourceOptions(parent=self, depends_on=[sg]))
-        cluster = HccCluster(f"{name}-cluster", {
-            **common, **steer, "orderJobUUID": order.jobUUID,
-            "orderClusterUUID": order.clusterUUID, "orderedAt": order.orderedAt,
-            "resolved": order.resolved, "securityGroupID": sg.securityGroupID,
-            "computeNodeCount": config.compute_node_count,
-            "createTimeoutS": config.create_timeout_s, "updateTimeoutS": config.update_timeout_s,
-            "deleteTimeoutS": config.delete_timeout_s,
-        }, pulumi.ResourceOptions(parent=self, depends_on=[order]))
+        group_name: Any = config.names.security_group if config.security_group == "create" \
+            else sg.securityGroupName
+        order = HccClusterOrder(f"{name}-order", order_inputs(
+            config, vpc_id, subnet_id, group_name, root_password, progress),
+            pulumi.ResourceOptions(parent=self, depends_on=[sg]))
+        cluster = HccCluster(f"{name}-cluster", cluster_inputs(
+            config, vpc_id, subnet_id, order.jobUUID, order.clusterUUID, order.orderedAt,
+            order.resolved, sg.securityGroupID, root_password, progress),
+            pulumi.ResourceOptions(parent=self, depends_on=[order]))
         self.cluster_id = cluster.clusterUUID
         self.master_public_ip = cluster.masterPublicIP
         self.master_inner_ip = cluster.masterInnerIP

@@ -35,7 +35,7 @@ SERVER_DEFAULTS: Dict[str, Any] = {
     "systemDiskType": "SSD", "systemDiskSizeGb": 100,
 }
 DEADLINE_KEYS = ("timeoutS", "createTimeoutS", "updateTimeoutS", "deleteTimeoutS",
-                 "pollIntervalS")
+                 "lostAnswerWaitS", "pollIntervalS")
 
 
 def server_order(p: Dict[str, Any], spec_uuid: str, spec_type: str) -> ServerOrder:

@@ -15,18 +15,27 @@ documentation settles (reference sections 2.7-2.13):
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, TypeVar
 
 from ..progress import ProgressLog
 from .api import rules
 from .api.ehpc import (Billing, Cluster, ComputeOrder, Ehpc, ExpandClusterRequest, Node,
                        ROLE_COMPUTE, ServerOrder)
 from .api.errors import ApiError, CtyunError, TransportError
-from .api.waits import Waiter
+from .api.waits import JobFailed, Waiter
 from .catalog import Resolved
 
 log = logging.getLogger("kimi_k3.ctyun")
+
+#: a refusal that means "not now" (documented: Openapi.Order.Inprogress, reference 1.4; a busy
+#: cluster's code is not documented): the order was refused, not run, so sending it again later
+#: is safe
+NOT_NOW = re.compile(r"in.?progress|busy|processing|正在|进行中", re.I)
+
+
+T = TypeVar("T")
 
 
 class ClusterProblem(CtyunError):
@@ -41,6 +50,12 @@ class Ctx:
     az_name: str
     waiter: Waiter
     progress: ProgressLog
+    #: after an order's answer is lost, how long the listing may take to prove it was taken
+    #: (reference 6.4: when E-HPC lists what an order makes is not documented)
+    lost_wait_s: float = 900.0
+
+    def lost_deadline(self, deadline: float) -> float:
+        return min(deadline, self.waiter.clock() + self.lost_wait_s)
 
     def phase(self, name: str, waiting_for: str, deadline: float, expected_s=None,
               assumption: str = ""):
@@ -116,6 +131,19 @@ def wait_not_busy(ctx: Ctx, cluster_uuid: str, deadline: float, setting: str,
                             setting)
 
 
+def send_when_free(ctx: Ctx, call: Callable[[], T], what: str, deadline: float,
+                   setting: str, p=None) -> T:
+    """`call()`, repeated while CTyun refuses it as busy (a refusal: it did not run)."""
+    def probe():
+        try:
+            return True, call(), "sent"
+        except ApiError as e:
+            if not NOT_NOW.search(f"{e.code} {e.message}"):
+                raise
+            return False, None, f"refused for now: {e.code}"
+    return ctx.waiter.until(what, probe, deadline, setting, p)
+
+
 def _expand_batch(ctx: Ctx, cluster: Cluster, have: int, count: int, t: ExpandTemplate,
                   queue_uuid: str, deadline: float, setting: str, p) -> None:
     r = t.resolved
@@ -125,7 +153,8 @@ def _expand_batch(ctx: Ctx, cluster: Cluster, have: int, count: int, t: ExpandTe
                                             queue_uuid=queue_uuid), t.billing)
     what = f"adding {count} compute node(s) to {cluster.name}"
     try:
-        job = ctx.ehpc.expand_cluster(req, deadline).job_uuid
+        job = send_when_free(ctx, lambda: ctx.ehpc.expand_cluster(req, deadline), what,
+                             deadline, setting, p).job_uuid
     except TransportError as e:
         if not e.may_have_run:
             raise
@@ -140,15 +169,20 @@ def _expand_batch(ctx: Ctx, cluster: Cluster, have: int, count: int, t: ExpandTe
         running = [n for n in listed if n.status == "running"]
         seen = f"{len(listed)} compute node(s) listed, {len(running)} running"
         return len(running) >= have + count, None, seen
-    try:
-        ctx.waiter.until(what, probe, deadline, setting, p)
-    except CtyunError:
-        if not job:
+    if not job:
+        def appeared():
+            listed = [n for n in ctx.ehpc.list_nodes(ctx.az_name, cluster.uuid, deadline)
+                      if n.role == ROLE_COMPUTE and not n.leaving]
+            return len(listed) >= have + count, None, f"{len(listed)} compute node(s) listed"
+        try:
+            ctx.waiter.until(what, appeared, ctx.lost_deadline(deadline), setting, p)
+        except CtyunError:
             raise ClusterProblem(
-                f"{what}: expand-cluster's answer was lost and the new nodes did not appear "
-                f"in time; it was not sent again (no idempotency token is documented). Run "
-                f"`pulumi up` again: it counts the nodes before ordering any") from None
-        raise
+                f"{what}: expand-cluster's answer was lost and no new node was listed within "
+                f"{ctx.lost_wait_s:.0f} s (ctyun:lostAnswerWaitS); it was not sent again (no "
+                "idempotency token is documented). Run `pulumi up` again: it counts the nodes "
+                "before ordering any") from None
+    ctx.waiter.until(what, probe, deadline, setting, p)
 
 
 def _shrink_batch(ctx: Ctx, cluster: Cluster, victims: Sequence[Node], deadline: float,
@@ -156,7 +190,9 @@ def _shrink_batch(ctx: Ctx, cluster: Cluster, victims: Sequence[Node], deadline:
     ids = [n.uuid for n in victims]
     what = f"removing {len(ids)} compute node(s) from {cluster.name}"
     try:
-        job = ctx.ehpc.shrink_cluster(ctx.az_name, cluster.uuid, ids, deadline)
+        job = send_when_free(ctx, lambda: ctx.ehpc.shrink_cluster(ctx.az_name, cluster.uuid, ids,
+                                                                deadline),
+                             what, deadline, setting, p)
     except TransportError as e:
         if not e.may_have_run:
             raise
@@ -168,15 +204,20 @@ def _shrink_batch(ctx: Ctx, cluster: Cluster, victims: Sequence[Node], deadline:
     def probe():
         left = [n for n in compute_nodes(ctx, cluster.uuid, deadline) if n.uuid in ids]
         return not left, None, f"{len(left)} of {len(ids)} still listed"
-    try:
-        ctx.waiter.until(what, probe, deadline, setting, p)
-    except CtyunError:
-        if not job:
+    if not job:
+        def leaving():
+            nodes = {n.uuid: n for n in ctx.ehpc.list_nodes(ctx.az_name, cluster.uuid,
+                                                            deadline)}
+            going = [i for i in ids if i not in nodes or nodes[i].leaving]
+            return len(going) == len(ids), None, f"{len(going)} of {len(ids)} leaving"
+        try:
+            ctx.waiter.until(what, leaving, ctx.lost_deadline(deadline), setting, p)
+        except CtyunError:
             raise ClusterProblem(
-                f"{what}: shrink-cluster's answer was lost and the nodes are still listed; "
-                "it was not sent again. Run the command again: it re-lists the nodes "
-                "first") from None
-        raise
+                f"{what}: shrink-cluster's answer was lost and the nodes did not start to leave "
+                f"within {ctx.lost_wait_s:.0f} s (ctyun:lostAnswerWaitS); it was not sent "
+                "again. Run the command again: it re-lists the nodes first") from None
+    ctx.waiter.until(what, probe, deadline, setting, p)
 
 
 def resize(ctx: Ctx, cluster: Cluster, want: int, template: ExpandTemplate, deadline: float,
@@ -184,9 +225,18 @@ def resize(ctx: Ctx, cluster: Cluster, want: int, template: ExpandTemplate, dead
     """Expand or shrink to `want` compute nodes, in documented batches. Returns the calls
     that ordered or removed nodes."""
     calls = 0
-    phase = ""
     for _ in range(1000):
-        nodes = sorted(compute_nodes(ctx, cluster.uuid, deadline), key=lambda n: n.name)
+        listed = sorted(compute_nodes(ctx, cluster.uuid, deadline), key=lambda n: n.name)
+        broken = [n for n in listed if n.status == "error"]
+        if broken:
+            # billed but useless (a failed expand leaves such nodes): removed, then re-counted
+            with ctx.phase("ehpc-shrink", f"{cluster.name}: removing {len(broken)} node(s) in "
+                           "state error", deadline) as p:
+                _shrink_batch(ctx, cluster, broken[:rules.SHRINK_BATCH[1]], deadline, setting,
+                              p)
+            calls += 1
+            continue
+        nodes = listed
         have = len(nodes)
         if have == want:
             return calls
@@ -196,13 +246,26 @@ def resize(ctx: Ctx, cluster: Cluster, want: int, template: ExpandTemplate, dead
                        assumption="E-HPC provisioning time is not documented") as p:
             if grow:
                 count = min(want - have, rules.EXPAND_ORDER_COUNT[1])
-                _expand_batch(ctx, cluster, have, count, template, queue_uuid(), deadline,
-                              setting, p)
+                try:
+                    _expand_batch(ctx, cluster, have, count, template, queue_uuid(), deadline,
+                                  setting, p)
+                except JobFailed:
+                    _remove_broken(ctx, cluster, deadline, setting, p)
+                    raise
             else:
                 victims = nodes[want:][:rules.SHRINK_BATCH[1]]
                 _shrink_batch(ctx, cluster, victims, deadline, setting, p)
         calls += 1
     raise ClusterProblem(f"{cluster.name}: the node count did not converge to {want}")
+
+
+def _remove_broken(ctx: Ctx, cluster: Cluster, deadline: float, setting: str, p) -> None:
+    """After a failed expand: shrink the nodes it left in state error (they are billed)."""
+    for _ in range(100):
+        broken = [n for n in compute_nodes(ctx, cluster.uuid, deadline) if n.status == "error"]
+        if not broken:
+            return
+        _shrink_batch(ctx, cluster, broken[:rules.SHRINK_BATCH[1]], deadline, setting, p)
 
 
 def queue_uuid_of(ctx: Ctx, cluster_uuid: str, queue_name: str, deadline: float) -> str:
@@ -231,11 +294,13 @@ def teardown(ctx: Ctx, cluster_uuid: str, deadline: float, setting: str) -> bool
             return True
         _remove_compute(ctx, c, deadline, setting, p)
         try:
-            job = ctx.ehpc.delete_cluster(c.uuid, deadline)
+            job = send_when_free(ctx, lambda: ctx.ehpc.delete_cluster(c.uuid, deadline),
+                                 f"deletion of cluster {c.name}", deadline, setting, p)
         except TransportError as e:
             if not e.may_have_run:
                 raise
-            job = None  # lost answer: the listing below tells whether it took effect
+            job = None  # lost answer: the listing tells whether it took effect
+            _deletion_started(ctx, c, deadline, setting, p)
         except ApiError:
             if ctx.ehpc.get_cluster(c.uuid, deadline) is None:
                 return True
@@ -247,10 +312,30 @@ def teardown(ctx: Ctx, cluster_uuid: str, deadline: float, setting: str) -> bool
             still = ctx.ehpc.get_cluster(c.uuid, deadline)
             if still is None:
                 return True, None, "not listed"
-            nodes = ctx.ehpc.list_nodes(ctx.az_name, c.uuid, deadline)
-            return False, None, f"cluster is {still.status}, {len(nodes)} node(s) listed"
+            try:
+                nodes = len(ctx.ehpc.list_nodes(ctx.az_name, c.uuid, deadline))
+            except ApiError:  # it went between the two listings
+                nodes = 0
+            return False, None, f"cluster is {still.status}, {nodes} node(s) listed"
         ctx.waiter.until(f"deletion of cluster {c.name}", probe, deadline, setting, p)
     return True
+
+
+def _deletion_started(ctx: Ctx, c: Cluster, deadline: float, setting: str, p) -> None:
+    """After a lost delete-cluster answer: the cluster must go or change state soon, else the
+    call did not run and is left to the next run (delete is not re-sent blindly)."""
+    def probe():
+        now = ctx.ehpc.get_cluster(c.uuid, deadline)
+        return now is None or now.status != "available", None, \
+            "not listed" if now is None else f"cluster is {now.status}"
+    try:
+        ctx.waiter.until(f"deletion of cluster {c.name} to start", probe,
+                         ctx.lost_deadline(deadline), setting, p)
+    except CtyunError:
+        raise ClusterProblem(
+            f"delete-cluster's answer was lost and cluster {c.name} still reads available after "
+            f"{ctx.lost_wait_s:.0f} s (ctyun:lostAnswerWaitS); it was not sent again. Run "
+            "`pulumi destroy` again") from None
 
 
 def _remove_compute(ctx: Ctx, c: Cluster, deadline: float, setting: str, p) -> None:

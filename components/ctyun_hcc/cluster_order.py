@@ -55,7 +55,7 @@ INPUT_DEFAULTS: Dict[str, Any] = {
     "masterImage": "", "queueName": "batch", "computeNodeCount": None,
     "eipBandwidthMbps": 100, **ci.SERVER_DEFAULTS, "rootPassword": None,
     "adoptClusterUuid": "", "endpoint": "", "timeoutS": 7200, "deleteTimeoutS": 3600,
-    "pollIntervalS": 30, "progressFile": None,
+    "lostAnswerWaitS": 900, "pollIntervalS": 30, "progressFile": None,
 }
 REQUIRED = ("regionID", "azName", "clusterName", "vpcID", "subnetID", "computeNodeCount",
             "rootPassword")
@@ -160,7 +160,8 @@ class HccClusterOrderProvider(ResourceProvider):
         t = rt.transport(p)
         ehpc = rt.ehpc(p, t)
         deadline = rt.deadline_in(p["timeoutS"])
-        ctx = ops.Ctx(ehpc, p["azName"], rt.waiter(p), rt.progress(p, [p["rootPassword"]]))
+        ctx = ops.Ctx(ehpc, p["azName"], rt.waiter(p), rt.progress(p, [p["rootPassword"]]),
+                      float(p["lostAnswerWaitS"]))
         resolved = resolve(ehpc, p["azName"], choice_of(p), deadline)
         request = create_request(p, resolved)
         request.body()  # every documented rule checked before anything is called
@@ -238,12 +239,14 @@ class HccClusterOrderProvider(ResourceProvider):
         with ctx.phase("ehpc-order-identify", f"a cluster named {name} to be listed after a "
                        "lost create-cluster answer", deadline) as ph:
             try:
-                return ctx.waiter.until(f"cluster {name} to be listed", probe, deadline,
-                                        SETTING, ph)
+                return ctx.waiter.until(f"cluster {name} to be listed", probe,
+                                        ctx.lost_deadline(deadline), "ctyun:lostAnswerWaitS",
+                                        ph)
             except CtyunError:
                 raise CtyunError(
                     f"create-cluster's answer was lost ({err.detail}) and no cluster named "
-                    f"{name} appeared within ctyun:createTimeoutS; it was not sent again. "
+                    f"{name} appeared within {ctx.lost_wait_s:.0f} s (ctyun:lostAnswerWaitS); "
+                    "it was not sent again. "
                     f"Check hpc/list-clusters (or the console): if {name} appears, run `pulumi "
                     f"config set ctyun:adoptClusterUuid <its uuid>` and `pulumi up`; if not, "
                     "`pulumi up` orders again") from None
@@ -269,7 +272,8 @@ class HccClusterOrderProvider(ResourceProvider):
         t = rt.transport(p)
         ehpc = rt.ehpc(p, t)
         deadline = rt.deadline_in(p["deleteTimeoutS"])
-        ctx = ops.Ctx(ehpc, p["azName"], rt.waiter(p), rt.progress(p, [p.get("rootPassword")]))
+        ctx = ops.Ctx(ehpc, p["azName"], rt.waiter(p), rt.progress(p, [p.get("rootPassword")]),
+                      float(p["lostAnswerWaitS"]))
         cluster = ops.find_own(ctx, p["clusterName"], p["vpcID"], p.get("clusterUUID") or "",
                                deadline)
         if cluster is not None:

@@ -43,8 +43,8 @@ INPUT_DEFAULTS: Dict[str, Any] = {
     "orderJobUUID": "", "orderClusterUUID": "", "orderedAt": None, "resolved": None,
     "securityGroupID": "", "computeNodeCount": None, "queueName": "batch",
     **ci.SERVER_DEFAULTS, "rootPassword": None, "endpoint": "", "createTimeoutS": 7200,
-    "updateTimeoutS": 5400, "deleteTimeoutS": 3600, "pollIntervalS": 30,
-    "progressFile": None,
+    "updateTimeoutS": 5400, "deleteTimeoutS": 3600, "lostAnswerWaitS": 900,
+    "pollIntervalS": 30, "progressFile": None,
 }
 REQUIRED = ("regionID", "azName", "clusterName", "vpcID", "subnetID", "orderedAt",
             "resolved", "computeNodeCount")
@@ -74,7 +74,8 @@ def _inputs(props: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _ctx(p: Dict[str, Any]) -> ops.Ctx:
-    return ops.Ctx(rt.ehpc(p), p["azName"], rt.waiter(p), rt.progress(p, [p["rootPassword"]]))
+    return ops.Ctx(rt.ehpc(p), p["azName"], rt.waiter(p), rt.progress(p, [p["rootPassword"]]),
+                   float(p["lostAnswerWaitS"]))
 
 
 def _template(p: Dict[str, Any]) -> ops.ExpandTemplate:

@@ -43,7 +43,8 @@ KNOWN_KEYS = frozenset({
     "masterInCompute", "onDemand", "cycleType", "cycleCount", "publicIp", "eipBandwidthMbps",
     "localSystemVolumeRaidUuid", "localDataVolumeRaidUuid", "cloudSystemDiskType",
     "cloudSystemDiskSizeGb", "systemDiskType", "systemDiskSizeGb",
-    "endpoint", "createTimeoutS", "updateTimeoutS", "deleteTimeoutS", "pollIntervalS",
+    "endpoint", "createTimeoutS", "updateTimeoutS", "deleteTimeoutS", "lostAnswerWaitS",
+    "pollIntervalS",
 }) | SECRET_KEYS
 SSH_CIDRS_KEY = "kimi-k3:sshAllowedCidrs"
 
@@ -94,6 +95,8 @@ class HccConfig:
     create_timeout_s: int = 7200
     update_timeout_s: int = 5400
     delete_timeout_s: int = 3600
+    #: after an order's answer is lost: how long a listing may take to show what it made
+    lost_answer_wait_s: int = 900
     poll_interval_s: int = 30
 
     @property
@@ -282,5 +285,6 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
         create_timeout_s=_int(raw, "createTimeoutS", 7200, 60, 86400),
         update_timeout_s=_int(raw, "updateTimeoutS", 5400, 60, 86400),
         delete_timeout_s=_int(raw, "deleteTimeoutS", 3600, 60, 86400),
+        lost_answer_wait_s=_int(raw, "lostAnswerWaitS", 900, 30, 86400),
         poll_interval_s=_int(raw, "pollIntervalS", 30, 1, 600),
     )

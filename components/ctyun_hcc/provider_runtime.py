@@ -30,7 +30,8 @@ RUNTIME_CONFIG: Dict[str, Any] = {}
 #: inputs that only steer a provider (where to call, how long to wait, where progress goes):
 #: changing them alone is no update, which would otherwise turn every output unknown in preview
 STEERING_KEYS = frozenset({"endpoint", "timeoutS", "pollIntervalS", "createTimeoutS",
-                           "updateTimeoutS", "deleteTimeoutS", *STEERING_INPUTS})
+                           "updateTimeoutS", "deleteTimeoutS", "lostAnswerWaitS",
+                           *STEERING_INPUTS})
 
 
 def is_unknown(value: Any) -> bool:

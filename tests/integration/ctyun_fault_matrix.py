@@ -1,28 +1,29 @@
-"""The fault matrix: every injected fault x every cluster operation, run against the emulator.
+"""The fault matrix: every injected fault x every cluster operation, against the emulator.
 
 Used by tests/integration/test_ctyun_faults.py (asserts) and bench/ctyun_provider.py (counts).
-A scenario injects one fault on the API call that carries the operation, runs the operation,
-and if it fails runs it again, as a user re-running `pulumi up`/`destroy` would; then it tears
-down and reads the emulator's report (tests/emulators/ctyun/state.py):
+A scenario runs the operation the way a user does, as a whole `pulumi up` / `pulumi destroy`
+of the stack (tests/integration/ctyun_stack.py keeps the state an engine would keep), with one
+fault injected on the API call that carries the operation; a failed run is run again (up to 3
+times), as a user would. Then the stack is destroyed and the emulator's report is read
+(tests/emulators/ctyun/state.py):
 
-- `duplicate_orders`: create-cluster orders beyond one, plus compute nodes ordered beyond what
-  the operation needed (an expand repeated after a lost answer shows here);
-- `leaked`: what the stack still holds after teardown (clusters, nodes incl. orphans left by
-  delete-cluster, EIPs, file systems, VPCs, subnets, groups, rules);
+- `duplicate_orders`: create orders beyond the one needed plus compute nodes ordered beyond
+  what the operation needed; an order whose E-HPC job failed is not a duplicate (its leftovers
+  are removed and it is ordered again on purpose);
+- `leaked`: what the stack still holds after its destroy (orphaned compute nodes included);
 - `foreign_touched`: calls that changed or used a resource of another stack.
 
 Besides the seven faults, `same_names` plants another stack's VPC, security group and cluster
-under the names this stack uses (emulator `seed_foreign`) before the operation: nothing of
-theirs may be adopted, changed or deleted. `lost_response` on create is "the create answer is
-lost": the order went through, the client never heard.
+under the names this stack uses (emulator `seed_foreign`), before the create or before the
+delete: nothing of theirs may be adopted, changed or deleted. `lost_response` on create is "the
+create answer is lost": the order went through, the client never heard.
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from components.ctyun_hcc.cluster_provider import HccClusterProvider
-from tests.integration.ctyun_fixtures import cluster_inputs
+from tests.integration.ctyun_stack import Stack
 
 OPS = {
     "create": "/v4/cthpc/hpc/create-cluster",
@@ -32,8 +33,10 @@ OPS = {
 }
 FAULTS = ("http500", "http502", "throttle", "drop", "lost_response", "slow_job", "fail_job")
 OWNERSHIP = ("same_names",)
-TIGHT_S = 0.8   # deadline of the first attempt in slow_job scenarios
-SLOW_S = 1.5    # extra simulated time of the slowed job
+TIGHT_S = 0.4   # deadline of the first attempt in slow_job scenarios
+SLOW_S = 0.8    # extra simulated time of the slowed job
+#: kimi-k3:nodes (master serves too) before and after the operation
+NODES = {"create": (4, 4), "expand": (3, 5), "shrink": (4, 2), "delete": (4, 4)}
 
 
 def scenarios() -> List[tuple]:
@@ -41,69 +44,83 @@ def scenarios() -> List[tuple]:
                                                       for op in ("create", "delete")]
 
 
-def _seed_same_names(emu) -> Dict[str, Any]:
-    base = cluster_inputs()
-    return emu.seed_foreign(owner="other-stack", vpc_name="k3-other-stack-vpc",
-                            sg_name=base.get("securityGroupName") or "k3-sg",
-                            cluster_name=base["clusterName"], compute_nodes=1)
+def _seed_same_names(emu, s: Stack) -> Dict[str, Any]:
+    names = s.config()[0].names
+    vpcs = {v["name"] for v in emu.report()["held"]["vpcs"]}
+    return emu.seed_foreign(owner="other-stack",
+                            vpc_name=names.vpc if names.vpc not in vpcs else "k3-other-vpc",
+                            sg_name=names.security_group, cluster_name=names.cluster,
+                            compute_nodes=1)
+
+
+def _duplicates(report: Dict[str, Any], before: int, needed_nodes: int) -> int:
+    orders = report["orders"][before:]
+    failed = {api: [j["status"] in ("failed", "cancel", "console_failed")
+                    for j in report["jobs"] if j["api"] == api]
+              for api in ("hpc/create-cluster", "hpc/expand-cluster")}
+    out, nodes = 0, 0
+    seen = {"hpc/create-cluster": 0, "hpc/expand-cluster": 0}
+    creates_ok = 0
+    for o in report["orders"]:
+        api = o["api"]
+        if api not in seen:
+            continue
+        i = seen[api]
+        seen[api] += 1
+        if o not in orders:
+            continue
+        job_failed = i < len(failed[api]) and failed[api][i]
+        if api == "hpc/create-cluster" and not job_failed:
+            creates_ok += 1
+        if api == "hpc/expand-cluster" and not job_failed:
+            nodes += o["nodes"]
+    out += max(0, creates_ok - 1)
+    out += max(0, nodes - needed_nodes)
+    return out
 
 
 def run_scenario(emu, fault: str, op: str, max_attempts: int = 3) -> Dict[str, Any]:
-    provider = HccClusterProvider()
-    start_count = {"expand": 2, "shrink": 3}.get(op, 3)
-    target = {"expand": 4, "shrink": 1}.get(op, start_count)
-    most_clusters = 0
-    cid, outs, foreign = None, None, None
+    start, target = NODES[op]
+    s = Stack()
+    foreign = None
     if fault == "same_names" and op == "create":
-        foreign = _seed_same_names(emu)
+        foreign = _seed_same_names(emu, s)
     if op != "create":
-        r = provider.create(cluster_inputs(computeNodeCount=start_count))
-        cid, outs = r.id, r.outs
+        s.up(kimi={"nodes": str(start)})
     if fault == "same_names" and op == "delete":
-        foreign = _seed_same_names(emu)
-    orders_before = len(emu.report()["orders"])
+        foreign = _seed_same_names(emu, s)
+    before = len(emu.report()["orders"])
     if fault in FAULTS:
         emu.faults({"path": OPS[op], "kind": fault, "seconds": SLOW_S})
     errors: List[str] = []
-    done = False
+    done, out = False, None
     for attempt in range(max_attempts):
         tight = fault == "slow_job" and attempt == 0
         t = TIGHT_S if tight else 60
-        props = cluster_inputs(computeNodeCount=target, createTimeoutS=t, updateTimeoutS=t,
-                               deleteTimeoutS=t)
+        s.fast.update(createTimeoutS=t, updateTimeoutS=t, deleteTimeoutS=t)
         try:
-            if op == "create":
-                r = provider.create(props)
-                cid, outs = r.id, r.outs
-            elif op in ("expand", "shrink"):
-                outs = provider.update(cid, outs, props).outs
+            if op == "delete":
+                s.destroy()
             else:
-                provider.delete(cid, {**outs, **props})
+                out = s.up(kimi={"nodes": str(target)})
             done = True
         except Exception as e:  # noqa: BLE001 - the scenario records what the user would see
             errors.append(f"{type(e).__name__}: {str(e)[:200]}")
-        most_clusters = max(most_clusters, len(emu.inventory()["clusters"]))
         if done:
             break
-    orders = emu.report()["orders"][orders_before:]
-    creates = [o for o in orders if o["api"] == "hpc/create-cluster"]
-    expanded = sum(o["nodes"] for o in orders if o["api"] == "hpc/expand-cluster")
-    needed = max(0, target - start_count) if op == "expand" else 0
-    duplicate_orders = max(0, len(creates) - 1) + max(0, expanded - needed)
     converged = done
     if done and op != "delete":
-        converged = outs["computeNodeCount"] == target and outs["clusterStatus"] == "available"
-    if foreign is not None and cid == foreign.get("clusterUUID"):
+        converged = out["computeNodeCount"] == target - 1 and out["clusterStatus"] == "available"
+    if foreign is not None and out and out.get("clusterUUID") == foreign.get("clusterUUID"):
         converged = False   # it took the other stack's cluster as its own
-    if op != "delete" and cid is not None and (foreign is None
-                                               or cid != foreign.get("clusterUUID")):
-        provider.delete(cid, {**outs, **cluster_inputs()})
+    s.fast.update(createTimeoutS=60, updateTimeoutS=60, deleteTimeoutS=60)
+    s.destroy()
     report = emu.report()
-    inv = emu.inventory()
+    needed = max(0, target - start) if op == "expand" else 0
     return {"fault": fault, "op": op, "attempts": len(errors) + (1 if done else 0),
-            "errors": errors, "converged": converged, "most_clusters": most_clusters,
-            "duplicate_orders": duplicate_orders, "leaked": report["leakedTotal"],
-            "leaked_items": report["leakedItems"],
+            "errors": errors, "converged": converged,
+            "duplicate_orders": _duplicates(report, before, needed),
+            "leaked": report["leakedTotal"], "leaked_items": report["leakedItems"],
             "foreign_touched": len(report["foreignTouched"]),
             "foreign_calls": report["foreignTouched"], "refused": report["refused"],
-            "inventory": inv}
+            "nothing_ordered": len(report["orders"]) == before}

@@ -1,8 +1,8 @@
 """Shared pieces of the CTyun integration tests: the emulator fixture and standard inputs.
 
-`cluster_inputs` speaks the cluster provider's input names (owned by the client side, ctapi):
-adjust them there when the provider's inputs change. The values come from the emulator's
-account (tests/emulators/ctyun/state.py, catalog.py).
+The emulator (tests/emulators/ctyun, rebuilt from the reference by its own owner) runs as a
+separate process for the module; each test gets it reset, with this process's CTYUN_* pointing
+at it. `stack(...)` is a fresh `ctyun_stack.Stack` (the engine's view of the resource chain).
 """
 
 from __future__ import annotations
@@ -10,24 +10,14 @@ from __future__ import annotations
 import pytest
 
 from tests.emulators.ctyun.harness import EmulatorProcess
-from tests.emulators.ctyun.catalog import CLUSTER_TYPE
-from tests.emulators.ctyun.state import AZ, REGION, SUBNET, VPC
+from tests.integration.ctyun_stack import MASTER_SPEC, PASSWORD, Stack  # noqa: F401
 
-PASSWORD = "K3-Passw0rd!"
-
-
-def cluster_inputs(**over):
-    base = dict(regionID=REGION, azName=AZ, clusterName="k3-test", clusterType=CLUSTER_TYPE,
-                vpcID=VPC, subnetID=SUBNET, securityGroupName="default", computeNodeCount=3,
-                rootPassword=PASSWORD, pollIntervalS=0.05, createTimeoutS=60,
-                updateTimeoutS=60, deleteTimeoutS=60)
-    base.update(over)
-    return base
+JOB_S = 0.08
 
 
 @pytest.fixture(scope="module")
 def emulator():
-    emu = EmulatorProcess(job_seconds=0.15).start()
+    emu = EmulatorProcess(job_seconds=JOB_S).start()
     try:
         yield emu
     finally:
@@ -38,7 +28,14 @@ def emulator():
 def emu(emulator, monkeypatch):
     """The module's emulator, reset, with this process's CTYUN_* pointing at it."""
     emulator.reset()
-    emulator.settings(job_seconds=0.15)
+    emulator.settings(job_seconds=JOB_S)
     for key, value in emulator.env().items():
         monkeypatch.setenv(key, value)
     return emulator
+
+
+def clean(emu) -> dict:
+    """The emulator's report, asserting the ownership invariants every test shares."""
+    report = emu.report()
+    assert report["foreignTouched"] == [], report["foreignTouched"]
+    return report

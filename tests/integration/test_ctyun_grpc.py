@@ -1,7 +1,10 @@
-"""HccCluster through Pulumi's real dynamic-provider host (`python -m pulumi.dynamic`) over gRPC.
+"""The CTyun providers through Pulumi's real dynamic-provider host (`python -m pulumi.dynamic`)
+over gRPC, driven as the engine drives them (ctyun_stack.Stack with a host engine).
 
 Credentials and the endpoint reach the host only as stack config through Configure (the host's
 environment has no CTYUN_* variables), the way `pulumi up` passes `ctyun:*` secret config.
+Properties travel as protobuf Structs (numbers as floats), the providers are pickled by Pulumi's
+own serializer, unknowns are the engine's sentinel.
 """
 
 import os
@@ -9,22 +12,55 @@ import os
 import pytest
 from pulumi.runtime.proto import provider_pb2
 
+from components.ctyun_hcc import cluster as wiring
+from components.ctyun_hcc import provider_runtime as rt
+from components.ctyun_hcc.cluster_order import HccClusterOrderProvider
 from components.ctyun_hcc.cluster_provider import HccClusterProvider
-from components.ctyun_hcc.provider_runtime import is_unknown
-from components.ctyun_hcc.sg_provider import HccSecurityGroupProvider
 from tests.emulators.ctyun.harness import EmulatorProcess
-from tests.emulators.ctyun.state import REGION, VPC
-from tests.integration.ctyun_fixtures import PASSWORD, cluster_inputs
+from tests.emulators.ctyun.state import SUBNET, VPC
+from tests.integration.ctyun_stack import PASSWORD, Stack
 from tests.integration.dynamic_host import (PROVIDER_KEY, UNKNOWN, DynamicProviderHost,
                                             ProviderError, dynamic_urn, serialized)
 
-URN = dynamic_urn("ctyun:HccCluster", "kimi-k3-cluster")
-SG_URN = dynamic_urn("ctyun:HccSecurityGroup", "kimi-k3-sg")
+TYPES = {"owner": "ctyun:HccStackOwner", "net": "ctyun:HccNetwork",
+         "sg": "ctyun:HccSecurityGroup", "order": "ctyun:HccClusterOrder",
+         "cluster": "ctyun:HccCluster"}
+
+
+def urn(name):
+    return dynamic_urn(TYPES[name], f"kimi-k3-hcc-{name}")
+
+
+class HostEngine:
+    """The engine's side of the protocol, over the real host."""
+
+    def __init__(self, host):
+        self.host = host
+
+    def check(self, name, p, news):
+        return self.host.check(urn(name), {}, {**news, PROVIDER_KEY: serialized(p)})
+
+    def create(self, name, p, news):
+        return self.host.create(urn(name), news)
+
+    def diff(self, name, p, id_, olds, news):
+        d = self.host.diff(id_, urn(name), olds, news)
+        return d.changes == provider_pb2.DiffResponse.DIFF_SOME, list(d.replaces)
+
+    def update(self, name, p, id_, olds, news):
+        return self.host.update(id_, urn(name), olds, news)
+
+    def read(self, name, p, id_, outs):
+        rid, routs, _ = self.host.read(id_, urn(name), outs)
+        return rid, routs
+
+    def delete(self, name, p, id_, outs):
+        self.host.delete(id_, urn(name), outs)
 
 
 @pytest.fixture(scope="module")
-def stack():
-    emu = EmulatorProcess(job_seconds=0.15).start()
+def hosted():
+    emu = EmulatorProcess(job_seconds=0.08).start()
     clean_env = {k: v for k, v in os.environ.items() if not k.startswith("CTYUN_")}
     host = DynamicProviderHost()
     host.env = {**clean_env, "PYTHONPATH": host.env["PYTHONPATH"]}
@@ -39,115 +75,68 @@ def stack():
 
 
 @pytest.fixture
-def env(stack):
-    emu, host = stack
+def env(hosted):
+    emu, host = hosted
     emu.reset()
-    emu.settings(job_seconds=0.15)
+    emu.settings(job_seconds=0.08)
     return emu, host
 
 
-def news(**over):
-    return {**cluster_inputs(**over), PROVIDER_KEY: serialized(HccClusterProvider())}
-
-
-def test_preview_with_unknown_inputs_does_not_crash_check_or_diff(env):
+def test_whole_stack_up_resize_refresh_destroy_over_grpc(env):
     emu, host = env
-    preview = news(securityGroupName=UNKNOWN, rootPassword=UNKNOWN, computeNodeCount=UNKNOWN)
-    inputs, failures = host.check(URN, {}, preview)
-    assert failures == [] and is_unknown(inputs["securityGroupName"])
-    olds = {**news(), "clusterUUID": "hpc-x", "nodes": []}
-    d = host.diff("hpc-x", URN, olds, preview)
-    assert d.changes == provider_pb2.DiffResponse.DIFF_SOME
-    assert list(d.replaces) == ["securityGroupName"] and d.deleteBeforeReplace
+    s = Stack(engine=HostEngine(host))
+    out = s.up()
+    assert out["computeNodeCount"] == 3 and out["rootPassword"] == PASSWORD
+    assert emu.sk not in out[PROVIDER_KEY] and emu.ak not in out[PROVIDER_KEY]
+    assert s.up(kimi={"nodes": "5"})["computeNodeCount"] == 4
+    s.refresh()
+    assert s.outs("cluster")["computeNodeCount"] == 4 and s.outs("cluster")["masterPublicIP"]
+    assert s.up(kimi={"nodes": "5"})["computeNodeCount"] == 4   # refresh changed nothing
+    s.destroy()
+    report = emu.report()
+    assert report["leakedTotal"] == 0 and report["foreignTouched"] == []
+    assert [o["api"] for o in report["orders"]].count("hpc/create-cluster") == 1
+
+
+def test_preview_with_unknown_inputs_judges_nothing_and_calls_nothing(env):
+    emu, host = env
+    s = Stack()
+    cfg, _ = s.config()
+    order_in = wiring.order_inputs(cfg, UNKNOWN, UNKNOWN, "k3-sg", UNKNOWN, "")
+    inputs, failures = host.check(urn("order"), {}, {
+        **order_in, PROVIDER_KEY: serialized(HccClusterOrderProvider())})
+    assert failures == [] and rt.is_unknown(inputs["vpcID"])
+    cl_in = wiring.cluster_inputs(cfg, VPC, SUBNET, UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN,
+                                  UNKNOWN, UNKNOWN, "")
+    _, failures = host.check(urn("cluster"), {}, {
+        **cl_in, PROVIDER_KEY: serialized(HccClusterProvider())})
+    assert failures == []
+    olds = {**wiring.cluster_inputs(cfg, VPC, SUBNET, "job-1", "cl-1", "t", {}, "sg-1",
+                                    PASSWORD, ""), "clusterUUID": "cl-1"}
+    d = host.diff("cl-1", urn("cluster"), olds, {**olds, "orderedAt": UNKNOWN,
+                                                  PROVIDER_KEY: serialized(HccClusterProvider())})
+    assert list(d.replaces) == ["orderedAt"] and d.deleteBeforeReplace
     assert emu.calls() == {}  # neither check nor diff called the API
 
 
-def test_check_failures_come_back_as_engine_failures(env):
-    _, host = env
-    _, failures = host.check(URN, {}, news(clusterName="1x", rootPassword="short"))
-    assert sorted(p for p, _ in failures) == ["clusterName", "rootPassword"]
-    assert all("short" not in reason for _, reason in failures)
-
-
-def test_full_lifecycle_over_grpc(env):
+def test_check_failures_come_back_as_engine_failures_without_the_password(env):
     emu, host = env
-    inputs, failures = host.check(URN, {}, news())
-    assert failures == []
-    id_, outs = host.create(URN, inputs)
-    assert outs["clusterUUID"] == id_ and outs["computeNodeCount"] == 3
-    assert outs["rootPassword"] == PASSWORD and len(outs["nodes"]) == 4
-    assert emu.sk not in outs[PROVIDER_KEY] and emu.ak not in outs[PROVIDER_KEY]
-
-    rid, routs, rinputs = host.read(id_, URN, outs, inputs)
-    assert rid == id_ and routs["computeNodeCount"] == 3 and routs["masterPublicIP"]
-    assert "rootPassword" not in rinputs
-
-    grown = news(computeNodeCount=4)
-    d = host.diff(id_, URN, outs, grown)
-    assert d.changes == provider_pb2.DiffResponse.DIFF_SOME and list(d.replaces) == []
-    outs = host.update(id_, URN, outs, grown)
-    assert outs["computeNodeCount"] == 4 and len(emu.inventory()["nodes"]) == 5
-
-    d = host.diff(id_, URN, outs, news(computeNodeCount=4, storageSizeGB=1000))
-    assert list(d.replaces) == ["storageSizeGB"] and d.deleteBeforeReplace
-    assert host.diff(id_, URN, outs, news(computeNodeCount=4)).changes == \
-        provider_pb2.DiffResponse.DIFF_NONE
-
-    host.delete(id_, URN, outs)
-    assert emu.inventory()["leaked"] == 0
-    rid, _, _ = host.read(id_, URN, outs, inputs)
-    assert rid == ""  # refresh drops a cluster that no longer exists
-    host.delete(id_, URN, outs)  # deleting again is fine
+    cfg, _ = Stack().config()
+    bad = {**wiring.order_inputs(cfg, VPC, SUBNET, "k3-sg", "Abc12345!x", ""),
+           "queueName": "default", "computeNodeCount": 50.0}
+    _, failures = host.check(urn("order"), {}, {
+        **bad, PROVIDER_KEY: serialized(HccClusterOrderProvider())})
+    assert {p for p, _ in failures} == {"queueName", "rootPassword", "computeNodeCount"}
+    assert "Abc12345!x" not in str(failures) and emu.calls() == {}
 
 
-def test_api_refusal_reaches_the_engine_as_an_error(env):
+def test_an_api_refusal_reaches_the_engine_as_an_error_without_secrets(env):
     emu, host = env
-    emu.settings(quota_nodes=2)
-    inputs, _ = host.check(URN, {}, news(computeNodeCount=5))
+    emu.settings(quota_bare_metal=2)
+    s = Stack(engine=HostEngine(host))
     with pytest.raises(ProviderError) as e:
-        host.create(URN, inputs)
-    assert "HPC.Quota.BareMetal" in e.value.details
+        s.up()
+    assert "Hpc.Quota.Exceeded" in e.value.details
     assert PASSWORD not in e.value.details and emu.sk not in e.value.details
-    assert emu.inventory()["leaked"] == 0
-
-
-def test_security_group_over_grpc(env):
-    emu, host = env
-    props = {"regionID": REGION, "vpcID": VPC, "securityGroup": "create", "groupName": "k3-sg",
-             "rules": [{"protocol": "TCP", "port": 22, "cidr": "192.0.2.0/24"}],
-             PROVIDER_KEY: serialized(HccSecurityGroupProvider())}
-    inputs, failures = host.check(SG_URN, {}, props)
-    assert failures == []
-    id_, outs = host.create(SG_URN, inputs)
-    assert outs["created"] is True and len(outs["ruleIDs"]) == 1
-    host.delete(id_, SG_URN, outs)
-    assert emu.inventory()["leaked"] == 0
-
-
-def test_whole_component_resource_set_over_grpc(env):
-    """Network, security group and cluster as `pulumi up` then `pulumi destroy` would."""
-    from components.ctyun_hcc.network_provider import HccNetworkProvider
-    emu, host = env
-    net_urn = dynamic_urn("ctyun:HccNetwork", "kimi-k3-net")
-    net_in, failures = host.check(net_urn, {}, {
-        "regionID": REGION, "vpcName": "k3-vpc", "subnetName": "k3-subnet",
-        PROVIDER_KEY: serialized(HccNetworkProvider())})
-    assert failures == []
-    net_id, net = host.create(net_urn, net_in)
-    sg_in, _ = host.check(SG_URN, {}, {
-        "regionID": REGION, "vpcID": net["vpcID"], "groupName": "k3-sg",
-        "rules": [{"protocol": "TCP", "port": 22, "cidr": "192.0.2.0/24"},
-                  {"protocol": "TCP", "port": 11025, "cidr": "192.0.2.0/24"}],
-        PROVIDER_KEY: serialized(HccSecurityGroupProvider())})
-    sg_id, sg = host.create(SG_URN, sg_in)
-    cl_in, failures = host.check(URN, {}, news(vpcID=net["vpcID"], subnetID=net["subnetID"],
-                                               securityGroupName=sg["securityGroupName"]))
-    assert failures == []
-    cl_id, cl = host.create(URN, cl_in)
-    assert cl["clusterStatus"] == "available"
-    inv = emu.inventory()
-    assert (len(inv["clusters"]), len(inv["nodes"]), len(inv["vpcs"])) == (1, 4, 1)
-    host.delete(cl_id, URN, cl)
-    host.delete(sg_id, SG_URN, sg)
-    host.delete(net_id, net_urn, net)
-    assert emu.inventory()["leaked"] == 0
+    s.destroy()
+    assert emu.report()["leakedTotal"] == 0

@@ -31,9 +31,11 @@ class Verdict:
     ok: bool
     value: Any = None
     error: Optional[ApiError] = None
-    #: a transport-level fault (no envelope): retryable, maybe executed
+    #: a transport-level fault (no envelope): retryable; executed or not, unknown unless
+    #: `not_run` (HTTP 429 too many requests, 503 unavailable: refused before running)
     fault: str = ""
     throttled: bool = False
+    not_run: bool = False
 
 
 def error_code(doc: dict) -> str:
@@ -61,7 +63,7 @@ def judge(api: str, http_status: int, raw: bytes, request_id: str = "") -> Verdi
     if not isinstance(doc, dict) or "statusCode" not in doc:
         if http_status >= 500 or http_status == 429:
             return Verdict(False, fault=f"HTTP {http_status} without a CTyun envelope",
-                           throttled=http_status == 429)
+                           throttled=http_status == 429, not_run=http_status in (429, 503))
         if http_status >= 400:
             return Verdict(False, error=ApiError(api, f"HTTP{http_status}",
                                                  "answer without a CTyun envelope", http_status,

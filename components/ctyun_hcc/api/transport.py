@@ -13,8 +13,8 @@ in one place:
   shrink, delete, create-delegate) have no documented idempotency token and are never repeated
   after a timeout, a reset or an HTTP 5xx: the caller gets `TransportError(may_have_run=True)`
   and decides by listing what exists;
-- a request that provably did not run (connection refused, connect timeout) and a throttled one
-  (refused, so not executed) are retried with exponential backoff and full jitter, within the
+- a request that provably did not run (connection refused, connect timeout, HTTP 429 or 503)
+  and a throttled one (refused, so not executed) are retried with exponential backoff and full jitter, within the
   caller's deadline.
 """
 
@@ -221,7 +221,7 @@ class Transport:
         if verdict.ok:
             return verdict.value
         if verdict.fault:
-            raise _Fault(verdict.fault, may_have_run=not verdict.throttled)
+            raise _Fault(verdict.fault, may_have_run=not verdict.not_run)
         if verdict.throttled:
             raise _Fault(f"throttled ({verdict.error.code})", may_have_run=False,
                          throttle=verdict.error)

@@ -1,0 +1,162 @@
+"""Ownership: nothing is adopted, changed or deleted that this stack cannot prove it created.
+
+Another stack's resources are planted with the emulator's `seed_foreign` (owned by
+"foreign:<who>"); `report()["foreignTouched"]` lists every call that changed or used one of
+them (reads do not count) and must stay empty. Interrupted and lost-answer creates resume by
+what the stack recorded or can prove, never by a name match, and never order twice.
+"""
+
+import pytest
+
+from components.ctyun_hcc import cluster as wiring
+from components.ctyun_hcc import provider_runtime as rt
+from components.ctyun_hcc.cluster_order import HccClusterOrderProvider, NotOurs
+from components.ctyun_hcc.api.errors import CtyunError
+from components.ctyun_hcc.network_provider import NotOurs as NetworkNotOurs
+from components.ctyun_hcc.sg_provider import GroupProblem
+from tests.emulators.ctyun.state import REGION, SUBNET, VPC
+from tests.integration.ctyun_fixtures import PASSWORD, Stack, clean, emu, emulator  # noqa: F401
+
+SHARED = {"vpcId": VPC, "subnetId": SUBNET}
+
+
+def creates(emu):
+    return [o for o in emu.report()["orders"] if o["api"] == "hpc/create-cluster"]
+
+
+def test_two_people_with_the_same_stack_never_share_resources(emu):
+    """Same organization, project and stack (local backends): same names, different tokens."""
+    a, b = Stack(), Stack()
+    assert a.config()[0].names == b.config()[0].names
+    a.up()
+    with pytest.raises(NetworkNotOurs, match="exists .* and is not this stack's"):
+        b.up()
+    b.destroy()
+    assert len(creates(emu)) == 1
+    inv = emu.inventory()
+    assert (len(inv["clusters"]), len(inv["vpcs"]), len(inv["securityGroups"])) == (1, 1, 1)
+    a.destroy()
+    assert clean(emu)["leakedTotal"] == 0
+
+
+def test_another_stacks_vpc_under_our_name_is_refused_before_ordering(emu):
+    s = Stack()
+    names = s.config()[0].names
+    emu.seed_foreign(owner="other", vpc_name=names.vpc)
+    with pytest.raises(NetworkNotOurs, match=f"VPC {names.vpc} exists"):
+        s.up()
+    s.destroy()
+    assert creates(emu) == [] and clean(emu)["leakedTotal"] == 0
+
+
+def test_another_stacks_group_under_our_name_is_neither_adopted_nor_changed(emu):
+    s = Stack(ctyun=SHARED)
+    names = s.config()[0].names
+    theirs = emu.seed_foreign(owner="other", vpc_id=VPC, sg_name=names.security_group)
+    before = rt.vpc({"regionID": REGION}).describe_security_group(theirs["securityGroupID"])
+    with pytest.raises(GroupProblem, match="is not this stack's.*ctyun:securityGroup"):
+        s.up()
+    after = rt.vpc({"regionID": REGION}).describe_security_group(theirs["securityGroupID"])
+    assert after == before and creates(emu) == []
+    s.destroy()
+    assert clean(emu)["leakedTotal"] == 0
+
+
+def test_another_stacks_cluster_under_our_name_is_refused_with_the_adoption_hint(emu):
+    s = Stack(ctyun=SHARED)
+    name = s.config()[0].names.cluster
+    theirs = emu.seed_foreign(owner="other", vpc_id=VPC, cluster_name=name, compute_nodes=2)
+    with pytest.raises(NotOurs) as e:
+        s.up()
+    assert f"cluster {name} exists ({theirs['clusterUUID']}) and is not this stack's" in \
+        str(e.value) and "ctyun:adoptClusterUuid" in str(e.value)
+    assert creates(emu) == []
+    s.destroy()
+    report = clean(emu)
+    assert report["leakedTotal"] == 0
+    assert any(c["id"] == theirs["clusterUUID"] for c in report["held"]["clusters"])
+
+
+def test_a_same_named_cluster_made_later_is_never_torn_down(emu):
+    s = Stack(ctyun=SHARED)
+    out = s.up()
+    theirs = emu.seed_foreign(owner="other", vpc_id=VPC, cluster_name=out["clusterName"],
+                              compute_nodes=1)
+    s.destroy()
+    report = clean(emu)
+    assert report["leakedTotal"] == 0
+    held = {c["id"] for c in report["held"]["clusters"]}
+    assert theirs["clusterUUID"] in held and out["clusterUUID"] not in held
+
+
+def test_an_order_without_a_recorded_uuid_deletes_only_what_it_can_prove(emu):
+    """The order's delete looks by name only inside the VPC it ordered in."""
+    s = Stack(ctyun=SHARED)
+    cfg, shared = s.config()
+    name = cfg.names.cluster
+    theirs = emu.seed_foreign(owner="other", vpc_name="other-vpc", cluster_name=name)
+    props = {**wiring.order_inputs(cfg, VPC, SUBNET, "k3-sg", PASSWORD, ""),
+             "clusterUUID": "", "jobUUID": "job-x", "orderedAt": "t", "origin": "ordered",
+             "pollIntervalS": 0.05, "deleteTimeoutS": 30}
+    HccClusterOrderProvider().delete(f"{REGION}/{name}", props)
+    assert clean(emu)["foreignTouched"] == []
+    assert any(c["id"] == theirs["clusterUUID"]
+               for c in emu.report()["held"]["clusters"])
+
+
+def _order_then_lose_the_state(s: Stack) -> str:
+    """`pulumi up` ordered, then died before the engine wrote the order into the state."""
+    s.up()
+    s.state.pop("order")
+    cluster_id, _ = s.state.pop("cluster")
+    return cluster_id
+
+
+def test_an_order_lost_from_state_is_resumed_in_the_stacks_own_vpc(emu):
+    s = Stack()
+    s.up()
+    s.state.pop("cluster")
+    s.state.pop("order")
+    assert s.up()["clusterStatus"] == "available"
+    assert s.outs("order")["origin"] == "resumed-own-vpc" and len(creates(emu)) == 1
+    s.destroy()
+    assert clean(emu)["leakedTotal"] == 0
+
+
+def test_an_order_lost_from_state_in_a_shared_vpc_needs_explicit_adoption(emu):
+    s = Stack(ctyun=SHARED)
+    uuid = _order_then_lose_the_state(s)
+    with pytest.raises(NotOurs, match=f"adoptClusterUuid {uuid}"):
+        s.up()
+    out = s.up(ctyun={"adoptClusterUuid": uuid})
+    assert out["clusterUUID"] == uuid and s.outs("order")["origin"] == "adopted"
+    assert len(creates(emu)) == 1
+    third = Stack(stack="third", ctyun={**SHARED, "adoptClusterUuid": uuid})
+    with pytest.raises(NotOurs, match="no cluster named"):
+        third.up()  # the key adopts only a cluster of this stack's name
+    third.destroy()
+    s.destroy()
+    assert clean(emu)["leakedTotal"] == 0
+
+
+def test_the_create_answer_is_lost_and_the_new_cluster_is_proven_by_listing(emu):
+    emu.faults({"path": "/v4/cthpc/hpc/create-cluster", "kind": "lost_response"})
+    s = Stack()
+    out = s.up()
+    assert s.outs("order")["origin"] == "ordered-answer-lost" and s.outs("order")["jobUUID"] == ""
+    assert out["clusterStatus"] == "available" and len(creates(emu)) == 1
+    s.destroy()
+    assert clean(emu)["leakedTotal"] == 0
+
+
+def test_a_lost_answer_whose_cluster_never_appears_says_what_to_check(emu):
+    emu.faults({"path": "/v4/cthpc/hpc/create-cluster", "kind": "drop"})  # never ran
+    s = Stack(fast={"timeoutS": 0.5})
+    with pytest.raises(CtyunError, match="answer was lost .* no cluster named .* appeared.*"
+                                         "adoptClusterUuid"):
+        s.up()
+    assert creates(emu) == [] and "order" not in s.state
+    s.fast["timeoutS"] = 60
+    assert s.up()["clusterStatus"] == "available" and len(creates(emu)) == 1
+    s.destroy()
+    assert clean(emu)["leakedTotal"] == 0
