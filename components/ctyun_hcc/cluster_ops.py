@@ -221,12 +221,14 @@ def _shrink_batch(ctx: Ctx, cluster: Cluster, victims: Sequence[Node], deadline:
 
 
 def resize(ctx: Ctx, cluster: Cluster, want: int, template: ExpandTemplate, deadline: float,
-           setting: str, queue_uuid: Callable[[], str]) -> int:
+           setting: str, queue_uuid: Callable[[], str]) -> "tuple[int, List[Node]]":
     """Expand or shrink to `want` compute nodes, in documented batches. Returns the calls
-    that ordered or removed nodes."""
+    that ordered or removed nodes, and the last listing of all the cluster's nodes."""
     calls = 0
     for _ in range(1000):
-        listed = sorted(compute_nodes(ctx, cluster.uuid, deadline), key=lambda n: n.name)
+        every = ctx.ehpc.list_nodes(ctx.az_name, cluster.uuid, deadline)
+        listed = sorted((n for n in every if n.role == ROLE_COMPUTE and not n.leaving),
+                        key=lambda n: n.name)
         broken = [n for n in listed if n.status == "error"]
         if broken:
             # billed but useless (a failed expand leaves such nodes): removed, then re-counted
@@ -239,7 +241,7 @@ def resize(ctx: Ctx, cluster: Cluster, want: int, template: ExpandTemplate, dead
         nodes = listed
         have = len(nodes)
         if have == want:
-            return calls
+            return calls, every
         grow = have < want
         phase = "ehpc-expand" if grow else "ehpc-shrink"
         with ctx.phase(phase, f"{cluster.name}: {have} -> {want} compute nodes", deadline,

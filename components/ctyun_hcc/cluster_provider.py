@@ -138,10 +138,11 @@ class HccClusterProvider(ResourceProvider):
                             "next `pulumi up` orders again)", e.job_uuid, e.status) from None
         self._check_group(p, cluster)
         want = int(p["computeNodeCount"])
-        ops.resize(ctx, cluster, want, _template(p), deadline, "ctyun:createTimeoutS",
-                   lambda: ops.queue_uuid_of(ctx, cluster.uuid, p["queueName"], deadline))
-        cluster = ctx.ehpc.get_cluster(cluster.uuid, deadline) or cluster
-        nodes = ctx.ehpc.list_nodes(p["azName"], cluster.uuid, deadline)
+        calls, nodes = ops.resize(ctx, cluster, want, _template(p), deadline,
+                                  "ctyun:createTimeoutS", lambda: ops.queue_uuid_of(
+                                      ctx, cluster.uuid, p["queueName"], deadline))
+        if calls:
+            cluster = ctx.ehpc.get_cluster(cluster.uuid, deadline) or cluster
         return CreateResult(cluster.uuid, outputs(p, cluster, nodes))
 
     @staticmethod
@@ -187,12 +188,12 @@ class HccClusterProvider(ResourceProvider):
         if cluster is None:
             raise ops.ClusterProblem(f"cluster {p['clusterName']} ({id_}) is no longer listed; "
                                      "run `pulumi refresh`, then `pulumi up` to order it anew")
-        ops.resize(ctx, cluster, int(p["computeNodeCount"]), _template(p), deadline,
-                   "ctyun:updateTimeoutS",
-                   lambda: ops.queue_uuid_of(ctx, id_, p["queueName"], deadline))
-        cluster = ctx.ehpc.get_cluster(id_, deadline) or cluster
-        return UpdateResult(outputs(p, cluster, ctx.ehpc.list_nodes(p["azName"], id_,
-                                                                    deadline)))
+        calls, nodes = ops.resize(ctx, cluster, int(p["computeNodeCount"]), _template(p),
+                                  deadline, "ctyun:updateTimeoutS",
+                                  lambda: ops.queue_uuid_of(ctx, id_, p["queueName"], deadline))
+        if calls:
+            cluster = ctx.ehpc.get_cluster(id_, deadline) or cluster
+        return UpdateResult(outputs(p, cluster, nodes))
 
     def delete(self, id_: str, props: Dict[str, Any]) -> None:
         p = _inputs(rt.strip(props))
