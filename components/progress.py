@@ -26,11 +26,13 @@ a progress file, e.g. in a unit test), so callers never branch on it. Pure of Pu
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import re
 import socket
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
@@ -134,7 +136,8 @@ class ProgressLog:
         """Start a phase (`with log.phase(...) as p: ... p.update("job is RUNNING")`).
 
         `expected_s` is what the plan expects (not the deadline); `deadline_s`, when the
-        waiter has one, is when it gives up.
+        waiter has one, is when it gives up. Inside the `with`, code that does not hold `p`
+        (a shared poll helper) reaches it as `current_phase()`.
         """
         planned = self._planned(phase)
         if expected_s is None:
@@ -202,6 +205,9 @@ class Phase:
         self._fraction: Optional[float] = None
         self._said_slow = False
         self.closed = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._token: Optional[contextvars.Token] = None
 
     def elapsed(self) -> float:
         return max(0.0, self.log.clock() - self.started)
@@ -231,7 +237,18 @@ class Phase:
         self._last_written = self.log.clock()
         self.log.say(f"{self.name}: waiting for {self.waiting_for} ({self._plan_words()}); "
                      f"follow: {follow_hint(self.log.path)}")
+        self._token = _CURRENT.set(self)
+        if self.log.path and self.log.clock is time.time:
+            # a blocking call (one SSH command that runs for an hour) still shows a live writer
+            threading.Thread(target=self._heartbeat, name=f"progress-{self.name}",
+                             daemon=True).start()
         return self
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S / 2):
+            if self.log.broken:
+                return
+            self.update(self._detail)
 
     def update(self, detail: str, force: bool = False, *, fraction: Optional[float] = None) -> None:
         """The last thing seen (a job state, a log tail's last line); rate-limited.
@@ -239,8 +256,12 @@ class Phase:
         `fraction` (0..1), when the waiter can measure it (bytes copied of bytes planned),
         fills the status bar instead of elapsed/expected.
         """
+        with self._lock:
+            if not self.closed:
+                self._update(str(detail), force, fraction)
+
+    def _update(self, detail: str, force: bool, fraction: Optional[float]) -> None:
         now = self.log.clock()
-        detail = str(detail)
         changed = detail != self._detail
         if changed:
             self._detail, self._detail_since = detail, now
@@ -261,23 +282,47 @@ class Phase:
                          f"~{fmt_duration(self.expected_s)}; last seen: {detail}")
 
     def done(self, detail: str = "") -> None:
-        if not self.closed:
-            self.closed = True
+        if self._close():
             self._record("done", detail or self._detail)
             self.log.say(f"{self.name}: done after {fmt_duration(self.elapsed())}")
 
     def failed(self, detail: str) -> None:
-        if not self.closed:
-            self.closed = True
+        if self._close():
             self._record("failed", detail)
             self.log.say(f"{self.name}: FAILED after {fmt_duration(self.elapsed())}: {detail}")
 
+    def _close(self) -> bool:
+        """True once: the first caller closes the phase (and stops its heartbeat)."""
+        with self._lock:
+            if self.closed:
+                return False
+            self.closed = True
+        self._stop.set()
+        return True
+
     def __exit__(self, exc_type, exc, tb) -> bool:
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+            self._token = None
         if exc is not None:
             self.failed(f"{exc_type.__name__}: {exc}")
         else:
             self.done()
         return False
+
+
+#: the innermost open phase of this thread/task (see `current_phase`)
+_CURRENT: contextvars.ContextVar[Optional[Phase]] = contextvars.ContextVar("kimi_k3_progress_phase",
+                                                                          default=None)
+
+
+def current_phase() -> Phase:
+    """The phase the caller runs inside, or one that records nothing.
+
+    For helpers shared by many waits (a poll loop, a Slurm job wait): they report the last
+    thing seen with `current_phase().update(...)` without being handed a phase.
+    """
+    return _CURRENT.get() or Phase(ProgressLog(None), "", "", None, "")
 
 
 def read_records(path: str) -> List[Dict[str, Any]]:

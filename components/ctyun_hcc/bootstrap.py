@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional
 import pulumi
 import pulumi.dynamic
 
+from ..progress import without_steering
 from .slurm_jobs import JobFailed, log_tail, partition_nodes, submit, wait_done
 from .ssh import (HostKeyChanged, SshRunner, credentials_from_props, fingerprint,
                   generate_login_key, key_matches, target_from_props)
@@ -132,8 +133,8 @@ class HostKeyPinProvider(SshStepProvider):
     def diff(self, id_, olds, news):
         # the pins are outputs: an input hostKey (always empty) must not re-pin silently
         ignore = ("hostKey", "bastionHostKey")
-        o = {k: v for k, v in self.inputs(olds).items() if k not in ignore}
-        n = {k: v for k, v in self.inputs(news).items() if k not in ignore}
+        o = {k: v for k, v in without_steering(self.inputs(olds)).items() if k not in ignore}
+        n = {k: v for k, v in without_steering(self.inputs(news)).items() if k not in ignore}
         changed = [k for k in n if o.get(k) != n.get(k)]
         replaces = [k for k in changed if k in ("sshHost", "sshPort", "sshUser")]
         return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=replaces,
@@ -244,6 +245,8 @@ echo "bytes $(du -sb "$d" | awk '{{print $1}}') files $(find "$d" -type f | wc -
 
 
 class ModelWeightsProvider(SshStepProvider):
+    PROGRESS_PHASE = "weights-stage"  # progress: the plan's stage figure applies
+    PROGRESS_WAITING = "{source} install of {modelName} on the cluster"
     STEP_INPUTS = {"source": "cthpc", "modelName": "Kimi-K3-w4a8",
                    "repo": "Eco-Tech/Kimi-K3-w4a8", "modelRoot": "/mnt/nvme1n1/model",
                    "installTimeoutS": 14400}
@@ -330,6 +333,8 @@ class SifImageProvider(SshStepProvider):
 
 # ---- Broadcast -----------------------------------------------------------------------------------
 class BroadcastProvider(SshStepProvider):
+    PROGRESS_PHASE = "weights-broadcast"  # progress
+    PROGRESS_WAITING = "the bcast job copying the weights from {sourceHost} to every node"
     STEP_INPUTS = {"script": "", "workDir": "/home/kimi-k3", "sourceHost": "",
                    "contentKey": "", "timeoutS": 7200, "pollIntervalS": 10}
     #: new content (weights or image changed) means broadcasting again

@@ -38,6 +38,7 @@ from typing import Any, Dict, Mapping, Optional
 import pulumi
 import pulumi.dynamic
 
+from ..progress import current_phase
 from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_name, job, jobs_named, \
     log_tail, partition_nodes, preflight, stop_instances, submit
 from .ssh import SshRunner
@@ -71,6 +72,8 @@ def fingerprint(spec_dict: Dict[str, Any]) -> str:
 
 
 class SlurmServiceProvider(SshStepProvider):
+    PROGRESS_PHASE = "vllm-start"  # progress: from submit to a real chat answer
+    PROGRESS_WAITING = "Slurm job {jobName} to start and vLLM to pass /health, /v1/models, a chat on port {port}"
     STEP_INPUTS = STEP_INPUTS
     REPLACE_KEYS = REPLACE_KEYS
     DELETE_BEFORE_REPLACE = True
@@ -143,6 +146,8 @@ class SlurmServiceProvider(SshStepProvider):
         info = None
         while True:
             info = job(runner, job_id)
+            current_phase().update(f"Slurm job {job_id} {info.state}"  # progress
+                                   + (f" on {','.join(info.nodes)}; next: {gates[0]}" if info.nodes else ""))
             check_startable(info)
             if info.state not in ACTIVE:
                 tail = log_tail(runner, [f"{wd}/logs/job_{job_id}.*", f"{wd}/logs/node_{job_id}.*"])

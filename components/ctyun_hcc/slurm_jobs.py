@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from ..progress import current_phase
 from .ssh import CommandFailed, SshRunner
 from .ssh_resource import poll
 
@@ -105,6 +106,7 @@ def wait_done(runner: SshRunner, job_id: str, deadline: float, interval_s: float
     """Poll until the job is no longer active; returns its final JobInfo."""
     def done():
         info = job(runner, job_id)
+        current_phase().update(f"Slurm job {job_id} {info.state}")  # progress
         check_startable(info)
         return info if info.state not in ACTIVE else None
 

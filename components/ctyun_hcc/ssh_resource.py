@@ -12,7 +12,10 @@ replacement (`REPLACE_KEYS`), and implements `apply` (make it so; idempotent) an
   connection before any credential is sent;
 - outputs are the inputs plus what the step reports; `sshPrivateKey`, `sshPassword` and
   `sshBastionPrivateKey` are secret. After `HostKeyPin` every step logs in with the stack's own
-  key (its `loginKey` output) and gets no password at all.
+  key (its `loginKey` output) and gets no password at all;
+- progress (docs/progress.md): `apply` runs inside a progress phase named by `PROGRESS_PHASE`
+  in the file the program passes as `progressFile`; the progress inputs are steering inputs
+  (a change of only them is no change).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any, Dict, Mapping, Tuple
 
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
 
+from ..progress import STEERING_INPUTS, ProgressLog
 from .ssh import SshRunner, credentials_from_props, target_from_props
 
 log = logging.getLogger("kimi_k3.ctyun.bootstrap")
@@ -34,6 +38,10 @@ SSH_INPUTS: Dict[str, Any] = {
     "remoteEnv": {}, "connectTimeoutS": 20, "commandTimeoutS": 600,
 }
 SECRET_OUTPUTS = ["sshPrivateKey", "sshPassword", "sshBastionPrivateKey"]
+#: steering inputs of every step: where to record progress, what the plan expects
+PROGRESS_INPUTS: Dict[str, Any] = {"progressFile": "", "progressExpect": {}}
+#: the step inputs that bound its wait, first found wins (the progress phase's deadline)
+DEADLINE_INPUTS = ("startupTimeoutS", "installTimeoutS", "timeoutS")
 #: counters of the last operations in this process (read by bench/ctyun_bootstrap.py)
 STATS: Dict[str, float] = {"round_trips": 0, "connects": 0, "poll_wait_s": 0.0, "ops": 0}
 
@@ -49,12 +57,15 @@ class SshStepProvider(ResourceProvider):
     REPLACE_KEYS: Tuple[str, ...] = ()
     #: step inputs whose change re-runs `apply` in place (all non-replace step inputs by default)
     DELETE_BEFORE_REPLACE = True
+    #: the progress phase of `apply` and what it waits for (formatted with the inputs)
+    PROGRESS_PHASE = ""
+    PROGRESS_WAITING = "{step} on {sshHost}"
 
     # ---- helpers ---------------------------------------------------------------------------
     def inputs(self, props: Mapping[str, Any]) -> Dict[str, Any]:
         p = strip(props)
         out = {}
-        for key, default in {**SSH_INPUTS, **self.STEP_INPUTS}.items():
+        for key, default in {**SSH_INPUTS, **PROGRESS_INPUTS, **self.STEP_INPUTS}.items():
             v = p.get(key)
             out[key] = default if v is None else v
         return out
@@ -66,6 +77,21 @@ class SshStepProvider(ResourceProvider):
     def secret_values(self, p: Mapping[str, Any]):
         """Values to redact from output and errors (subclasses add theirs)."""
         return []
+
+    def _apply(self, p: Dict[str, Any]) -> Dict[str, Any]:
+        """`apply`, recorded as a progress phase (docs/progress.md)."""
+        step = type(self).__name__.removesuffix("Provider")
+        phase = self.PROGRESS_PHASE or "bootstrap-" + "".join(
+            "-" + c.lower() if c.isupper() else c for c in step).lstrip("-")
+        try:
+            waiting = self.PROGRESS_WAITING.format(step=step, **p)
+        except (KeyError, IndexError, ValueError):
+            waiting = f"{step} on {p.get('sshHost')}"
+        deadline = next((p[k] for k in DEADLINE_INPUTS if k in p and p[k]), None)
+        log = ProgressLog(p.get("progressFile"), expect=p.get("progressExpect"),
+                          secrets=[*self.secret_values(p), *(p.get(k) or "" for k in SECRET_OUTPUTS)])
+        with log.phase(phase, waiting, deadline_s=deadline):
+            return self._run(self.apply, p)
 
     def _run(self, fn, p: Dict[str, Any]):
         runner = self.runner(p)
@@ -95,7 +121,7 @@ class SshStepProvider(ResourceProvider):
     # ---- the dynamic provider protocol -----------------------------------------------------
     def create(self, props):
         p = self.inputs(props)
-        outs = self._run(self.apply, p)
+        outs = self._apply(p)
         return CreateResult(self.resource_id(p, outs), {**p, **outs})
 
     def read(self, id_, props):
@@ -105,7 +131,7 @@ class SshStepProvider(ResourceProvider):
 
     def diff(self, id_, olds, news):
         o, n = self.inputs(olds), self.inputs(news)
-        changed = [k for k in n if o.get(k) != n.get(k)]
+        changed = [k for k in n if k not in STEERING_INPUTS and o.get(k) != n.get(k)]
         replaces = [k for k in changed if k in self.REPLACE_KEYS]
         return DiffResult(changes=bool(changed), replaces=replaces,
                           delete_before_replace=self.DELETE_BEFORE_REPLACE)
@@ -114,7 +140,7 @@ class SshStepProvider(ResourceProvider):
         o, n = self.inputs(olds), self.inputs(news)
         step_changed = any(o.get(k) != n.get(k) for k in self.STEP_INPUTS)
         if step_changed:
-            outs = self._run(self.apply, n)
+            outs = self._apply(n)
         else:  # only how we reach the cluster changed: keep the step's outputs
             outs = {k: v for k, v in strip(olds).items() if k not in n}
         return UpdateResult({**n, **outs})

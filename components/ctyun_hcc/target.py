@@ -167,6 +167,7 @@ class CtyunHccTarget(InferenceTarget):
     def serve(self, plan: Plan, spec: LaunchSpec, parent: Optional[Any] = None) -> Served:
         import pulumi
 
+        from ..progress_program import progress_inputs
         from .bootstrap import Broadcast, HostKeyPin, MasterInQueue, ModelWeights, NvmeMount, \
             SifImage
         from .cluster import CtyunHccCluster
@@ -190,6 +191,7 @@ class CtyunHccTarget(InferenceTarget):
             "sshUser": cfg.ssh_user, "sshBastion": cfg.ssh_bastion,
             "sshBastionPrivateKey": bastion_key if bastion_key is not None else "",
         }
+        ssh.update(progress_inputs(plan))  # progress: steering inputs of every step (docs/progress.md)
 
         def opts(*deps):
             return pulumi.ResourceOptions(parent=parent, depends_on=[d for d in deps if d])

@@ -174,3 +174,31 @@ def test_canary_no_secret_reaches_the_record_or_stderr(tmp_path, capsys):
     assert "[secret]" in text and "[secret]" in err
     for canary in CANARIES:
         assert canary not in text and canary not in err
+
+
+def test_a_blocking_wait_still_shows_a_live_writer(tmp_path, monkeypatch):
+    """One SSH command that runs for an hour: a heartbeat thread writes while it blocks."""
+    import time
+
+    from components import progress
+    monkeypatch.setattr(progress, "HEARTBEAT_S", 0.2)
+    path = str(tmp_path / "s.jsonl")
+    with ProgressLog(path, echo=False).phase("weights-stage", "cthpc model install") as p:
+        p.update("cthpc model install started", force=True)
+        time.sleep(1.0)                       # the blocking call
+    recs = read_records(path)
+    beats = [r for r in recs if r["event"] == "update"][1:]
+    assert len(beats) >= 2 and all(r["detail"] == "cthpc model install started" for r in beats)
+    assert beats[-1]["unchanged_s"] > 0.5
+    time.sleep(0.5)
+    assert len(read_records(path)) == len(recs)      # the thread stopped with the phase
+
+
+def test_shared_helpers_reach_the_current_phase(tmp_path):
+    from components.progress import current_phase
+    path = str(tmp_path / "s.jsonl")
+    current_phase().update("outside any phase: recorded nowhere", force=True)
+    with ProgressLog(path, echo=False, clock=Clock()).phase("bootstrap-nvme-mount", "mounts"):
+        current_phase().update("kk3n1 mounted", force=True)
+    current_phase().update("after: nowhere", force=True)
+    assert [r["detail"] for r in read_records(path)] == ["", "kk3n1 mounted", "kk3n1 mounted"]
