@@ -26,3 +26,14 @@ def test_every_ctyun_step_gets_the_stacks_progress_file_and_the_plans_figures(tm
     for r in steps:
         assert r["inputs"]["progressFile"] == want, r["name"]
         assert r["inputs"]["progressExpect"]["vllm-start"]["expected_s"] == cold.estimate_s
+
+
+def test_the_aws_gate_gets_the_stacks_progress_file_and_the_plans_first_token(tmp_path, monkeypatch):
+    monkeypatch.setenv("KK3_PROGRESS_ROOT", str(tmp_path))
+    run = run_program("aws-eks", {"kimi-k3:capacityReservationId": "cr-0123456789abcdef0"})
+    gates = run.of_type("pulumi-python:dynamic/aws:EndpointReadiness")
+    assert len(gates) == 1
+    inputs = gates[0]["inputs"]
+    assert inputs["progressFile"] == str(tmp_path / ".kimi-k3" / "progress" / "aws-eks.jsonl")
+    cold = run.inference.plan.cold_start
+    assert inputs["progressExpect"]["readiness-gate"]["expected_s"] == cold.first_token_s
