@@ -48,7 +48,7 @@ REQUEST_TIMEOUT_S = 30.0
 REFRESH_MIN_S = 120.0
 #: inputs whose change means a different deployment to gate again
 GATE_INPUTS = ("launchFingerprint", "servedModelName", "port", "serviceName", "namespace", "apiKey",
-               "podSelector", "blockStart")
+               "podSelector", "blockStart", "acceptLoad")
 
 
 class GateFailed(Exception):
@@ -114,10 +114,27 @@ def run_gate(cluster, *, namespace: str, selector: Mapping[str, str], model: str
 def after_ready(props: Mapping[str, Any], url: str, log: ProgressLog) -> Optional[Dict[str, Any]]:
     """Hook: the acceptance checks run here once the endpoint is ready (tunnel open at `url`).
 
-    Returns what they report (exported as the gate's `acceptance`), or None while they are not
-    wired; raising fails `pulumi up` with the message.
+    components/accept/gate.py through the same tunnel: the functional checks always, the load
+    part as `acceptLoad` ({requests, concurrency, maxTokens} from kimi-k3:acceptLoad and the
+    plan; None = off). Returns the summary (exported as the gate's `acceptance`); a failed check
+    raises GateFailed("acceptance check <name> failed: ..."), so `pulumi up` fails naming it
+    and a refresh reports it without failing.
     """
-    return None
+    from ..accept.gate import AcceptanceFailed, gate_config, run_gate
+    from ..accept.sizing import LoadSize
+
+    load = props.get("acceptLoad") or None
+    size = LoadSize(int(load["requests"]), int(load["concurrency"]), int(load["maxTokens"])) \
+        if load else None
+    cfg = gate_config(url, props["servedModelName"], props.get("apiKey") or None, size,
+                      dict(props.get("acceptHardware") or {}) or None)
+    where = f"{props.get('namespace')}/{props.get('serviceName')}"
+    with log.phase("accept-gate", f"acceptance checks on {where} (through the port-forward)") as ph:
+        try:
+            out = run_gate(cfg, on_check=lambda r: ph.update(f"{r.name}: {'ok' if r.ok else 'FAILED'}"))
+        except AcceptanceFailed as e:
+            raise GateFailed(f"{e} (service {where}, through a Kubernetes API port-forward)") from None
+    return {**out, "endpoint": f"service {where}", "via": "Kubernetes API port-forward to the serving pod"}
 
 
 # ---------------------------------------------------------------- pure timing

@@ -177,6 +177,7 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
             "capacityCost": cost,
             "curl": curl,
             "gpuNodeGroup": gpu.node_group.node_group_name,
+            "acceptance": gate.acceptance,
             "readiness": pulumi.Output.all(gate.ready, gate.state, gate.lastSeen, gate.servingExpectedBy,
                                            gate.via, gate.readySeconds).apply(lambda r: {
                 "ready": r[0], "state": r[1], "lastSeen": r[2], "servingExpectedBy": r[3], "via": r[4],
@@ -203,8 +204,20 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
             "blockStart": block.start_date, "reservationId": block.reservation_id,
             "budgetS": NODE_JOIN_S + c.stage_s + c.startup_timeout_s, "expectedS": c.stage_s + c.estimate_s,
             "blockWaitMaxS": BLOCK_WAIT_MAX_S, "launchFingerprint": fingerprint,
+            **self._acceptance_inputs(plan),
             **self.aws_inputs, **progress_inputs(plan),
         }, opts=pulumi.ResourceOptions(parent=self, depends_on=[serving.workload, serving.service, *add_ons]))
+
+    def _acceptance_inputs(self, plan: Plan) -> Dict[str, Any]:
+        """The acceptance gate's size (kimi-k3:acceptLoad, the plan's concurrency) and hardware."""
+        from ..accept.sizing import load_size
+
+        size = load_size(self.shared.accept_load, plan.max_num_seqs, plan.parallelism.data_parallel)
+        return {"acceptLoad": None if size is None else {
+                    "requests": size.requests, "concurrency": size.concurrency,
+                    "maxTokens": size.max_tokens},
+                "acceptHardware": {"accelerator": plan.accelerator, "node_shape": plan.node_shape,
+                                   "nodes": plan.nodes}}
 
     # ------------------------------------------------------------ HyperPod path
 

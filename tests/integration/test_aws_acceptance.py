@@ -1,0 +1,111 @@
+"""The acceptance gate on AWS: EndpointReadiness's after_ready runs components/accept's checks
+through the gate's tunnel, against the vLLM server double (the tunnel replaced by the double's
+own address), and the program declares the gate's size from the plan under the mock engine."""
+
+from contextlib import contextmanager
+from datetime import datetime, timezone
+
+import pytest
+
+from components.aws_eks import readiness as rd
+from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble
+
+KEY = "sk-aws-accept-test-7f3e"
+
+
+class DirectCluster:
+    """The gate's cluster seen through a tunnel that is the double itself: one running pod."""
+
+    def __init__(self, url):
+        self.url = url
+
+    def pods(self):
+        return [{"metadata": {"name": "kimi-k3-0"}, "status": {
+            "phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"},
+                                               {"type": "Ready", "status": "True"}],
+            "containerStatuses": [{"name": "vllm", "ready": True, "state": {"running": {}}}]}}]
+
+    @contextmanager
+    def forward(self, name):
+        class Fw:
+            url, last_error = self.url, ""
+        yield Fw()
+
+    def service(self):
+        return {"status": {"loadBalancer": {}}}
+
+
+def props(tmp_path, **kw):
+    return {"clusterName": "c", "apiEndpoint": "https://x", "caData": "", "region": "us-east-2",
+            "aws": {"region": "us-east-2", "profile": None}, "namespace": "kimi-k3",
+            "serviceName": "kimi-k3-api", "port": 8000,
+            "podSelector": {"app.kubernetes.io/name": "kimi-k3"}, "servedModelName": "Kimi-K3",
+            "apiKey": KEY, "blockStart": None, "reservationId": "cr-0aaaaaaaaaaaaaaaa",
+            "budgetS": 20, "expectedS": 30, "blockWaitMaxS": 1800, "pollIntervalS": 0.2,
+            "launchFingerprint": "f1", "progressFile": str(tmp_path / "p.jsonl"),
+            "acceptLoad": {"requests": 6, "concurrency": 3, "maxTokens": 8},
+            "acceptHardware": {"accelerator": "b300", "node_shape": "p6-b300.48xlarge",
+                               "nodes": 1}, **kw}
+
+
+@pytest.fixture
+def provider(monkeypatch):
+    monkeypatch.setattr(rd, "_now", lambda: datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc))
+    return rd.EndpointReadinessProvider()
+
+
+def served(monkeypatch, **cfg):
+    d = VllmOpenAIDouble(DoubleConfig(api_key=KEY, ttft_s=0.01, tpot_s=0.002, **cfg))
+    monkeypatch.setattr(rd.EndpointReadinessProvider, "cluster_factory",
+                        lambda self_or_props, *a: DirectCluster(d.url))
+    return d
+
+
+def test_ready_endpoint_is_accepted_and_the_summary_exported(provider, monkeypatch, tmp_path):
+    with served(monkeypatch):
+        outs = provider.create(props(tmp_path)).outs
+    acc = outs["ready"] and outs["acceptance"]
+    assert acc["ok"] and all(acc["checks"].values()) and len(acc["checks"]) == 8
+    assert acc["load"]["requests"] == 6 and acc["load"]["concurrency"] == 3
+    assert acc["reference"] == []  # no B300 figure could be confirmed at its source
+    assert acc["endpoint"] == "service kimi-k3/kimi-k3-api" and KEY not in repr(acc)
+    text = (tmp_path / "p.jsonl").read_text()
+    assert '"accept-gate"' in text and KEY not in text
+
+
+def test_a_failed_check_fails_the_up_by_name_and_a_refresh_reports_it(provider, monkeypatch,
+                                                                        tmp_path):
+    with served(monkeypatch, faults=frozenset({"no_done"})):
+        with pytest.raises(rd.GateFailed) as err:
+            provider.create(props(tmp_path))
+        assert str(err.value).startswith("acceptance check stream failed: the stream ended "
+                                         "without data: [DONE]")
+        read = provider.read("kimi-k3/kimi-k3-api", {**props(tmp_path), "ready": False})
+    assert read.outs["ready"] is False and "acceptance check stream failed" in read.outs["lastSeen"]
+
+
+def test_load_off_keeps_the_functional_checks_and_a_new_size_gates_again(provider, monkeypatch,
+                                                                         tmp_path):
+    with served(monkeypatch):
+        outs = provider.create(props(tmp_path, acceptLoad=None)).outs
+    assert outs["acceptance"]["load"] is None and "load" not in outs["acceptance"]["checks"]
+    assert outs["acceptance"]["checks"]["tool_call"] is True
+    assert not provider.diff("x", outs, props(tmp_path, acceptLoad=None)).changes
+    assert provider.diff("x", outs, props(tmp_path)).changes
+
+
+def test_the_program_sizes_the_gate_from_the_plan():
+    from components.mockrun import run_program
+
+    run = run_program("aws-eks", {"kimi-k3:capacityReservationId": "cr-0123456789abcdef0"})
+    gate = [r for r in run.resources if r["type"] == "pulumi-python:dynamic/aws:EndpointReadiness"]
+    assert len(gate) == 1
+    inputs = gate[0]["inputs"]
+    # B300 profile leaves max-num-seqs to vLLM: the gate's concurrency is its cap
+    assert inputs["acceptLoad"] == {"requests": 128, "concurrency": 64, "maxTokens": 64}
+    assert inputs["acceptHardware"]["accelerator"] == "b300"
+    assert "acceptance" in run.outputs
+    off = run_program("aws-eks", {"kimi-k3:capacityReservationId": "cr-0123456789abcdef0",
+                                  "kimi-k3:acceptLoad": "off"})
+    g = [r for r in off.resources if r["type"] == "pulumi-python:dynamic/aws:EndpointReadiness"]
+    assert "acceptLoad" not in g[0]["inputs"] or g[0]["inputs"]["acceptLoad"] is None
