@@ -327,16 +327,43 @@ def current_phase() -> Phase:
 
 def read_records(path: str) -> List[Dict[str, Any]]:
     """Every well-formed record of a progress file, in order (a torn last line is skipped)."""
-    out: List[Dict[str, Any]] = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(rec, dict) and "phase" in rec and "event" in rec:
-                    out.append(rec)
-    except FileNotFoundError:
-        pass
-    return out
+    return RecordReader(path).read()
+
+
+class RecordReader:
+    """Reads a progress file incrementally: each `read()` parses only what was appended since.
+
+    The live status view re-reads every two seconds a file that grows with every `pulumi up`;
+    a file that shrank or was replaced is read again from the start. A last line without its
+    newline (a writer mid-`write`) waits for the next call.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self.records: List[Dict[str, Any]] = []
+        self._offset = 0
+        self._ino: Optional[int] = None
+
+    def read(self) -> List[Dict[str, Any]]:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            self.records, self._offset, self._ino = [], 0, None
+            return self.records
+        if st.st_ino != self._ino or st.st_size < self._offset:
+            self.records, self._offset, self._ino = [], 0, st.st_ino
+        if st.st_size == self._offset:
+            return self.records
+        with open(self.path, "rb") as f:
+            f.seek(self._offset)
+            chunk = f.read(st.st_size - self._offset)
+        end = chunk.rfind(b"\n") + 1
+        self._offset += end
+        for line in chunk[:end].splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and "phase" in rec and "event" in rec:
+                self.records.append(rec)
+        return self.records

@@ -207,8 +207,11 @@ def _verdict(v: PhaseView) -> str:
 
 
 def view_lines(title: str, marker: Optional[Dict[str, Any]], views: Sequence[PhaseView],
-               now: float) -> List[Line]:
-    """The whole view: a title, a one-line tally, then each phase's block."""
+               now: float, compact: bool = False) -> List[Line]:
+    """The whole view: a title, a one-line tally, then each phase's block.
+
+    `compact` (the live view, which must fit a terminal): a phase done as planned is one line.
+    """
     lines: List[Line] = [[(title, "bold")]]
     if marker and _num(marker.get("ts")) is not None:
         lines.append([(f"this `pulumi up` started {fmt_duration(now - marker['ts'])} ago", "dim")])
@@ -222,10 +225,29 @@ def view_lines(title: str, marker: Optional[Dict[str, Any]], views: Sequence[Pha
     order = ("running", "slow", "quiet", "interrupted", "failed", "done")
     lines.append([(", ".join(f"{tally[s]} {s}" for s in order if s in tally), "")])
     width = max([18] + [len(v.name) for v in views])
+    one_line = False
     for v in views:
+        block = phase_lines(v, width)
+        if compact and v.state == "done" and not _was_slow(v):
+            if not one_line:
+                lines.append([])
+            lines.append(block[0])
+            one_line = True
+            continue
         lines.append([])
-        lines.extend(phase_lines(v, width))
+        lines.extend(block)
+        one_line = False
     return lines
+
+
+def fit(lines: Sequence[Line], height: int, keep_head: int = 3) -> List[Line]:
+    """At most `height` lines: the head (title, tally) and the newest phases, a marker between."""
+    if len(lines) <= height or height <= keep_head + 1:
+        return list(lines)
+    tail = height - keep_head - 1
+    skipped = len(lines) - keep_head - tail
+    return [*lines[:keep_head], [(f"... {skipped} earlier lines (--once shows all)", "dim")],
+            *lines[len(lines) - tail:]]
 
 
 def plain(lines: Sequence[Line]) -> str:

@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..progress import progress_file_for, read_records
-from ..progress_view import latest_run, plain, summarize, view_lines
+from ..progress import RecordReader, progress_file_for
+from ..progress_view import fit, latest_run, plain, summarize, view_lines
 
 EXIT_FAILED_PHASE = 1
 EXIT_BAD_INPUT = 2
@@ -33,14 +33,15 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def snapshot(path: str, title: str, now: float, include_all: bool = False):
-    """(styled lines, any failed phase) of the file now."""
-    records = read_records(path)
+def snapshot(reader: RecordReader, title: str, now: float, include_all: bool = False,
+             compact: bool = False):
+    """(styled lines, any failed phase) of the file now (read from where `reader` left off)."""
+    records = reader.read()
     marker, phase_records = latest_run(records)
     if include_all:
         marker, phase_records = None, [r for r in records if r.get("event") != "run"]
     views = summarize(phase_records, now)
-    return view_lines(title, marker, views, now), any(v.state == "failed" for v in views)
+    return view_lines(title, marker, views, now, compact), any(v.state == "failed" for v in views)
 
 
 def run(args) -> int:
@@ -55,7 +56,7 @@ def run(args) -> int:
               f"lines, or use --stack STACK from the project directory", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.once or not sys.stdout.isatty():
-        lines, failed = snapshot(path, title, time.time(), args.all)
+        lines, failed = snapshot(RecordReader(path), title, time.time(), args.all)
         sys.stdout.write(plain(lines))
         return EXIT_FAILED_PHASE if failed else 0
     return _live(path, title, args)
@@ -66,12 +67,17 @@ def _live(path: str, title: str, args) -> int:
     from rich.live import Live
     from rich.text import Text
 
-    def render():
-        lines, _ = snapshot(path, title, time.time(), args.all)
-        return Group(*(Text.assemble(*line) if line else Text("") for line in lines),
-                     Text("\n(Ctrl-C to leave; `pulumi up` goes on)", style="dim"))
+    reader = RecordReader(path)
 
     console = Console()
+
+    def render():
+        lines, _ = snapshot(reader, title, time.time(), args.all, compact=True)
+        lines = fit(lines, console.height - 3)
+        return Group(*(Text.assemble(*line, no_wrap=True, overflow="ellipsis") if line else Text("")
+                       for line in lines),
+                     Text("\n(Ctrl-C to leave; `pulumi up` goes on)", style="dim"))
+
     try:
         with Live(render(), console=console, auto_refresh=False, screen=False) as live:
             while True:

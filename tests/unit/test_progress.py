@@ -202,3 +202,24 @@ def test_shared_helpers_reach_the_current_phase(tmp_path):
         current_phase().update("kk3n1 mounted", force=True)
     current_phase().update("after: nowhere", force=True)
     assert [r["detail"] for r in read_records(path)] == ["", "kk3n1 mounted", "kk3n1 mounted"]
+
+
+def test_the_reader_parses_only_what_was_appended_and_restarts_on_a_new_file(tmp_path):
+    from components.progress import RecordReader
+    path = tmp_path / "s.jsonl"
+    reader = RecordReader(str(path))
+    assert reader.read() == []
+    log = ProgressLog(str(path), echo=False, clock=Clock())
+    with log.phase("a", "x"):
+        pass
+    assert [r["event"] for r in reader.read()] == ["start", "done"]
+    with open(path, "a") as f:
+        f.write('{"phase": "b", "event": "start"')        # a writer mid-line
+    assert len(reader.read()) == 2
+    with open(path, "a") as f:
+        f.write(', "ts": 1}\n')
+    assert [r["phase"] for r in reader.read()] == ["a", "a", "b"]
+    path.unlink()
+    with ProgressLog(str(path), echo=False).phase("c", "y"):
+        pass
+    assert [r["phase"] for r in reader.read()] == ["c", "c"]

@@ -143,3 +143,19 @@ def test_status_command_once_and_its_exit_codes(tmp_path, capsys, monkeypatch):
     assert "pods CrashLoopBackOff" in capsys.readouterr().out
     assert main(["status", "--file", str(tmp_path / "nope.jsonl"), "--once"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_the_live_view_is_compact_and_fits_the_terminal_keeping_the_newest(tmp_path):
+    from components.progress_view import fit
+    path = str(tmp_path / "s.jsonl")
+    clock = write_story(path)
+    marker, recs = latest_run(read_records(path))
+    views = summarize(recs, clock.t, alive=lambda *_: True)
+    full = view_lines("t", marker, views, clock.t)
+    compact = view_lines("t", marker, views, clock.t, compact=True)
+    text = plain(compact)
+    assert "E-HPC cluster kimi-k3 to reach RUNNING" not in text      # done as planned: one line
+    assert "[DONE]        ehpc-order" in text and len(compact) < len(full)
+    fitted = fit(compact, 12)
+    assert len(fitted) == 12 and "earlier lines (--once shows all)" in plain(fitted)
+    assert plain(fitted).rstrip().endswith("it may be stuck")        # the newest phase stays
