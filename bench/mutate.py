@@ -1,0 +1,301 @@
+"""Mutation testing of the pure core (`./run mutate`): do the unit tests catch real bugs?
+
+mutmut 3 (pinned in requirements-dev.txt, configured in setup.cfg's [mutmut]) copies
+`components/` to `mutants/`, plants one small change ("mutant") at a time in a function of the
+modules below and runs the tests of `tests/unit` that reach that function. A mutant that no test
+fails on "survived": either a behaviour no test checks, or an equivalent change (listed with the
+reason in docs/benchmarks.md). This script picks the mutants in SCOPE, runs mutmut on them,
+and prints per module: generated, killed, survived, no tests, timeouts, and the score
+(killed / everything in scope), then the survivors (with their diffs under --diff).
+
+Usage: ./run mutate [--max-children N] [--diff] [--report-only] [MODULE ...]
+  MODULE: a key of SCOPE, e.g. planner, render_slurm, aws_eks.config, ctyun_hcc.api.signing,
+  or a prefix (aws_eks, ctyun_hcc); none = the whole scope (about an hour on 2 cores).
+  --report-only: print the last results without running anything.
+Not part of CI: it is a measurement, like the other bench/ scripts; the figures go into
+docs/benchmarks.md.
+
+mutmut 3 mutates code inside functions only: module-level constants (catalog figures, flag
+tables) are not mutated, and a function only run while a module is imported cannot be told
+apart by its tests (reported as "no tests").
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+ROOT = Path(__file__).resolve().parents[1]
+MUTANTS = ROOT / "mutants"
+LOG = MUTANTS / "mutmut-run.log"
+SUMMARY = MUTANTS / "summary.json"
+MUTMUT = [sys.executable, "-m", "mutmut"]
+
+# mutmut's exit-code classes (mutmut/stats.py, status_by_exit_code)
+KILLED = {1, 3}
+SURVIVED = {0}
+NO_TESTS = {5, 33}
+TIMEOUT = {36, -24, 24, 152, 255}
+
+
+@dataclass(frozen=True)
+class Module:
+    """One source file: which of its functions are pure logic in scope, and why others are not."""
+    path: str
+    exclude: Tuple[Tuple[str, str], ...] = ()   # (function glob, reason it is not pure logic)
+
+    @property
+    def dotted(self) -> str:
+        return self.path[:-3].replace("/", ".")
+
+
+_IO = "talks to AWS through boto3 (covered by botocore-Stubber tests, not pure logic)"
+_TRANSPORT = "sends the request through the transport (I/O wrapper, not request building)"
+_PARSE = "parses answers (strict response parsing is not in this scope)"
+_IMPORT = "only runs while the module is imported (mutmut cannot tell its tests apart)"
+
+SCOPE: Dict[str, Module] = {
+    "catalog": Module("components/inference/catalog.py"),
+    "planner": Module("components/inference/planner.py"),
+    "coldstart": Module("components/inference/coldstart.py"),
+    "launch": Module("components/inference/launch.py"),
+    "profiles": Module("components/inference/profiles.py"),
+    "vllm_flags": Module("components/inference/vllm_flags.py"),
+    "render_slurm": Module("components/inference/render_slurm.py"),
+    "render_k8s": Module("components/inference/render_k8s.py"),
+    "quoting": Module("components/inference/quoting.py"),
+    "grammar": Module("components/inference/grammar.py"),
+    "curl": Module("components/inference/curl.py"),
+    "settings": Module("components/settings.py"),
+    "aws_eks.config": Module("components/aws_eks/config.py"),
+    "aws_eks.layout": Module("components/aws_eks/layout.py"),
+    "aws_eks.nodegroup": Module("components/aws_eks/nodegroup.py", (
+        ("xǁGpuNodesǁ*", "declares the Pulumi resources (launch template, node group)"),
+        ("x__now", "reads the clock"),
+    )),
+    "aws_eks.capacity": Module("components/aws_eks/capacity.py", (
+        ("x_describe_offerings", _IO), ("x_describe_block", _IO), ("x_purchase", _IO),
+        ("x_ec2_client", _IO),
+        ("xǁCapacityBlockProviderǁ*", "the dynamic provider's lifecycle glue around acquire()"),
+        ("xǁCapacityBlockǁ*", "declares the Pulumi resource"),
+    )),
+    "ctyun_hcc.config": Module("components/ctyun_hcc/config.py"),
+    "ctyun_hcc.api.signing": Module("components/ctyun_hcc/api/signing.py"),
+    "ctyun_hcc.api.rules": Module("components/ctyun_hcc/api/rules.py"),
+    "ctyun_hcc.api.ehpc": Module("components/ctyun_hcc/api/ehpc.py", (
+        ("x_parse_*", _PARSE), ("xǁClusterTypeǁ*", _PARSE), ("xǁImageǁ*", _PARSE),
+        ("xǁEhpcǁ*", _TRANSPORT), ("x__op", _IMPORT),
+    )),
+    "ctyun_hcc.api.vpc": Module("components/ctyun_hcc/api/vpc.py", (
+        ("x_parse_*", _PARSE), ("x__text", _PARSE), ("x__lower_enum", _PARSE),
+        ("xǁRuleǁ*", _PARSE), ("xǁVpcApiǁ*", _TRANSPORT), ("x__op", _IMPORT),
+    )),
+}
+
+
+def function_of(mutant: str, module: Module) -> str:
+    """'components.inference.planner.x_plan__mutmut_3' -> 'x_plan'."""
+    return re.sub(r"__mutmut_\d+$", "", mutant[len(module.dotted) + 1:])
+
+
+def excluded(mutant: str, module: Module) -> str:
+    fn = function_of(mutant, module)
+    for pattern, reason in module.exclude:
+        if fnmatch.fnmatchcase(fn, pattern):
+            return reason
+    return ""
+
+
+def select(names: List[str]) -> Dict[str, Module]:
+    if not names:
+        return dict(SCOPE)
+    chosen: Dict[str, Module] = {}
+    for name in names:
+        hits = {k: m for k, m in SCOPE.items() if k == name or k.startswith(name + ".")}
+        if not hits:
+            sys.exit(f"mutate: unknown module {name!r}; one of: {', '.join(SCOPE)}")
+        chosen.update(hits)
+    return chosen
+
+
+def load_results(module: Module) -> Dict[str, int]:
+    meta = MUTANTS / (module.path + ".meta")
+    if not meta.exists():
+        return {}
+    return {k: v for k, v in json.loads(meta.read_text())["exit_code_by_key"].items()}
+
+
+@dataclass
+class Figures:
+    generated: int = 0
+    killed: int = 0
+    survived: int = 0
+    no_tests: int = 0
+    timeout: int = 0
+    other: int = 0
+    not_run: int = 0
+    out_of_scope: int = 0
+    survivors: List[str] = field(default_factory=list)
+    untested: List[str] = field(default_factory=list)
+
+    def add(self, name: str, code) -> None:
+        self.generated += 1
+        if code is None:
+            self.not_run += 1
+        elif code in KILLED:
+            self.killed += 1
+        elif code in SURVIVED:
+            self.survived += 1
+            self.survivors.append(name)
+        elif code in NO_TESTS:
+            self.no_tests += 1
+            self.untested.append(name)
+        elif code in TIMEOUT:
+            self.timeout += 1    # a mutant that hangs the tests is caught (a timeout kills it)
+        else:
+            self.other += 1
+            self.survivors.append(name)
+
+    @property
+    def caught(self) -> int:
+        return self.killed + self.timeout
+
+    @property
+    def score(self) -> float:
+        checked = self.generated - self.not_run
+        return 100.0 * self.caught / checked if checked else 0.0
+
+
+def figures_for(modules: Dict[str, Module]) -> Dict[str, Figures]:
+    out: Dict[str, Figures] = {}
+    for key, module in modules.items():
+        f = Figures()
+        for name, code in sorted(load_results(module).items(), key=lambda kv: _natural(kv[0])):
+            if excluded(name, module):
+                f.out_of_scope += 1
+            else:
+                f.add(name, code)
+        out[key] = f
+    return out
+
+
+def _natural(name: str):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def patterns(modules: Dict[str, Module]) -> List[str]:
+    """mutmut name globs for the in-scope functions (excluded functions are never run)."""
+    globs: List[str] = []
+    for module in modules.values():
+        results = load_results(module)
+        if results and module.exclude:
+            fns = sorted({function_of(n, module) for n in results if not excluded(n, module)})
+            globs += [f"{module.dotted}.{fn}__mutmut_*" for fn in fns]
+        else:
+            globs.append(f"{module.dotted}.*")
+    return globs
+
+
+def generate() -> None:
+    """Let mutmut write mutants/ (it needs a run for that): run one cheap module's mutants."""
+    _mutmut(["run", "--max-children", "1", f"{SCOPE['vllm_flags'].dotted}.x_version_tuple__mutmut_1"])
+
+
+def _mutmut(args: List[str]) -> int:
+    MUTANTS.mkdir(exist_ok=True)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    with open(LOG, "a") as log:
+        log.write(f"\n==== mutmut {' '.join(args[:3])} ... ({len(args)} args) {time.ctime()}\n")
+        log.flush()
+        proc = subprocess.Popen(MUTMUT + args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+        last = ""
+        while proc.poll() is None:
+            time.sleep(20)
+            line = _last_progress()
+            if line and line != last:
+                print(f"  {line}", flush=True)
+                last = line
+    return proc.returncode
+
+
+def _last_progress() -> str:
+    try:
+        tail = LOG.read_bytes()[-4000:].decode("utf-8", "replace")
+    except OSError:
+        return ""
+    hits = re.findall(r"(\d+/\d+\s+🎉[^\r\n⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]*)", tail)
+    return hits[-1].strip() if hits else ""
+
+
+def show(name: str) -> str:
+    r = subprocess.run(MUTMUT + ["show", name], cwd=ROOT, capture_output=True, text=True)
+    return "\n".join(line for line in r.stdout.splitlines() if not line.startswith(("---", "+++")))
+
+
+def report(modules: Dict[str, Module], diff: bool, seconds: float = 0.0) -> Figures:
+    figs = figures_for(modules)
+    total = Figures()
+    print(f"{'module':24} {'mutants':>7} {'killed':>7} {'timeout':>7} {'survived':>8} "
+          f"{'no test':>7} {'not run':>7} {'score':>6}   (out of scope)")
+    for key, f in figs.items():
+        print(f"{key:24} {f.generated:7} {f.killed:7} {f.timeout:7} {f.survived + f.other:8} "
+              f"{f.no_tests:7} {f.not_run:7} {f.score:5.1f}%   ({f.out_of_scope})")
+        for attr in ("generated", "killed", "survived", "no_tests", "timeout", "other", "not_run",
+                     "out_of_scope"):
+            setattr(total, attr, getattr(total, attr) + getattr(f, attr))
+        total.survivors += f.survivors
+        total.untested += f.untested
+    print(f"{'TOTAL':24} {total.generated:7} {total.killed:7} {total.timeout:7} "
+          f"{total.survived + total.other:8} {total.no_tests:7} {total.not_run:7} {total.score:5.1f}%"
+          f"   ({total.out_of_scope})")
+    if seconds:
+        print(f"mutmut run time: {seconds:.0f} s")
+    if total.survivors or total.untested:
+        print("\nsurviving mutants (`.venv/bin/mutmut show NAME` for the change):")
+        for name in total.survivors + total.untested:
+            tag = " (no test reaches it)" if name in total.untested else ""
+            print(f"  {name}{tag}")
+            if diff:
+                print("    " + show(name).replace("\n", "\n    "))
+    SUMMARY.write_text(json.dumps({
+        "modules": {k: {a: getattr(f, a) for a in ("generated", "killed", "timeout", "survived",
+                                                     "other", "no_tests", "not_run", "out_of_scope")}
+                    | {"score": round(f.score, 1)} for k, f in figs.items()},
+        "seconds": round(seconds), "survivors": total.survivors, "untested": total.untested,
+    }, indent=1, ensure_ascii=False))
+    return total
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("modules", nargs="*", help=f"some of: {', '.join(SCOPE)} (default: all)")
+    ap.add_argument("--max-children", type=int, default=2, help="parallel mutant runs (default 2)")
+    ap.add_argument("--diff", action="store_true", help="print each survivor's change")
+    ap.add_argument("--report-only", action="store_true", help="print the last results, run nothing")
+    args = ap.parse_args()
+    modules = select(args.modules)
+    seconds = 0.0
+    if not args.report_only:
+        if not all((MUTANTS / (m.path + ".meta")).exists() for m in modules.values()):
+            generate()
+        start = time.monotonic()
+        rc = _mutmut(["run", "--max-children", str(args.max_children)] + patterns(modules))
+        seconds = time.monotonic() - start
+        if rc != 0:
+            print(f"mutmut failed (exit {rc}); see {LOG.relative_to(ROOT)}", file=sys.stderr)
+            return rc
+    total = report(modules, args.diff, seconds)
+    return 0 if total.generated else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
