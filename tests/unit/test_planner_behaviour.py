@@ -1,0 +1,334 @@
+"""Planner behaviour away from the seed points: pipelined KV, Hopper contexts, every range's edges,
+the exact refusal a user reads, and the cold-start budget's safety factor.
+
+Written against the survivors of a mutation run (`./run mutate planner coldstart`): each test
+names the behaviour a plausible bug would break. Figures are derived by hand where the formula
+is simple (KV per token = MLA layers x (kv_lora_rank + rope dim) x dtype bytes / pipeline
+stages, docs/planner.md) and pinned where they are the catalog's arithmetic.
+"""
+
+from dataclasses import replace
+
+import pytest
+
+from components.inference import coldstart as cs
+from components.inference.catalog import GIB, MODELS
+from components.inference.errors import ConfigError, PlanError
+from components.inference.planner import Plan, PlanRequest, plan
+
+MLA_ELEMENTS_PER_TOKEN = 33 * (512 + 64)  # ModelArchitecture defaults: 33 MLA layers
+
+
+@pytest.mark.parametrize("shape,nodes,dtype_bytes", [
+    ("p5.48xlarge", 4, 2),        # Hopper, auto (bf16) KV, 4 pipeline stages
+    ("p5en.48xlarge", 2, 2),      # Hopper, 2 stages
+    ("p6-b300.48xlarge", 2, 1),   # Blackwell, fp8 KV, 2 stages
+    ("p6-b300.48xlarge", 1, 1),   # no pipelining: all layers on every device
+    ("atlas-800-a3", 4, 2),       # Ascend: DP across nodes, never pipelined
+])
+def test_kv_bytes_per_token_are_split_across_pipeline_stages_only(shape, nodes, dtype_bytes):
+    p = plan(PlanRequest("w4a8" if shape == "atlas-800-a3" else "mxfp4", shape, nodes))
+    stages = p.parallelism.pipeline_parallel
+    assert stages == (1 if shape == "atlas-800-a3" else nodes)
+    assert p.memory.kv_bytes_per_token_per_device == MLA_ELEMENTS_PER_TOKEN * dtype_bytes / stages
+    # the KV capacity is what the KV cache holds at that per-token size
+    m = p.memory
+    assert abs(m.kv_tokens_per_replica - m.kv_cache_gib_per_device * GIB / m.kv_bytes_per_token_per_device) \
+        < 0.001 * GIB / m.kv_bytes_per_token_per_device + 1
+
+
+@pytest.mark.parametrize("shape,nodes,context,kv_tokens,full_seqs,util", [
+    # Hopper: the profile caps the planner's own choice at 32K even where 1M would fit
+    ("p5.48xlarge", 4, 32_768, 2_521_391, 75, 0.97),
+    ("p5en.48xlarge", 2, 32_768, 1_808_274, 54, 0.97),
+    # Blackwell pipelined: 0.90 utilization, the full 1M context
+    ("p6-b300.48xlarge", 2, 1_048_576, 15_298_463, 14, 0.90),
+    ("p6-b200.48xlarge", 2, 1_048_576, 6_248_934, 5, 0.90),
+    ("p6-b300.48xlarge", 1, 1_048_576, 2_882_193, 2, 0.95),
+])
+def test_cuda_plans_pinned(shape, nodes, context, kv_tokens, full_seqs, util):
+    p = plan(PlanRequest("mxfp4", shape, nodes))
+    assert p.max_model_len == context
+    assert p.memory.kv_tokens_per_replica == kv_tokens
+    assert p.full_length_seqs_per_replica == full_seqs
+    assert p.memory.gpu_memory_utilization == util
+
+
+def test_hopper_cap_is_only_the_planners_choice_a_user_may_ask_for_more():
+    assert plan(PlanRequest("mxfp4", "p5.48xlarge", 4)).max_model_len == 32_768
+    assert plan(PlanRequest("mxfp4", "p5.48xlarge", 4, max_model_len=1_048_576)).max_model_len == 1_048_576
+
+
+@pytest.mark.parametrize("nodes,context,batched,kv_tokens", [
+    (2, 131_072, 24_576, 136_589),    # the largest ladder step that fits two A3 nodes
+    (4, 524_288, 8_192, 758_531),     # above 128K the tutorial's 8192 batched tokens
+    (8, 1_048_576, 8_192, None),
+])
+def test_ascend_context_is_the_largest_ladder_step_that_fits(nodes, context, batched, kv_tokens):
+    p = plan(PlanRequest("w4a8", "atlas-800-a3", nodes))
+    assert p.max_model_len == context
+    assert p.max_num_batched_tokens == batched
+    assert p.max_num_seqs == 16
+    if kv_tokens is not None:
+        assert p.memory.kv_tokens_per_replica == kv_tokens
+    # one step up the ladder does not fit: asking for it is refused with the minimum node count
+    if context < 1_048_576:
+        with pytest.raises(PlanError) as e:
+            plan(PlanRequest("w4a8", "atlas-800-a3", nodes, max_model_len=context * 2))
+        assert e.value.key == "kimi-k3:nodes"
+
+
+def test_batched_tokens_follow_the_profile():
+    assert plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1)).max_num_batched_tokens is None
+    assert plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 2)).max_num_batched_tokens == 8192
+    assert plan(PlanRequest("mxfp4", "p5.48xlarge", 4)).max_num_batched_tokens == 4096
+    assert plan(PlanRequest("w4a8", "atlas-800-a3", 4, max_model_len=131_072)).max_num_batched_tokens == 24_576
+    assert plan(PlanRequest("w4a8", "atlas-800-a3", 4, max_model_len=131_073)).max_num_batched_tokens == 8_192
+    assert plan(PlanRequest("w4a8", "atlas-800-a3", 4, max_num_batched_tokens=256)).max_num_batched_tokens == 256
+    assert plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 2, max_num_batched_tokens=300)).max_num_batched_tokens == 300
+
+
+def test_explicit_knobs_win_over_the_profile():
+    p = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 2, gpu_memory_utilization=0.5,
+                         max_num_seqs=7, kv_cache_dtype="auto"))
+    assert p.memory.gpu_memory_utilization == 0.5
+    assert p.memory.usable_gib_per_device == round(p.memory.device_memory_gib * 0.5, 3)
+    assert p.max_num_seqs == 7
+    assert p.memory.kv_cache_dtype == "auto"
+    assert p.memory.kv_bytes_per_token_per_device == MLA_ELEMENTS_PER_TOKEN * 2 / 2
+    assert p.memory.kv_cache_gib_per_device == round(
+        p.memory.usable_gib_per_device - p.memory.weights_gib_per_device - p.memory.reserve_gib_per_device, 3)
+
+
+def test_weights_per_device_split_experts_across_ep_and_dense_across_tp():
+    a3 = plan(PlanRequest("w4a8", "atlas-800-a3", 4))
+    m = MODELS["w4a8"]
+    weights = m.weights_bytes / GIB
+    experts = weights * m.expert_weight_fraction
+    assert a3.memory.weights_gib_per_device == round(experts / 64 + (weights - experts) / 16, 3)
+    b300 = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 2))
+    assert b300.memory.weights_gib_per_device == round(MODELS["mxfp4"].weights_bytes / GIB / 16, 3)
+
+
+# --- every range: just inside accepted, just outside refused with the exact line a user reads ---
+
+A3 = dict(model="w4a8", node_shape="atlas-800-a3", nodes=4)
+
+
+@pytest.mark.parametrize("knob,value", [
+    ("gpu_memory_utilization", 0.5), ("gpu_memory_utilization", 0.98),
+    ("max_model_len", 1024), ("max_model_len", 524_288),
+    ("max_num_seqs", 1), ("max_num_seqs", 4096),
+    ("max_num_batched_tokens", 256),
+])
+def test_range_edges_are_accepted(knob, value):
+    p = plan(PlanRequest(**A3, **{knob: value}))
+    got = {"gpu_memory_utilization": p.memory.gpu_memory_utilization, "max_model_len": p.max_model_len,
+           "max_num_seqs": p.max_num_seqs, "max_num_batched_tokens": p.max_num_batched_tokens}[knob]
+    assert got == value
+
+
+def test_node_count_edges():
+    assert plan(PlanRequest("w4a8", "atlas-800-a3", 64)).parallelism.data_parallel == 64
+    assert plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 64)).parallelism.pipeline_parallel == 64
+    assert plan(PlanRequest("w4a8", "atlas-800-a3", 3)).parallelism.expert_parallel == 48
+
+
+@pytest.mark.parametrize("req,message", [
+    (PlanRequest("nope", "atlas-800-a3", 4),
+     "kimi-k3:model='nope' is not a known Kimi K3 weight variant; use one of mxfp4, nvfp4, w4a8"),
+    (PlanRequest("w4a8", "nope", 4),
+     "kimi-k3:accelerator='nope' is not a known node shape; use one of atlas-800-a3, p5.48xlarge, "
+     "p5en.48xlarge, p6-b200.48xlarge, p6-b300.48xlarge"),
+    (PlanRequest("w4a8", "p6-b300.48xlarge", 1),
+     "kimi-k3:model='w4a8' (Kimi K3 W4A8) does not load on NVIDIA B300; use mxfp4 or nvfp4 on b300"),
+    (PlanRequest("w4a8", "atlas-800-a3", 0), "kimi-k3:nodes=0 is out of range; use 1 to 64"),
+    (PlanRequest("w4a8", "atlas-800-a3", 65), "kimi-k3:nodes=65 is out of range; use 1 to 64"),
+    (PlanRequest("w4a8", "atlas-800-a3", 4.0), "kimi-k3:nodes=4.0 is out of range; use 1 to 64"),
+    (PlanRequest("mxfp4", "p6-b300.48xlarge", 3),
+     "kimi-k3:nodes=3 is not a power of two; use 2 or 4 (one pipeline stage per node, stages split "
+     "the layers evenly)"),
+    (PlanRequest("mxfp4", "p6-b300.48xlarge", 6),
+     "kimi-k3:nodes=6 is not a power of two; use 4 or 8 (one pipeline stage per node, stages split "
+     "the layers evenly)"),
+    (PlanRequest(**A3, kv_cache_dtype="fp8"),
+     "kimi-k3:kvCacheDtype='fp8' is not supported here; use one of auto on ascend-910c"),
+    (PlanRequest(**A3, gpu_memory_utilization=0.49),
+     "kimi-k3:gpuMemoryUtilization=0.49 is out of range; use a value from 0.5 to 0.98"),
+    (PlanRequest(**A3, gpu_memory_utilization=0.99),
+     "kimi-k3:gpuMemoryUtilization=0.99 is out of range; use a value from 0.5 to 0.98"),
+    (PlanRequest(**A3, gpu_memory_utilization=1.0),
+     "kimi-k3:gpuMemoryUtilization=1.0 is out of range; use a value from 0.5 to 0.98"),
+    (PlanRequest(**A3, max_model_len=1023),
+     "kimi-k3:maxModelLen=1023 is out of range; use 1024 to 1048576 (an integer; 131072 is 128K)"),
+    (PlanRequest(**A3, max_model_len=1_048_577),
+     "kimi-k3:maxModelLen=1048577 is out of range; use 1024 to 1048576 (an integer; 131072 is 128K)"),
+    (PlanRequest(**A3, max_num_seqs=0), "kimi-k3:maxNumSeqs=0 is out of range; use 1 to 4096"),
+    (PlanRequest(**A3, max_num_seqs=4097), "kimi-k3:maxNumSeqs=4097 is out of range; use 1 to 4096"),
+    (PlanRequest(**A3, max_num_batched_tokens=255),
+     "kimi-k3:maxNumBatchedTokens=255 is too small; use at least 256"),
+    (PlanRequest(**A3, weights_source="s3"),
+     "kimi-k3:weightsSource='s3' is not available here; use one of cthpc, modelscope on ascend-910c"),
+    (PlanRequest("mxfp4", "p6-b300.48xlarge", 1, stream_weights=True),
+     "kimi-k3:streamWeights=True needs weights in S3, not hub; set kimi-k3:weightsSource=s3 or "
+     "mirror, or drop streamWeights"),
+    (PlanRequest(**A3, model_overrides={"layers": 3}),
+     "kimi-k3:modelOverrides='layers' is not a known assumption; use field names listed in "
+     "docs/planner.md"),
+    (PlanRequest(**A3, model_overrides={"mla_layers": "x"}),
+     "kimi-k3:modelOverrides={'mla_layers': 'x'} has a non-numeric value; give numbers"),
+    (PlanRequest("mxfp4", "p6-b300.48xlarge", 1, weights_source="mirror", block_lead_s=-1),
+     "kimi-k3:capacityEarliestStart=-1 is in the past; give a start in the future"),
+    (PlanRequest("mxfp4", "p6-b300.48xlarge", 1, weights_source="mirror", mirror_fill_gb_per_s=0),
+     "kimi-k3:systemInstanceType=0 gives no mirror bandwidth; use an instance type with network "
+     "bandwidth"),
+    (PlanRequest("mxfp4", "p5.48xlarge", 2),
+     "kimi-k3:nodes=2 cannot hold Kimi K3 MXFP4 (1.68 TB) on 2 x p5.48xlarge (637 GiB of h100 per "
+     "node); use at least 4"),
+    (PlanRequest("w4a8", "atlas-800-a3", 4, max_model_len=1_048_576),
+     "kimi-k3:nodes=4 cannot hold one 1048576-token sequence of Kimi K3 W4A8 next to its weights on "
+     "4 x atlas-800-a3 (1.00 TiB of ascend-910c per node); use at least 8"),
+    (PlanRequest("w4a8", "atlas-800-a3", 1),
+     "kimi-k3:nodes=1 cannot hold Kimi K3 W4A8 (1.56 TB) on 1 x atlas-800-a3 (1.00 TiB of "
+     "ascend-910c per node); use at least 2"),
+])
+def test_refusals_say_exactly_what_is_wrong_and_the_fix(req, message):
+    with pytest.raises(ConfigError) as e:
+        plan(req)
+    assert str(e.value) == message
+
+
+def test_a_sequence_no_node_count_can_hold_names_the_context_or_the_node_count():
+    huge = {"mla_layers": 100_000}
+    with pytest.raises(PlanError) as e:
+        plan(PlanRequest(**A3, max_model_len=131_072, model_overrides=huge))
+    assert e.value.key == "kimi-k3:maxModelLen" and e.value.value == 131_072
+    assert e.value.fix == "lower kimi-k3:maxModelLen or use an accelerator with more memory"
+    with pytest.raises(PlanError) as e:
+        plan(PlanRequest(**A3, model_overrides=huge))
+    assert e.value.key == "kimi-k3:nodes" and e.value.value == 4
+    assert e.value.fix == "lower kimi-k3:maxModelLen or use an accelerator with more memory"
+
+
+def test_minimum_node_count_is_searched_from_one_and_up_to_64():
+    # one A3 node cannot hold w4a8; the smallest count that holds a 1M sequence is 8
+    with pytest.raises(PlanError, match="use at least 2$"):
+        plan(PlanRequest("w4a8", "atlas-800-a3", 1))
+    with pytest.raises(PlanError, match="use at least 8$"):
+        plan(PlanRequest("w4a8", "atlas-800-a3", 7, max_model_len=1_048_576))
+    # a context only 64 nodes can hold is still found (the last count searched)
+    # (a recurrent state of ~1.28 GB per sequence: 63 nodes fall short, 64 hold it)
+    heavy = {"mla_layers": 42, "kv_lora_rank": 514, "kda_state_bytes_per_seq": 1_282_459_853}
+    with pytest.raises(PlanError, match="use at least 64$"):
+        plan(PlanRequest("w4a8", "atlas-800-a3", 32, max_model_len=1_048_576, model_overrides=heavy))
+    assert plan(PlanRequest("w4a8", "atlas-800-a3", 64, max_model_len=1_048_576,
+                            model_overrides=heavy)).max_model_len == 1_048_576
+    # CUDA only searches powers of two
+    with pytest.raises(PlanError, match="use at least 4$"):
+        plan(PlanRequest("mxfp4", "p5.48xlarge", 1))
+
+
+def test_notes_name_idle_expert_devices_and_queued_sequences():
+    p = plan(PlanRequest("w4a8", "atlas-800-a3", 64))
+    assert p.parallelism.expert_parallel == 1024
+    assert "EP1024 exceeds the 896 routed experts: some devices hold none" in p.notes
+    p = plan(PlanRequest("w4a8", "atlas-800-a3", 56))
+    assert p.parallelism.expert_parallel == 896
+    assert not any("routed experts" in n for n in p.notes)
+    p = plan(PlanRequest("w4a8", "atlas-800-a3", 4))
+    assert p.notes == ("only 1 of max-num-seqs 16 sequences fit at full length; vLLM queues the rest",)
+    p = plan(PlanRequest("w4a8", "atlas-800-a3", 4, max_num_seqs=1))
+    assert p.notes == ()
+    assert plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1)).notes == ()
+
+
+A3_TABLE = """\
+model          Kimi K3 W4A8 (Eco-Tech/Kimi-K3-w4a8)
+hardware       4 x atlas-800-a3 (16 x ascend-910c, 64 GiB each)
+layout         DP4 x TP16, EP64 on 64 devices
+memory/device  24.7 GiB weights + 6 GiB reserve + 26.9 GiB KV (of 57.6 at 0.9)
+context        524,288 tokens, KV auto; 1 full-length seqs per replica, max-num-seqs 16
+KV capacity    758,531 tokens per replica
+cold start     stage 780 s (cthpc), load 520 s (local-nvme) + warm-up 900 s; timeout 7200 s
+first token    37 min after the block starts (cthpc)
+cost           unknown
+note           only 1 of max-num-seqs 16 sequences fit at full length; vLLM queues the rest"""
+
+H100_TABLE = """\
+model          Kimi K3 MXFP4 (moonshotai/Kimi-K3)
+hardware       4 x p5.48xlarge (8 x h100, 79.6 GiB each)
+layout         TP8 x PP4 on 32 devices
+memory/device  48.9 GiB weights + 6 GiB reserve + 22.3 GiB KV (of 77.2 at 0.97)
+context        32,768 tokens, KV auto; 75 full-length seqs per replica, max-num-seqs 5
+KV capacity    2,521,391 tokens per replica
+cold start     stage 312 s (s3), load 24 s (local-nvme) + warm-up 600 s; timeout 1320 s
+first token    16 min after the block starts (s3), 8.6 min with the compile cache; hub path 62 min, \
+saves 3.1 GPU node-h per start ($173)
+cost           $221.24/h"""
+
+
+def test_explain_is_the_table_a_person_reads():
+    assert plan(PlanRequest("w4a8", "atlas-800-a3", 4)).explain() == A3_TABLE
+    # no catalog shape carries a price today: the cost rows are checked with one set here
+    h100 = replace(plan(PlanRequest("mxfp4", "p5.48xlarge", 4, weights_source="s3", compile_cache=True)),
+                   usd_per_hour=55.31)
+    assert str(h100) == H100_TABLE
+
+
+def test_explain_layout_names_only_the_parallelism_in_use():
+    rows = {}
+    for req in (PlanRequest("mxfp4", "p6-b300.48xlarge", 1), PlanRequest("mxfp4", "p6-b300.48xlarge", 2)):
+        text = plan(req).explain()
+        rows[req.nodes] = {line[:13].strip(): line[15:] for line in text.splitlines()}
+    assert rows[1]["layout"] == "TP8 on 8 devices"
+    assert rows[2]["layout"] == "TP8 x PP2 on 16 devices"
+    assert rows[2]["context"].endswith("max-num-seqs vLLM default")
+    assert rows[2]["first token"].startswith("60 min after the block starts (hub)")
+    assert "hub path" not in rows[2]["first token"]
+    streamed = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 2, weights_source="s3", stream_weights=True))
+    assert "min after the block starts (s3, streamed); hub path" in streamed.explain()
+
+
+def test_plan_round_trips_through_its_dict_with_phases_and_notes():
+    p = plan(PlanRequest("w4a8", "atlas-800-a3", 4))
+    assert p.notes and p.cold_start.phases
+    back = Plan.from_dict(p.to_dict())
+    assert back == p and isinstance(back.notes, tuple) and isinstance(back.cold_start.phases, tuple)
+    d = p.to_dict()
+    d.pop("notes")
+    assert Plan.from_dict(d).notes == ()
+
+
+# --- the cold-start budget: (load + compile + graphs) x 1.5, rounded up to a minute, floored ---
+
+def _path(load, compile_s, graphs, stage=10_000, node=500):
+    return cs.Path("hub", "local-nvme", (
+        cs.Phase("node", node, "gpu", "t"), cs.Phase("stage", stage, "gpu", "t"),
+        cs.Phase("load", load, "gpu", "t"), cs.Phase("compile", compile_s, "gpu", "t"),
+        cs.Phase("graphs", graphs, "gpu", "t")))
+
+
+@pytest.mark.parametrize("load,compile_s,graphs,floor,want", [
+    (3000, 1000, 200, 3600, 6300),   # 4200 s x 1.5 = 6300 s, exactly 105 min
+    (3001, 1000, 200, 3600, 6360),   # 6301.5 s rounds up to the next minute
+    (100, 200, 100, 3600, 3600),     # 600 s x 1.5 is under the floor
+    (2000, 400, 0, 3600, 3600),      # 3600 exactly
+    (2000, 401, 0, 3600, 3660),
+])
+def test_startup_timeout_is_the_engine_phases_with_the_safety_factor(load, compile_s, graphs, floor, want):
+    assert cs.COLD_START_SAFETY == 1.5
+    assert cs.startup_timeout(_path(load, compile_s, graphs), floor) == want
+
+
+def test_staging_and_node_boot_are_not_on_the_engine_clock():
+    assert cs.startup_timeout(_path(3000, 1000, 200, stage=1, node=1), 0) == \
+        cs.startup_timeout(_path(3000, 1000, 200, stage=90_000, node=9_000), 0) == 6300
+
+
+def test_plan_timeout_covers_the_engine_phases_with_margin():
+    for req in (PlanRequest("w4a8", "atlas-800-a3", 4), PlanRequest("mxfp4", "p5.48xlarge", 4),
+                PlanRequest("mxfp4", "p6-b300.48xlarge", 2, weights_source="s3", stream_weights=True)):
+        c = plan(req).cold_start
+        engine = sum(ph.seconds for ph in c.phases if ph.name in ("load", "compile", "graphs"))
+        assert c.startup_timeout_s >= 1.5 * engine
+        assert c.startup_timeout_s % 60 == 0
