@@ -85,7 +85,7 @@ SCOPE: Dict[str, Module] = {
     )),
     "aws_eks.capacity": Module("components/aws_eks/capacity.py", (
         ("x_describe_offerings", _IO), ("x_describe_block", _IO), ("x_purchase", _IO),
-        ("x_ec2_client", _IO),
+        ("x_ec2_client", _IO), ("x_stack_blocks", _IO), ("x__now", "reads the clock"),
         ("xǁCapacityBlockProviderǁ*", "the dynamic provider's lifecycle glue around acquire()"),
         ("xǁCapacityBlockǁ*", "declares the Pulumi resource"),
     )),
