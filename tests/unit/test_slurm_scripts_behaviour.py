@@ -486,3 +486,171 @@ def test_bash_parses_every_script(tmp_path, layout, runtime):
         r = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
         assert r.returncode == 0, f"{name}: {r.stderr}"
         assert text.startswith("#!/bin/bash\n") and "set -euo pipefail\n" in text
+
+
+# --- smaller pieces: argv lines, secrets, one-node specs, the broadcast job, layout refusals --
+
+from components.inference import render_slurm as rs  # noqa: E402
+
+
+def _words(text):
+    """The words bash reads from rendered array lines."""
+    r = subprocess.run(["bash", "-c", f"a=(\n{text}\n); printf '%s\\n' \"${{a[@]}}\""],
+                       capture_output=True, text=True, check=True)
+    return r.stdout.splitlines()
+
+
+@pytest.mark.parametrize("argv", [
+    ("vllm", "serve", "/model"),
+    ("vllm", "serve", "/model", "--port", "8000", "--enable-expert-parallel", "--max-model-len", "1024"),
+    ("python3", "-m", "x", "--flag", "--k", "v w", "--last"),
+    ("vllm", "serve"),
+    ("a",),
+])
+def test_argv_lines_keep_every_word_and_pair_flags_with_their_values(argv):
+    text = rs._argv_lines(argv, "  ")
+    assert _words(text) == list(argv)
+    lines = text.splitlines()
+    if argv[1:2] == ("serve",) and len(argv) >= 3:
+        assert lines[0] == "  vllm serve /model"
+    for line in lines[1:] if argv[1:2] == ("serve",) and len(argv) >= 3 else lines:
+        words = _words(line)
+        assert len(words) in (1, 2) and (len(words) == 1 or words[0].startswith("--"))
+    if "--max-model-len" in argv:
+        assert "  --max-model-len 1024" in lines and "  --enable-expert-parallel" in lines
+
+
+def test_shell_word_of_empty_and_placeholder_only_arguments():
+    assert rs.shell_word("") == "''"
+    assert rs.shell_word("${NODE_ADDR}") == '"${NODE_ADDR}"'
+    assert rs.shell_word("${NODE_RANK}") == '"${node_rank}"'
+    assert rs.shell_word("a${NODE_ADDR}") == 'a"${NODE_ADDR}"'
+    assert rs.shell_word("${NODE_ADDR}:b c") == "\"${NODE_ADDR}\"':b c'"
+
+
+def test_bad_names_and_sbatch_values_are_refused_with_the_value():
+    with pytest.raises(ValueError, match=r"^'lower' is not an environment variable name$"):
+        rs._env_name("lower")
+    with pytest.raises(ValueError, match=r"^#SBATCH --job-name value 'a b' is not one plain word$"):
+        rs._sbatch("job-name", "a b")
+    assert rs._sbatch("nodes", 4) == "#SBATCH --nodes=4\n"
+
+
+@pytest.mark.parametrize("layout,key", [
+    (SlurmLayout(sif_file="a b.sif"), "kimi-k3:sifName"),
+    (SlurmLayout(job_name="-x"), "kimi-k3:jobName"),
+    (SlurmLayout(sif_dir="relative/dir"), "kimi-k3:sifDir"),
+])
+def test_layout_refusals_name_the_key(layout, key):
+    with pytest.raises(ConfigError) as e:
+        layout.validate()
+    assert e.value.key == key
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("binds", (("/a/./b", "/b"),), "layout path '/a/./b' is not a plain absolute path"),
+    ("binds", (("/a/../b", "/b"),), "layout path '/a/../b' is not a plain absolute path"),
+    ("disks", (("/dev/x", "/mnt/a b"),), "layout path '/mnt/a b' is not a plain absolute path"),
+    ("disks", (("dev/x", "/mnt/x"),), "layout path 'dev/x' is not a plain absolute path"),
+    ("fs_type", "xfs;rm", "layout name 'xfs;rm' is not a plain name"),
+    ("gres_name", "-gpu", "layout name '-gpu' is not a plain name"),
+    ("bcast_modules", ("ok/1", "a b"), "layout name 'a b' is not a plain name"),
+    ("bcast_mpi", "pmi 2", "layout name 'pmi 2' is not a plain name"),
+    ("bcast_time", "1:00:00:00", "bcast_time '1:00:00:00' is not HH:MM:SS"),
+    ("bcast_time", "01:60:00", "bcast_time '01:60:00' is not HH:MM:SS"),
+])
+def test_layout_defaults_that_are_not_plain_are_programming_errors(field, value, message):
+    with pytest.raises(ValueError) as e:
+        SlurmLayout(**{field: value}).validate()
+    assert str(e.value) == message and not isinstance(e.value, ConfigError)
+    assert SlurmLayout(binds=(("/a/.b", "/b"),), bcast_time="999:59:59", gres_name="").validate()
+
+
+def test_every_secret_is_exported_from_its_own_file(node):
+    p, spec = _spec(api_key=True, hf_token=True)
+    assert set(spec.secret_env) == {"VLLM_API_KEY", "HF_TOKEN"}
+    work = node / "work"
+    (work / "secrets").mkdir(parents=True)
+    for name, value in (("VLLM_API_KEY", "sk-1"), ("HF_TOKEN", "hf-2")):
+        f = work / "secrets" / name
+        f.write_text(value)
+        f.chmod(0o600)
+    r = _node(node, render_node_sh(p, spec, SlurmLayout(work_dir=str(work))), "kk3n1")
+    assert r.returncode == 0, r.stderr
+    env = dict(line.split("=", 1) for line in (node / "state" / "exec.env").read_text().splitlines())
+    assert env["VLLM_API_KEY"] == "sk-1" and env["HF_TOKEN"] == "hf-2"
+
+
+def test_a_one_node_spec_refuses_to_run_a_second_node(node):
+    p = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1))
+    spec = launch(p, Runtime(image="vllm/vllm-openai:kimi-k3", port=8000))
+    assert spec.worker is None
+    script = render_node_sh(p, spec, SlurmLayout())
+    r = _node(node, script, "kk3n1", order="kk3n1 kk3n2")
+    assert r.returncode == 0, r.stderr
+    r = _node(node, script, "kk3n2", order="kk3n1 kk3n2")
+    assert r.returncode == 1
+    assert "this spec runs on 1 node; node 1 has nothing to do" in r.stderr
+    assert _calls(node, "apptainer")[-1] == "instance stop kimi-k3-77"  # the trap still cleans up
+
+
+BCAST_STUBS = {
+    # srun: the per-node steps are recorded; `--size` answers "host bytes" per node from $STUB/sizes
+    "srun": 'printf "%s " "$@" >>"$STUB/srun.calls"; echo >>"$STUB/srun.calls"\n'
+            'for a in "$@"; do [ "$a" = --size ] && { cat "$STUB/sizes"; exit 0; }; done; exit 0\n',
+    "du": 'echo "$(cat "$STUB/local_size") $2"\n',
+    "hostname": 'echo master\n',
+}
+
+
+@pytest.fixture
+def bcast(tmp_path):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "state").mkdir()
+    for name, body in BCAST_STUBS.items():
+        _stub(tmp_path / "bin", name, body)
+    (tmp_path / "state" / "local_size").write_text("1000")
+    return tmp_path
+
+
+def _bcast(tmp, layout, sizes):
+    (tmp / "state" / "sizes").write_text("".join(f"{h} {n}\n" for h, n in sizes))
+    p, spec = _spec()
+    return _run(rs.render_bcast_sh(p, spec, layout), tmp,
+                {"SLURM_SUBMIT_HOST": "master", "SLURM_JOB_NODELIST": "kk3n[1-4]"})
+
+
+def test_broadcast_sends_both_dirs_and_verifies_every_node_holds_the_source_size(bcast):
+    r = _bcast(bcast, SlurmLayout(), [("master", 1000), ("kk3n2", 1000)])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.rstrip().endswith("broadcast complete")
+    calls = _calls(bcast, "srun")
+    assert calls[0].split()[:2] == ["--mpi=pmi2", "--ntasks-per-node=1"]
+    assert calls[0].split()[-4:] == ["/home/kimi-k3/bcast.sh", "--node", "master", "/mnt/nvme0n1/apptainer"]
+    assert calls[1].split()[-1] == "/mnt/nvme1n1/model/Kimi-K3-w4a8"
+    assert len(calls) == 4  # two copies, two size checks
+    r = _bcast(bcast, SlurmLayout(bcast_mpi="", bcast_modules=()), [("kk3n2", 1000), ("kk3n3", 1000)])
+    assert r.returncode == 0, r.stderr  # no source line: the local size is the reference
+    assert not any("--mpi" in c for c in _calls(bcast, "srun")[4:])
+
+
+def test_broadcast_fails_naming_the_node_that_is_short(bcast):
+    r = _bcast(bcast, SlurmLayout(), [("master", 1000), ("kk3n2", 1000), ("kk3n3", 999)])
+    assert r.returncode == 1
+    assert "broadcast of /mnt/nvme0n1/apptainer incomplete: source has 1000 bytes, but kk3n3=999" in r.stderr
+
+
+def test_broadcast_modules_are_loaded_only_when_there_are_some():
+    p, spec = _spec()
+    with_modules = rs.render_bcast_sh(p, spec, SlurmLayout())
+    assert "  module load mpich/3.2.1/gcc-10.3.1\n  module load cthpc_910b/2.0.0/mpich-3.2.1\n" in with_modules
+    assert "modules.sh" not in rs.render_bcast_sh(p, spec, SlurmLayout(bcast_modules=()))
+
+
+def test_render_all_is_every_script_for_the_same_inputs():
+    p, spec = _spec()
+    layout = SlurmLayout(job_name="k3x")
+    files = render_all(p, spec, layout)
+    assert files == {"srun.sh": rs.render_srun_sh(p, spec, layout), "node.sh": rs.render_node_sh(p, spec, layout),
+                     "bcast.sh": rs.render_bcast_sh(p, spec, layout), "mount_nvme.sh": rs.render_mount_nvme_sh(layout),
+                     "check.sh": rs.render_check_sh(spec, layout)}
