@@ -153,8 +153,13 @@ class BlockScalingProvider(ResourceProvider):
     def read(self, id_, props):
         from pulumi.dynamic import ReadResult
 
+        from botocore.exceptions import ClientError
+
         p = _inputs(props)
-        have = existing_actions(aws_api.client("autoscaling", p), p["asgName"], p["actionPrefix"])
+        try:
+            have = existing_actions(aws_api.client("autoscaling", p), p["asgName"], p["actionPrefix"])
+        except ClientError:
+            return ReadResult(id_, p)  # the group is gone or unreadable: keep what we know
         names = action_names(p["actionPrefix"])
         up, down = have.get(names["up"]), have.get(names["down"])
         return ReadResult(id_, {**p, "scaleUpAt": fmt(up["StartTime"]) if up else None,

@@ -150,3 +150,15 @@ def test_the_guard_refuses_a_past_time_even_if_asked():
 
     with pytest.raises(ValueError, match="not in the future"):
         sc.apply_plan(NoCalls(), GROUP, "kimi-k3", plan, 1, datetime(2026, 12, 2, tzinfo=timezone.utc))
+
+
+def test_refresh_reads_the_actions_and_survives_a_gone_group(provider):
+    p, stub, _ = provider
+    stub.add_response("describe_scheduled_actions", {"ScheduledUpdateGroupActions": [
+        action(NAMES[1], A_END - timedelta(hours=1))]},
+        {"AutoScalingGroupName": GROUP, "ScheduledActionNames": NAMES})
+    r = p.read("id", props("2026-12-02T11:30:00Z", "2026-12-03T11:30:00Z"))
+    assert r.outs["scaleUpAt"] is None and r.outs["scaleDownAt"] == "2026-12-03T10:30:00Z"
+    stub.add_client_error("describe_scheduled_actions", "ValidationError", "group not found", 400)
+    r = p.read("id", props("2026-12-02T11:30:00Z", "2026-12-03T11:30:00Z"))
+    assert r.outs["asgName"] == GROUP
