@@ -55,6 +55,7 @@ class PortForward:
         self._sock: Optional[socket.socket] = None
         self._stop = threading.Event()
         self._threads = []
+        self._open = []  # (local connection, websocket) pairs still piping
 
     @property
     def url(self) -> str:
@@ -76,6 +77,12 @@ class PortForward:
         self._stop.set()
         if self._sock is not None:
             self._sock.close()
+        for conn, ws in list(self._open):  # end the pipes now rather than wait for their peers
+            for closer in (lambda: conn.shutdown(socket.SHUT_RDWR), conn.close, getattr(ws, "close", lambda: None)):
+                try:
+                    closer()
+                except Exception:  # noqa: BLE001
+                    pass
         for t in self._threads:
             t.join(timeout=2)
 
@@ -97,6 +104,8 @@ class PortForward:
             conn.close()
             return
         done = threading.Event()
+        pair = (conn, ws)
+        self._open.append(pair)
 
         def to_pod():
             try:
@@ -138,6 +147,8 @@ class PortForward:
             pass
         finally:
             done.set()
+            if pair in self._open:
+                self._open.remove(pair)
             for closer in (conn.close, getattr(ws, "close", lambda: None)):
                 try:
                     closer()

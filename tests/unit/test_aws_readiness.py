@@ -241,9 +241,13 @@ class _WsEnd:
             chunk = b""
         return (2, bytes([0]) + chunk) if chunk else (8, b"")
 
-    def close(self):
+    def close(self):  # as a WebSocket close does: the connection ends for a blocked reader too
         if not self.closed:
             self.closed = True
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             self.sock.close()
 
 
