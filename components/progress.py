@@ -232,16 +232,21 @@ class Phase:
         words = f"plan expects ~{fmt_duration(self.expected_s)}"
         return f"{words}: {self.assumption}" if self.assumption else words
 
-    def __enter__(self) -> "Phase":
+    def start(self) -> "Phase":
+        """Record the start (the `with` statement does this); then call `done` or `failed`."""
         self._record("start", "")
         self._last_written = self.log.clock()
         self.log.say(f"{self.name}: waiting for {self.waiting_for} ({self._plan_words()}); "
                      f"follow: {follow_hint(self.log.path)}")
-        self._token = _CURRENT.set(self)
         if self.log.path and self.log.clock is time.time:
             # a blocking call (one SSH command that runs for an hour) still shows a live writer
             threading.Thread(target=self._heartbeat, name=f"progress-{self.name}",
                              daemon=True).start()
+        return self
+
+    def __enter__(self) -> "Phase":
+        self.start()
+        self._token = _CURRENT.set(self)
         return self
 
     def _heartbeat(self) -> None:

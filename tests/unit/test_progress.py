@@ -67,7 +67,7 @@ def test_progress_file_is_per_stack_and_safe(tmp_path):
 
 def test_a_torn_last_line_is_skipped(tmp_path):
     path = tmp_path / "s.jsonl"
-    ProgressLog(str(path)).phase("a", "b").__enter__()
+    ProgressLog(str(path)).phase("a", "b").start()
     with open(path, "a") as f:
         f.write('{"phase": "a", "ev')
     assert len(read_records(str(path))) == 1
@@ -202,6 +202,10 @@ def test_shared_helpers_reach_the_current_phase(tmp_path):
         current_phase().update("kk3n1 mounted", force=True)
     current_phase().update("after: nowhere", force=True)
     assert [r["detail"] for r in read_records(path)] == ["", "kk3n1 mounted", "kk3n1 mounted"]
+    opened = ProgressLog(path, echo=False, clock=Clock()).phase("block-start", "the block").start()
+    current_phase().update("not the started phase: it is not entered", force=True)
+    opened.done("started")
+    assert [r["event"] for r in read_records(path)][-2:] == ["start", "done"]
 
 
 def test_the_reader_parses_only_what_was_appended_and_restarts_on_a_new_file(tmp_path):

@@ -52,10 +52,10 @@ def write_story(path: str) -> Clock:
         with log.phase("weights-stage-kk3n2", "cthpc model install on kk3n2") as p:
             clock.t += 40
             raise RuntimeError("kk3n2: cthpc model install exit 1: No space left on device")
-    stage = log.phase("weights-stage", "cthpc model install on 3 nodes").__enter__()
+    stage = log.phase("weights-stage", "cthpc model install on 3 nodes").start()
     clock.t += 300
     stage.update("kk3n0 410 of 1680 GB", fraction=410 / 1680)
-    start = log.phase("vllm-start", "/health on kk3n0:11025", deadline_s=3600).__enter__()
+    start = log.phase("vllm-start", "/health on kk3n0:11025", deadline_s=3600).start()
     for i in range(20):  # 20 min of the same log line: 2x the plan, unchanged for long
         clock.t += 60
         start.update("Loading safetensors checkpoint shards: 12/64")
@@ -115,7 +115,7 @@ def test_a_failed_phase_is_shown_with_its_error(tmp_path):
 def test_quiet_and_interrupted_waits_are_told_apart(tmp_path):
     path = str(tmp_path / "s.jsonl")
     clock = Clock()
-    ProgressLog(path, clock=clock, echo=False).phase("block-start", "Capacity Block to start").__enter__()
+    ProgressLog(path, clock=clock, echo=False).phase("block-start", "Capacity Block to start").start()
     recs = read_records(path)
     quiet = summarize(recs, clock.t + 600, alive=lambda *_: True)[0]
     gone = summarize(recs, clock.t + 600, alive=lambda *_: False)[0]
