@@ -374,3 +374,94 @@ def test_stage_refuses_bad_settings(s3, bucket, tmp_path, key, value):
     r = subprocess.run(stage_cmd(), env=env, capture_output=True, text=True, timeout=30, cwd=tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr
     assert key in r.stdout and not (tmp_path / "canary").exists()
+
+
+# ---------------------------------------------------------------- compile cache: node <-> S3
+
+class _Health:
+    """A stand-in for vLLM's /health (200 once `ready` is set), on 127.0.0.1."""
+
+    def __init__(self):
+        import http.server
+
+        outer = self
+        self.ready = threading.Event()
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                self.send_response(200 if outer.ready.is_set() and self.path == "/health" else 503)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.port = self.server.server_address[1]
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def cache_env(s3, bucket, cache_dir, key="0123456789abcdef", **extra):
+    return s3.env(KK3_CACHE_URI=f"s3://{bucket}/compile-cache", KK3_CACHE_KEY=key, KK3_RANK="0",
+                  KK3_CACHE_DIR=str(cache_dir), KK3_POLL_S="1", **extra)
+
+
+def run_cache(mode, env):
+    return subprocess.run(["bash", str(scripts.path("compile_cache.sh")), mode], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_compile_cache_is_saved_after_health_and_restored_by_key(s3, bucket, tmp_path):
+    first = tmp_path / "node1"
+    r = run_cache("restore", cache_env(s3, bucket, first))
+    assert r.returncode == 0 and "no compile cache" in r.stdout
+    (first / "torch_compile_cache" / "abc" / "rank_0_0").mkdir(parents=True)
+    files = {"torch_compile_cache/abc/rank_0_0/graph.py": b"g" * 5000,
+             "torch_compile_cache/abc/rank_0_0/inductor.bin": os.urandom(6 * MIB)}
+    for rel, data in files.items():
+        (first / rel).write_bytes(data)
+    health = _Health()
+    prefix = "compile-cache/0123456789abcdef/rank-0/"
+    marker = prefix + ".kimi-k3/complete"
+    watch = Watch(lambda: marker in keys(s3, bucket),
+                  lambda: all(keys(s3, bucket).get(prefix + k) == len(v) for k, v in files.items()))
+    env = cache_env(s3, bucket, first, KK3_HEALTH_HOST="127.0.0.1", KK3_HEALTH_PORT=str(health.port),
+                    KK3_HEALTH_PATH="/health")
+    p = subprocess.Popen(["bash", str(scripts.path("compile_cache.sh")), "save"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        with watch:
+            time.sleep(2)
+            assert marker not in keys(s3, bucket)  # not before the endpoint is healthy
+            health.ready.set()
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and marker not in keys(s3, bucket):
+                time.sleep(0.2)
+        assert p.poll() is None  # a sidecar: it idles, it never ends the pod
+    finally:
+        os.killpg(p.pid, signal.SIGTERM)
+        out = p.communicate(timeout=30)[0]
+        health.close()
+    assert watch.saw_marker and not watch.violations, out
+    second = tmp_path / "node2"
+    r = run_cache("restore", cache_env(s3, bucket, second))
+    assert r.returncode == 0 and "restoring" in r.stdout
+    for rel, data in files.items():
+        assert (second / rel).read_bytes() == data
+    assert "already holds" in run_cache("restore", cache_env(s3, bucket, second)).stdout
+    other = tmp_path / "node3"  # another launch spec: another key, nothing reused
+    r = run_cache("restore", cache_env(s3, bucket, other, key="fedcba9876543210"))
+    assert "no compile cache" in r.stdout and not list(other.rglob("*.bin"))
+
+
+def test_compile_cache_refuses_bad_settings(s3, bucket, tmp_path):
+    for extra in ({"KK3_CACHE_KEY": "$(id)"}, {"KK3_RANK": "0; id"},
+                  {"KK3_CACHE_URI": "s3://b/../x"}, {"KK3_CACHE_DIR": "/"}):
+        env = cache_env(s3, bucket, tmp_path / "c")
+        env.update(extra)
+        r = run_cache("restore", env)
+        assert r.returncode == 2 and list(extra)[0] in r.stdout, r.stdout
