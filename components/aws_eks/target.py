@@ -152,7 +152,8 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                 "clusterName": cluster_name, "namespace": layout.namespace,
                 "serviceName": svc_obj["metadata"]["name"], "region": region, **aws_inputs,
                 **progress_inputs()}, opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster.eks])))
-        weights = _weights(name, cfg, layout, spec, cluster, region, self.stack_identity, plan, self)
+        weights = _weights(name, cfg, layout, spec, cluster, region, self.stack_identity, plan, self,
+                           block.start_date)
         serving = Serving(name, objs, layout,
                           secret_data(self.secrets.api_key if shared.has_api_key else None,
                                       self.secrets.hf_token if shared.has_hf_token else None),
@@ -260,14 +261,14 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
         return Served(endpoint=endpoint, outputs={"kubeconfig": kubeconfig, "curl": status})
 
 
-def _weights(name, cfg, layout, spec, cluster, region, stack_identity, plan, parent):
+def _weights(name, cfg, layout, spec, cluster, region, stack_identity, plan, parent, block_start):
     """The weights path's bucket, identities and cluster objects (components/aws_eks/weights/)."""
     from ..inference.catalog import MODELS
     from .weights.resources import Weights
 
     return Weights(name, cfg.weights, layout, spec, cluster=cluster, region=region,
                    stack_identity=stack_identity, checkpoint_gb=MODELS[plan.model].download_bytes / 1e9,
-                   parent=parent)
+                   parent=parent, block_start=block_start, mirror_fill_s=plan.cold_start.mirror_fill_s)
 
 
 def _cost_text(c: cfgmod.CapacityRequest, purchased, fee, plan: Plan, nodes: int) -> str:

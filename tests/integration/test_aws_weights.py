@@ -227,3 +227,15 @@ def test_bad_weights_settings_stop_before_anything_is_created(extra, key):
     with pytest.raises(ConfigError) as e:
         config.parse(parse_settings(raw, "aws-eks"))
     assert e.value.key == key and "\n" not in str(e.value)
+
+
+def test_a_block_that_starts_before_the_mirror_is_full_is_announced():
+    from datetime import datetime, timezone
+
+    from components.aws_eks.weights.resources import late_mirror_warning
+
+    now = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+    msg = late_mirror_warning("2026-12-01T11:30:00Z", 10000, now)
+    assert "starts in 150 min" in msg and "stages each node from the hub" in msg
+    assert late_mirror_warning("2026-12-02T11:30:00Z", 8000, now) is None
+    assert late_mirror_warning(None, 8000, now) is None

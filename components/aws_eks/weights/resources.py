@@ -38,6 +38,11 @@ def _json(doc_of_bucket, bucket: Any) -> pulumi.Output:
     return pulumi.Output.from_input(bucket).apply(lambda b: json.dumps(doc_of_bucket(b)))
 
 
+def _warn(message: Optional[str], resource) -> None:
+    if message:
+        pulumi.log.warn(message, resource=resource)
+
+
 def _skip_await(obj: dict) -> dict:
     meta = dict(obj["metadata"])
     meta["annotations"] = {**meta.get("annotations", {}), "pulumi.com/skipAwait": "true"}
@@ -94,12 +99,28 @@ class PodRole:
             opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on))
 
 
+def late_mirror_warning(block_start: Optional[str], mirror_fill_s: Optional[int], now=None) -> Optional[str]:
+    """The warning for a block that starts before the mirror can be full (None: it can)."""
+    from datetime import datetime, timezone
+
+    if not block_start or mirror_fill_s is None:
+        return None
+    start = datetime.fromisoformat(str(block_start).replace("Z", "+00:00"))
+    lead = (start - (now or datetime.now(timezone.utc))).total_seconds()
+    if lead >= mirror_fill_s:
+        return None
+    return (f"the Capacity Block starts in {max(lead, 0) / 60:.0f} min but the S3 mirror needs about "
+            f"{mirror_fill_s / 60:.0f} min to fill: its first start stages each node from the hub "
+            f"(about as slow as weightsSource=hub), later starts from the mirror")
+
+
 class Weights:
     """Bucket, identities and cluster objects of the weights path; `before_workload` adds the
     cluster objects once the namespace exists (serving.py calls it)."""
 
     def __init__(self, name: str, w: WeightsConfig, layout, spec, *, cluster, region: str,
-                 stack_identity: str, checkpoint_gb: float, parent: pulumi.Resource):
+                 stack_identity: str, checkpoint_gb: float, parent: pulumi.Resource,
+                 block_start: Any = None, mirror_fill_s: Optional[int] = None):
         self.name, self.w, self.layout, self.spec = name, w, layout, spec
         self.region, self.parent = region, parent
         self.cluster = cluster
@@ -115,6 +136,9 @@ class Weights:
             self.s3_uri = bucket_name.apply(lambda b: f"s3://{b}/{model_prefix}")
             self.cache_uri = bucket_name.apply(lambda b: f"s3://{b}/{CACHE_PREFIX}")
             self.aws_resources += self.bucket.resources
+            if block_start is not None:
+                pulumi.Output.from_input(block_start).apply(
+                    lambda st: _warn(late_mirror_warning(st, mirror_fill_s), parent))
         else:
             bucket_name, model_prefix = w.s3_uri.bucket, w.s3_uri.prefix
             self.s3_uri, self.cache_uri = str(w.s3_uri), ""
