@@ -94,15 +94,22 @@ export AWS_CONFIG_FILE="$work/aws-config"
     [[ -z $max_bw ]] || echo "  max_bandwidth = ${max_bw}MB/s"
 } >"$AWS_CONFIG_FILE"
 
-# fetch one bookkeeping object; 0 = fetched, 1 = it does not exist, otherwise die with the error
+# fetch one bookkeeping object; 0 = fetched, 1 = it does not exist, otherwise die with the error.
+# Credentials may not be there for the first seconds of a fresh node (the EKS Pod Identity agent
+# can start after the pod: aws/eks-pod-identity-agent#159): those errors are retried for a minute.
 fetch() {
-    local err="$work/fetch.err"
-    if aws s3 cp --only-show-errors "$1" "$2" 2>"$err"; then
-        return 0
-    fi
-    if grep -qE '404|NoSuchKey|Not Found|does not exist' "$err"; then
-        return 1
-    fi
+    local err="$work/fetch.err" try
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+        if aws s3 cp --only-show-errors "$1" "$2" 2>"$err"; then
+            return 0
+        fi
+        if grep -qE '404|NoSuchKey|Not Found|does not exist' "$err"; then
+            return 1
+        fi
+        grep -qiE 'locate credentials|retrieving credentials|169\.254\.170\.23|connect timeout' "$err" || break
+        log "no credentials yet (try $try/10); retrying in 6 s"
+        sleep 6
+    done
     die 1 "cannot read $1: $(tr '\n' ' ' <"$err")"
 }
 
