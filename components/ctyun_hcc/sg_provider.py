@@ -165,6 +165,8 @@ class HccSecurityGroupProvider(ResourceProvider):
                 "ctyun:securityGroup=<id> (kimi-k3 then only checks its rules)")
         gid = ours[0].group_id if ours else api.create_security_group(
             p["vpcID"], p["groupName"], owner_marker(p["ownerToken"]), deadline)
+        # described even when just created: what rules CTyun puts in a new group is not
+        # documented, and an ingress rule it added must not stay open
         group = self._describe(api, gid, deadline)
         rule_ids = self._sync(api, group, wanted_rules(p), deadline)
         return CreateResult(gid, self._outs(p, group, rule_ids, True))

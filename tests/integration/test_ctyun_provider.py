@@ -300,3 +300,25 @@ def test_check_stops_a_deploy_without_ssh_before_anything_is_created(emu):
         Stack(kimi={"sshAllowedCidrs": ""}).up()
     inv = emu.inventory()
     assert inv["vpcs"] and not inv["securityGroups"] and not inv["clusters"]
+
+
+def test_the_stacks_own_group_is_found_again_and_holds_only_the_wanted_rules(emu):
+    s = Stack()
+    s.up()
+    gid = s.outs("sg")["securityGroupID"]
+    api = rt.vpc({"regionID": REGION})
+    api.add_ingress(gid, [vpcapi.IngressRule(3389, "0.0.0.0/0")])  # not ours to keep open
+    s.state.pop("cluster"), s.state.pop("order"), s.state.pop("sg")  # an interrupted run
+    s.up()
+    assert s.outs("sg")["securityGroupID"] == gid
+    ingress = sorted(r.port_range for r in api.describe_security_group(gid).rules
+                     if r.direction == "ingress")
+    assert ingress == ["11025", "22"] and len(emu.report()["orders"]) == 1
+    s.up(kimi={"allowedCidrs": "203.0.113.0/24,192.0.2.0/24"})  # rules change in place
+    ingress = sorted((r.port_range, r.cidr) for r in api.describe_security_group(gid).rules
+                     if r.direction == "ingress")
+    assert ingress == [("11025", "192.0.2.0/24"), ("11025", "203.0.113.0/24"),
+                       ("22", "198.51.100.7/32")]
+    assert "cluster" in s.state and len(emu.report()["orders"]) == 1
+    s.destroy()
+    assert clean(emu)["leakedTotal"] == 0

@@ -31,9 +31,10 @@ class JobFailed(CtyunError):
 class DeadlineExceeded(CtyunError):
     def __init__(self, what: str, waited_s: float, last_seen: str, setting: str):
         self.what, self.last_seen = what, last_seen
-        super().__init__(f"gave up waiting for {what} after {waited_s:.0f} s (last seen: "
-                         f"{last_seen}); the work may still finish on CTyun's side: run `pulumi "
-                         f"up` again to resume, or raise {setting}")
+        super().__init__(f"gave up waiting for {what}: the deadline ({setting}) passed after "
+                         f"{waited_s:.1f} s of this wait (last seen: {last_seen}); the work may "
+                         f"still finish on CTyun's side: run `pulumi up` again to resume, or "
+                         f"raise {setting}")
 
 
 class _NoPhase:
