@@ -40,6 +40,21 @@ def _measure(emu, op):
     return wall, sim, hpc, vpc
 
 
+def answer_latency(emu, samples: int = 20) -> float:
+    """Median seconds the emulator takes to answer one signed call (list-regions)."""
+    from components.ctyun_hcc.api.ehpc import Ehpc
+    from components.ctyun_hcc.api.transport import Transport
+    from tests.emulators.ctyun.state import REGION
+
+    api = Ehpc(Transport(), REGION)
+    times = []
+    for _ in range(samples):
+        t0 = time.monotonic()
+        api.list_regions()
+        times.append(time.monotonic() - t0)
+    return statistics.median(times)
+
+
 def lifecycle(emu, poll: float, runs: int, nodes: int):
     fast = {"pollIntervalS": poll, "timeoutS": 600, "createTimeoutS": 600,
             "updateTimeoutS": 600, "deleteTimeoutS": 600, "lostAnswerWaitS": 60}
@@ -52,6 +67,8 @@ def lifecycle(emu, poll: float, runs: int, nodes: int):
         rows["delete"].append(_measure(emu, s.destroy))
         report = emu.report()
         assert report["leakedTotal"] == 0 and report["foreignTouched"] == [], report
+    latency = answer_latency(emu)
+    print(f"emulator answer time per call: {latency * 1000:.0f} ms (median of 20)")
     print(f"{'operation':<10} {'wall s':>7} {'sim s':>6} {'overhead s':>10} {'budget s':>8} "
           f"{'E-HPC calls':>11} {'VPC calls':>9}")
     for name, ms in rows.items():
