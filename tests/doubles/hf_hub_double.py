@@ -1,7 +1,7 @@
 """Test double of the Hugging Face hub's file API (the hub cannot be reached from CI).
 
 Built from the client's side of the contract, huggingface_hub 2.4.0 (read from its wheel):
-- `HfApi.model_info` (hf_api.py): GET /api/models/{repo_id}/revision/{revision} -> JSON object
+- `HfApi.model_info` (hf_api.py): GET /api/models/{repo_id}[/revision/{revision}] -> JSON object
   with `id`, `sha` (the commit) and `siblings` [{"rfilename": path}];
 - `HfApi._iter_repo_tree_pages` + `RepoFile` (hf_api.py) and `_paginate_pages`
   (utils/_pagination.py): GET /api/models/{repo_id}/tree/{revision}[/{path}]?recursive=..&expand=..
@@ -13,7 +13,10 @@ Built from the client's side of the contract, huggingface_hub 2.4.0 (read from i
   to the CDN (constants.py HUGGINGFACE_HEADER_*). A token is `Authorization: Bearer <token>`;
   private/gated repos answer 401 without one.
 `oid` of a file is its git blob id: sha1(b"blob <size>\\0" + content); `lfs.oid` is the sha256 of
-the content. Files at or above `lfs_threshold` bytes are stored as LFS, like the hub's large files.
+the content. Files at or above `lfs_threshold` bytes are stored as LFS, like the hub's large files,
+and their download redirects to a CDN served on a second port (another origin, as the real CDN).
+The double is checked against the real client: tests/integration/test_hf_hub_double.py runs
+huggingface_hub's own `hf download` and `HfApi` against it.
 
 Faults a test can arm (each consumed once unless noted): `truncate_once[path] = n` (send the
 full Content-Length, close after n bytes), `corrupt[path]` (same size, different bytes; sticky),
@@ -103,21 +106,32 @@ class HubDouble:
         self.requests: List[Tuple[str, str, bool]] = []
         self.served: Dict[str, int] = {}
         self.lock = threading.Lock()
+        # the hub and its CDN are different origins (as huggingface.co and its CDN hosts), so a
+        # client's cross-origin redirect rules apply to the token exactly as in real life
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.cdn = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.threads = []
+        for srv in (self.server, self.cdn):
+            srv.daemon_threads = True
+            self.threads.append(threading.Thread(target=srv.serve_forever, daemon=True))
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
+    @property
+    def cdn_url(self) -> str:
+        return f"http://127.0.0.1:{self.cdn.server_address[1]}"
+
     def __enter__(self):
-        self.thread.start()
+        for t in self.threads:
+            t.start()
         return self
 
     def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        for srv in (self.server, self.cdn):
+            srv.shutdown()
+            srv.server_close()
 
     def downloads(self, path: str) -> int:
         """How many times the body of `path` was sent (GET, from the hub or its CDN)."""
@@ -174,6 +188,8 @@ def _handler(hub: HubDouble):
 
         # /api/models/{owner}/{name}/revision/{rev} | /tree/{rev}[/{path}]
         def _api(self, rest: List[str], query):
+            if len(rest) == 2:  # model_info without a revision: the default branch
+                rest = rest + ["revision", "main"]
             if len(rest) < 4:
                 return self._error(404, "Repository not found")
             repo = hub.repos.get(f"{rest[0]}/{rest[1]}")
@@ -202,7 +218,8 @@ def _handler(hub: HubDouble):
                 if start + hub.page_size < len(entries):
                     q = {k: v[0] for k, v in query.items()}
                     q["cursor"] = str(start + hub.page_size)
-                    nxt = f"{self.path.split('?')[0]}?{urllib.parse.urlencode(q)}"
+                    # absolute, as the hub sends it: huggingface_hub requests the URL as given
+                    nxt = f"{hub.url}{self.path.split('?')[0]}?{urllib.parse.urlencode(q)}"
                     headers["Link"] = f'<{nxt}>; rel="next"'
                 return self._send(200, json.dumps(page).encode(), headers)
             return self._error(404, "Not Found")
@@ -223,7 +240,7 @@ def _handler(hub: HubDouble):
             if repo.is_lfs(path):
                 sha = entry["lfs"]["oid"]
                 headers.update({"X-Linked-Etag": f'"{sha}"', "X-Linked-Size": str(entry["size"]),
-                                "Location": f"{hub.url}/cdn/{repo.repo_id}/{sha}/"
+                                "Location": f"{hub.cdn_url}/cdn/{repo.repo_id}/{sha}/"
                                             f"{urllib.parse.quote(path, safe='/')}"})
                 return self._send(302, b"", headers, "text/plain")
             return self._content(repo, path, headers)

@@ -120,6 +120,11 @@ class Watch:
     def __exit__(self, *exc):
         self.stop.set()
         self.t.join()
+        # one last look once the program has ended (the marker may be seconds old by now)
+        if self.seen():
+            self.saw_marker = True
+            if not self.there():
+                self.violations.append(time.monotonic())
 
 
 def s3_watch(s3, bucket, files):
