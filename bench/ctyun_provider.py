@@ -97,8 +97,11 @@ def matrix(emu, job_seconds: float):
           f"orders: {sum(r['duplicate_orders'] for r in results)}; leaks: "
           f"{sum(r['leaked'] for r in results)}; foreign resources touched: "
           f"{sum(r['foreign_touched'] for r in results)}")
+    refused = [r for r in results if r["fault"] == "same_names" and not r["converged"]]
     print(f"  no error shown: {sum(not r['errors'] for r in results)}; one clear error then "
-          f"converged on re-run: {sum(len(r['errors']) == 1 for r in results)}")
+          f"converged on re-run: {sum(len(r['errors']) == 1 and r['converged'] for r in results)}"
+          f"; refused on every run with nothing ordered (another stack's names): "
+          f"{sum(r['nothing_ordered'] for r in refused)}")
     for r in results:
         if r["errors"]:
             print(f"    {r['fault']:>13} x {r['op']:<6} first attempt: {r['errors'][0][:100]}")
