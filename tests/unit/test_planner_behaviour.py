@@ -332,3 +332,125 @@ def test_plan_timeout_covers_the_engine_phases_with_margin():
         engine = sum(ph.seconds for ph in c.phases if ph.name in ("load", "compile", "graphs"))
         assert c.startup_timeout_s >= 1.5 * engine
         assert c.startup_timeout_s % 60 == 0
+
+
+def test_the_minimum_search_stops_at_64_and_allows_any_count_on_ascend():
+    # ~1.49 GB of recurrent state per sequence: 64 nodes fall short (65 would not: never offered)
+    past = {"mla_layers": 42, "kv_lora_rank": 514, "kda_state_bytes_per_seq": 1_490_108_663}
+    with pytest.raises(PlanError) as e:
+        plan(PlanRequest(**A3, max_model_len=1_048_576, model_overrides=past))
+    assert e.value.key == "kimi-k3:maxModelLen" and e.value.fix.startswith("lower kimi-k3:maxModelLen")
+    # Ascend counts need not be powers of two: the minimum here is 55, not 64
+    with pytest.raises(PlanError, match="use at least 55$"):
+        plan(PlanRequest("w4a8", "atlas-800-a3", 1, max_model_len=1_048_576, model_overrides={"mla_layers": 42}))
+
+
+def test_layouts_are_exactly_the_published_ones():
+    from components.inference.planner import Parallelism
+    assert plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 2)).parallelism == Parallelism(8, 1, 2, 1, False, 1)
+    assert plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1)).parallelism.enable_expert_parallel is False
+    assert plan(PlanRequest("w4a8", "atlas-800-a3", 3)).parallelism == Parallelism(16, 3, 1, 48, True, 1)
+    assert "DP2 x TP16, EP32 on 32 devices" in plan(PlanRequest("w4a8", "atlas-800-a3", 2)).explain()
+
+
+def test_pipelined_recurrent_state_is_split_across_tp_and_pp():
+    # B300 x2 (TP8 x PP2): the KDA state of a sequence is split over 16 devices, so 14 full 1M
+    # sequences fit; split over TP/PP (4) they would not
+    p = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 2))
+    state = MODELS["mxfp4"].architecture.kda_state_bytes_per_seq / 16
+    per_seq = p.memory.kv_bytes_per_token_per_device * p.max_model_len + state
+    assert p.full_length_seqs_per_replica == int(p.memory.kv_cache_gib_per_device * GIB // per_seq) == 14
+
+
+def test_a_cold_start_dict_without_phases_reads_back():
+    d = plan(PlanRequest("w4a8", "atlas-800-a3", 4)).to_dict()
+    d["cold_start"].pop("phases")
+    assert Plan.from_dict(d).cold_start.phases == ()
+
+
+def _cold(**kw):
+    base = dict(weights_source="s3", loading="local-nvme", stage_s=1, load_s=1, warmup_s=1, estimate_s=1,
+                startup_timeout_s=60, first_token_s=1200)
+    return cs_cold(**{**base, **kw})
+
+
+from components.inference.planner import ColdStart as cs_cold, _first_token_text, _minutes  # noqa: E402
+
+
+def test_first_token_text_edges():
+    assert _minutes(600) == "10 min" and _minutes(599) == "10.0 min" and _minutes(30) == "0.5 min"
+    assert _first_token_text(_cold(first_token_cached_s=1200), None) == "20 min after the block starts (s3)"
+    assert _first_token_text(_cold(first_token_cached_s=1199), None) == \
+        "20 min after the block starts (s3), 20 min with the compile cache"
+    assert _first_token_text(_cold(hub_first_token_s=1200, gpu_node_s_saved=0), None) == \
+        "20 min after the block starts (s3); hub path 20 min"
+    assert _first_token_text(_cold(hub_first_token_s=4980, gpu_node_s_saved=3780), 100.0) == \
+        "20 min after the block starts (s3); hub path 83 min, saves 1.1 GPU node-h per start ($105)"
+    assert _first_token_text(_cold(weights_source="hub", hub_first_token_s=1200, gpu_node_s_saved=5), 1.0) == \
+        "20 min after the block starts (hub)"
+    assert _first_token_text(_cold(loading="stream-s3"), None) == "20 min after the block starts (s3, streamed)"
+
+
+# --- the cold-start paths, phase by phase (components/inference/coldstart.py) ---------------
+
+ENGINE = cs.EngineStart(300, 60, 90, "eng-src")
+GRAPHS = "CUDA-graph capture and warm-up; whn09: ~2 min on p6-b300 (SGLang); not cached"
+NODE = "assumption: instance boot, EKS join, device plugins, image pull"
+FILL_ASSUMED = ("assumption: the hub rate; a small system node's baseline bandwidth may bound it "
+                "(see docs/aws-eks.md)")
+LATE = "; the block starts before it is full, so this start stages from the hub"
+LOCAL = "800 GB per node from local NVMe at 8 GB/s (assumption; modelexpress: 1m10s from fast local storage)"
+
+
+def _cs_path(**kw):
+    return cs.path(checkpoint_bytes=1_600_000_000_000, bytes_per_node=800e9, nvme_gb_per_s=8.0,
+                   engine=ENGINE, **kw)
+
+
+def _phases(p):
+    return [(x.name, x.seconds, x.clock, x.source) for x in p.phases]
+
+
+def test_a_mirror_the_block_outruns_stages_from_the_hub_meanwhile():
+    p = _cs_path(source="mirror", stream=False, block_lead_s=100, node_ready_s=400, mirror_fill_gb_per_s=2.0)
+    assert (p.source, p.loading) == ("mirror", "local-nvme")
+    assert _phases(p) == [
+        ("mirror", 800, "before-block", "1,600 GB from the hub on the system node (2 GB/s)" + LATE),
+        ("node", 400, "gpu", NODE),
+        ("stage", 3200, "gpu", "1,600 GB from hub at 0.5 GB/s; assumption: Hugging Face over the internet, "
+                               "per node (peers report anything from 0.2 to 3 GB/s)"),
+        ("load", 100, "gpu", LOCAL), ("compile", 300, "gpu", "eng-src"), ("graphs", 90, "gpu", GRAPHS)]
+    assert p.gpu_seconds() == 4090 and p.gpu_seconds(cached=True) == 3790
+    assert cs.startup_timeout(p, 600) == 780  # (100 + 300 + 90) x 1.5 = 735 -> 780
+
+
+def test_a_full_mirror_stages_from_the_bucket_and_a_lead_equal_to_the_fill_is_enough():
+    for lead in (None, 3200, 3201):
+        p = _cs_path(source="mirror", stream=False, block_lead_s=lead)
+        assert _phases(p) == [
+            ("mirror", 3200, "before-block", f"1,600 GB from the hub on the system node ({FILL_ASSUMED})"),
+            ("stage", 320, "gpu", "1,600 GB from mirror at 5 GB/s; the same S3 read as `s3`, from the stack's own bucket"),
+            ("load", 100, "gpu", LOCAL), ("compile", 300, "gpu", "eng-src"), ("graphs", 90, "gpu", GRAPHS)]
+    late = _cs_path(source="mirror", stream=False, block_lead_s=3199)
+    assert late.phase("stage").source.startswith("1,600 GB from hub at 0.5 GB/s")
+
+
+def test_streaming_from_an_incomplete_mirror_waits_for_it_on_the_gpu_clock():
+    p = _cs_path(source="mirror", stream=True, block_lead_s=100, node_ready_s=400)
+    assert (p.loading, [x.name for x in p.phases]) == (
+        "stream-s3", ["mirror", "node", "wait", "stage", "load", "compile", "graphs"])
+    assert p.phase("wait") == cs.Phase("wait", 2700, "gpu", "streaming needs the complete mirror: the pods wait for it")
+    assert p.phase("stage") == cs.Phase("stage", 0, "gpu", "nothing staged: vLLM streams from S3")
+    assert p.phase("load").seconds == 267 and p.phase("load").source.startswith("800 GB per node at 3 GB/s; ")
+    assert p.gpu_seconds() == 400 + 2700 + 0 + 267 + 300 + 90
+    # a node that boots after the mirror is full does not wait
+    assert _cs_path(source="mirror", stream=True, block_lead_s=100, node_ready_s=3100).phase("wait") is None
+    assert _cs_path(source="mirror", stream=True, block_lead_s=None).phase("wait") is None
+
+
+def test_no_node_phase_without_a_boot_figure_and_no_mirror_phase_off_the_mirror():
+    p = _cs_path(source="s3", stream=False)
+    assert [x.name for x in p.phases] == ["stage", "load", "compile", "graphs"]
+    assert p.phase("mirror") is None and p.phase("node") is None
+    assert cs.stage_seconds(1_000_000_000, "cthpc") == 0.5
+    assert cs.mirror_fill_seconds(1_000_000_000) == 2.0 and cs.mirror_fill_seconds(1_000_000_000, 4.0) == 0.25
