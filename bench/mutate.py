@@ -316,6 +316,8 @@ def main() -> int:
     ap.add_argument("--max-children", type=int, default=2, help="parallel mutant runs (default 2)")
     ap.add_argument("--diff", action="store_true", help="print each survivor's change")
     ap.add_argument("--report-only", action="store_true", help="print the last results, run nothing")
+    ap.add_argument("--unkilled", action="store_true",
+                    help="rerun only mutants not killed yet (after adding tests; changed code is rerun anyway)")
     ap.add_argument("--sample", type=int, help="run only N mutants drawn at random from the scope")
     ap.add_argument("--seed", type=int, default=13, help="seed of --sample (default 13)")
     args = ap.parse_args()
@@ -324,9 +326,16 @@ def main() -> int:
     if args.sample or not all((MUTANTS / (m.path + ".meta")).exists() for m in modules.values()):
         generate()  # the sample is drawn from the current code's mutants
     only = sample(modules, args.sample, args.seed) if args.sample else None
-    if not args.report_only:
+    names = only or patterns(modules)
+    if args.unkilled:
+        if not only:
+            generate()  # results of changed functions are reset to "not run" here
+        results = {k: v for m in modules.values() for k, v in load_results(m).items()}
+        names = [n for n in (only or in_scope(modules)) if results.get(n) not in KILLED | TIMEOUT]
+        print(f"rerunning {len(names)} mutants not killed yet", flush=True)
+    if not args.report_only and names:
         start = time.monotonic()
-        rc = _mutmut(["run", "--max-children", str(args.max_children)] + (only or patterns(modules)))
+        rc = _mutmut(["run", "--max-children", str(args.max_children)] + names)
         seconds = time.monotonic() - start
         if rc != 0:
             print(f"mutmut failed (exit {rc}); see {LOG.relative_to(ROOT)}", file=sys.stderr)
