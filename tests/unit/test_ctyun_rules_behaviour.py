@@ -97,3 +97,105 @@ def test_query_values_are_written_as_go_writes_them():
     assert s.query_value(0) == "0" and s.query_value(50) == "50" and s.query_value("x") == "x"
     assert s.query_pairs({"b": [1, True], "a": None, "c": ()}) == [("b", "1"), ("b", "true")]
     assert s.query_pairs({"z": 1, "a": 2, "m": 3}) == [("a", "2"), ("m", "3"), ("z", "1")]
+
+
+# --- names (docs 23930/23943, the VPC API's schemas): every rule alone, each length edge -----
+
+@pytest.mark.parametrize("fn,value,problem", [
+    ("cluster_name_problem", "ab", None), ("cluster_name_problem", "a" * 20, None), ("cluster_name_problem", "k3-a1", None),
+    ("cluster_name_problem", "a", "must be 2-20 characters long (is 1)"),
+    ("cluster_name_problem", "a" * 21, "must be 2-20 characters long (is 21)"),
+    ("cluster_name_problem", "1a", "may hold only letters, digits and '-' and must start with a letter"),
+    ("cluster_name_problem", "a_b", "may hold only letters, digits and '-' and must start with a letter"),
+    ("cluster_name_problem", "ab-", "must not end with '-'"),
+    ("cluster_name_problem", "a--b", "must not contain '--'"),
+    ("cluster_name_problem", 7, "must be a string"),
+    ("queue_name_problem", "q", None), ("queue_name_problem", "q" * 15, None), ("queue_name_problem", "a_1", None),
+    ("queue_name_problem", "", "must be 1-15 characters long (is 0)"),
+    ("queue_name_problem", "q" * 16, "must be 1-15 characters long (is 16)"),
+    ("queue_name_problem", "_a", "may hold only letters, digits and '_' and must start with a letter"),
+    ("queue_name_problem", "a-b", "may hold only letters, digits and '_' and must start with a letter"),
+    ("queue_name_problem", "DeFault", "must not be 'default' (reserved)"),
+    ("queue_name_problem", None, "must be a string"),
+    ("fs_name_problem", "ab", None), ("fs_name_problem", "a" * 255, None), ("fs_name_problem", "a-1", None),
+    ("fs_name_problem", "a", "must be 2-255 characters long (is 1)"),
+    ("fs_name_problem", "a" * 256, "must be 2-255 characters long (is 256)"),
+    ("fs_name_problem", "-a", "may hold only letters, digits and '-' and must start with a letter"),
+    ("fs_name_problem", "ab-", "must not end with '-'"),
+    ("fs_name_problem", b"ab", "must be a string"),
+    ("ehpc_security_group_name_problem", "ab", None), ("ehpc_security_group_name_problem", "a" * 32, None),
+    ("ehpc_security_group_name_problem", "安全组_1-a", None),
+    ("ehpc_security_group_name_problem", "a", "must be 2-32 characters long (is 1)"),
+    ("ehpc_security_group_name_problem", "a" * 33, "must be 2-32 characters long (is 33)"),
+    ("ehpc_security_group_name_problem", "_sg", "may hold only letters, Chinese, digits, '-' and '_' and must "
+                                                "start with a letter or Chinese character"),
+    ("ehpc_security_group_name_problem", 1, "must be a string"),
+    ("vpc_name_problem", "ab", None), ("vpc_name_problem", "a" * 32, None), ("vpc_name_problem", "网络_a-1", None),
+    ("vpc_name_problem", "a", "must be 2-32 characters long (is 1)"),
+    ("vpc_name_problem", "a" * 33, "must be 2-32 characters long (is 33)"),
+    ("vpc_name_problem", "HTTP:x", "must not start with http: or https:"),
+    ("vpc_name_problem", "https:x", "must not start with http: or https:"),
+    ("vpc_name_problem", "9net", "may hold only letters, Chinese, digits, '_' and '-' and must start with a "
+                                 "letter or Chinese character"),
+    ("vpc_name_problem", None, "must be a string"),
+    ("description_problem", "", None), ("description_problem", "d" * 128, None),
+    ("description_problem", "d" * 129, "must be 0-128 characters long (is 129)"),
+    ("description_problem", "Https://x", "must not start with http: or https:"),
+    ("description_problem", 5, "must be a string"),
+])
+def test_each_name_rule_alone(fn, value, problem):
+    assert getattr(r, fn)(value) == problem
+
+
+def test_int_in_takes_integers_only_within_bounds():
+    assert r.int_in(1, 1, 3) and r.int_in(3, 1, 3)
+    assert not r.int_in(0, 1, 3) and not r.int_in(4, 1, 3)
+    assert not r.int_in(True, 0, 3) and not r.int_in(2.0, 1, 3) and not r.int_in("2", 1, 3)
+
+
+# --- security group rule bodies (vpc/create-security-group-ingress) --------------------------
+
+from components.ctyun_hcc.api import vpc  # noqa: E402
+from components.ctyun_hcc.api.errors import RequestError  # noqa: E402
+
+API = "vpc/create-security-group-ingress"
+
+
+def test_ingress_rule_bodies_are_the_documented_ones():
+    assert vpc.IngressRule(22, "203.0.113.0/24").body(API, 0) == {
+        "direction": "ingress", "action": "accept", "priority": 1, "protocol": "TCP", "ethertype": "IPv4",
+        "destCidrIp": "203.0.113.0/24", "range": "22"}
+    assert vpc.IngressRule(65535, "2001:db8::/32", "k3 api", 100, "UDP").body(API, 3) == {
+        "direction": "ingress", "action": "accept", "priority": 100, "protocol": "UDP", "ethertype": "IPv6",
+        "destCidrIp": "2001:db8::/32", "range": "65535", "description": "k3 api"}
+    assert vpc.IngressRule(1, "10.0.0.0/8").key() == ("ingress", "accept", "TCP", "1", "10.0.0.0/8")
+
+
+@pytest.mark.parametrize("rule,message", [
+    (vpc.IngressRule(0, "10.0.0.0/8"), f"CTyun {API}: securityGroupRules[2].range=0 must be a port 1-65535"),
+    (vpc.IngressRule(65536, "10.0.0.0/8"), f"CTyun {API}: securityGroupRules[2].range=65536 must be a port 1-65535"),
+    (vpc.IngressRule("22", "10.0.0.0/8"), f"CTyun {API}: securityGroupRules[2].range='22' must be a port 1-65535"),
+    (vpc.IngressRule(22, "10.0.0.0/8", priority=0), f"CTyun {API}: securityGroupRules[2].priority=0 must be 1-100"),
+    (vpc.IngressRule(22, "10.0.0.0/8", priority=101), f"CTyun {API}: securityGroupRules[2].priority=101 must be 1-100"),
+    (vpc.IngressRule(22, "10.0.0.0/8", protocol="ICMP"),
+     f"CTyun {API}: securityGroupRules[2].protocol='ICMP' must be TCP or UDP"),
+    (vpc.IngressRule(22, "10.0.0.0/8", "http://x"),
+     f"CTyun {API}: securityGroupRules[2].description='http://x' must not start with http: or https:"),
+])
+def test_ingress_rule_refusals(rule, message):
+    with pytest.raises(RequestError) as e:
+        rule.body(API, 2)
+    assert str(e.value) == message
+
+
+def test_vpc_names_and_descriptions_are_checked_before_sending():
+    with pytest.raises(RequestError) as e:
+        vpc._name("vpc/create", "name", "9net")
+    assert str(e.value) == ("CTyun vpc/create: name='9net' may hold only letters, Chinese, digits, '_' and '-' "
+                            "and must start with a letter or Chinese character")
+    with pytest.raises(RequestError) as e:
+        vpc._description("vpc/create", "d" * 129)
+    assert str(e.value).endswith(" must be 0-128 characters long (is 129)")
+    assert str(e.value).startswith("CTyun vpc/create: description='ddd")
+    vpc._name("vpc/create", "name", "k3-net")
+    vpc._description("vpc/create", "kimi-k3 owner t")
