@@ -1,9 +1,11 @@
 """The accept command's own overhead, against the vLLM server double on this machine.
 
 Prints (1) requests per second the load part can drive when the double answers at once
-(TTFT 0, TPOT 0, a few tokens), per concurrency, and (2) the error between the TTFT/TPOT the
-load part measures and the double's configured ones, per concurrency. Client and double share
-the machine's cores, so (1) is a floor for the client alone.
+(TTFT 0, TPOT 0, 4 tokens: 7 SSE events per request), per concurrency, with the client
+process's own CPU time per request (so 1000 / that = what one core of client could drive), and
+(2) the error between the TTFT/TPOT the load part measures and the double's configured ones,
+per concurrency. The double runs in its own process; client and double share the machine's
+two cores (and whatever else runs on them: the load average is printed first).
 
     .venv/bin/python bench/accept_overhead.py [--requests 400] [--repeat 3]
 """
@@ -58,18 +60,20 @@ async def _load(url, requests, concurrency, max_tokens):
 
 def throughput(requests: int, repeat: int) -> None:
     print("## requests per second the load part drives (double answers at once, 4 tokens)")
-    print("| concurrency | requests | req/s median | req/s min | req/s max | errors |")
-    print("|---|---|---|---|---|---|")
+    print("| concurrency | requests | req/s median | req/s min | req/s max | client CPU ms/request "
+          "| errors |")
+    print("|---|---|---|---|---|---|---|")
     with double_process(0, 0, 0) as url:
         for conc in (1, 4, 16, 64):
-            rates, errors = [], 0
+            rates, cpu, errors = [], [], 0
             for _ in range(repeat):
-                t = time.perf_counter()
+                t, c0 = time.perf_counter(), time.process_time()
                 r = asyncio.run(_load(url, requests, conc, 4))
                 rates.append(requests / (time.perf_counter() - t))
+                cpu.append((time.process_time() - c0) / requests * 1000)
                 errors += r.errors
             print(f"| {conc} | {requests} | {statistics.median(rates):.0f} | {min(rates):.0f} | "
-                  f"{max(rates):.0f} | {errors} |")
+                  f"{max(rates):.0f} | {statistics.median(cpu):.2f} | {errors} |")
 
 
 def timing_error(repeat: int) -> None:

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Dict, Optional
 from urllib.parse import urlsplit
 
+import certifi
 import httpx
 
 from .protocol import StreamState, short
@@ -26,6 +29,16 @@ MAX_BODY_BYTES = 4 * 1024 * 1024
 #: after `data: [DONE]`, how long the rest of a stream's body may take to end
 DRAIN_S = 1.0
 _USE_DEFAULT = object()
+
+
+@lru_cache(maxsize=1)
+def _tls() -> ssl.SSLContext:
+    """One verifying TLS context per process (certifi's CA bundle, as httpx's default).
+
+    Loading the bundle costs ~0.1 s; httpx would do it for every client, i.e. for every load
+    worker, and that start-up would show up as the first requests' TTFT.
+    """
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 def split_endpoint(url: str) -> tuple:
@@ -86,12 +99,17 @@ class Client:
         self._max = max(1, int(max_connections))
         self._http: Optional[httpx.AsyncClient] = None
 
+    def worker(self) -> "Client":
+        """A client of its own (one connection) to the same endpoint, for one load worker:
+        httpx's shared pool costs more per request the more connections it holds."""
+        return Client(self.base, self._key, self.timeout_s, self._connect_s, max_connections=1)
+
     async def __aenter__(self) -> "Client":
         t = self.timeout_s
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(t, connect=self._connect_s),
             limits=httpx.Limits(max_connections=self._max, max_keepalive_connections=self._max),
-            follow_redirects=False, trust_env=False)
+            verify=_tls(), follow_redirects=False, trust_env=False)
         return self
 
     async def __aexit__(self, *exc) -> None:

@@ -45,25 +45,27 @@ def _judge(s: StreamAnswer) -> _One:
 
 async def run_load(c: Client, model: str, requests: int, concurrency: int,
                    max_tokens: int) -> LoadResult:
-    sem = asyncio.Semaphore(max(1, concurrency))
     stop = asyncio.Event()
     body = {"model": model, "messages": [{"role": "user", "content": LOAD_PROMPT}],
             "max_tokens": int(max_tokens)}
     results: List[_One] = []
+    tickets = iter(range(requests))
 
-    async def one() -> None:
-        async with sem:
-            if stop.is_set():
-                results.append(_One(False, "not sent: an earlier request timed out"))
-                return
-            s = await c.stream_chat(body)
-            r = _judge(s)
-            if not r.ok and s.error and "within" in s.error:
-                stop.set()
-            results.append(r)
+    async def worker() -> None:
+        """One of `concurrency` workers, each with its own connection, taking requests in turn."""
+        async with c.worker() as wc:
+            for _ in tickets:
+                if stop.is_set():
+                    results.append(_One(False, "not sent: an earlier request timed out"))
+                    continue
+                s = await wc.stream_chat(body)
+                r = _judge(s)
+                if not r.ok and s.error and "within" in s.error:
+                    stop.set()
+                results.append(r)
 
     start = time.perf_counter()
-    await asyncio.gather(*(one() for _ in range(requests)))
+    await asyncio.gather(*(worker() for _ in range(min(max(1, concurrency), requests))))
     wall = time.perf_counter() - start
     good = [r.answer.state for r in results if r.ok]
     ttfts = [st.ttft_s for st in good if st.ttft_s is not None]

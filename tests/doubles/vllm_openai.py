@@ -38,14 +38,15 @@ Timing: the first token leaves `ttft_s` after the request arrived, token k at
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import json
 import secrets
+import socket
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, FrozenSet, List, Optional
 
 GUARDED_PREFIX = ("/v1", "/v2", "/inference", "/cohere")
@@ -175,52 +176,59 @@ class _Engine:
                 "completion_tokens": self.completion_tokens}
 
 
-class _Server(ThreadingHTTPServer):
-    #: listen backlog: a load test opens its N connections at once (the default is 5)
-    request_queue_size = 256
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        import sys
-
-        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            super().handle_error(request, client_address)  # a client hanging up is not news
-
-
 class VllmOpenAIDouble:
     """The double as a server on 127.0.0.1 (an ephemeral port unless given).
 
-    `with VllmOpenAIDouble(DoubleConfig(...)) as d: d.url` is the OpenAI base URL (`.../v1`).
+    One asyncio event loop serves every connection, as uvicorn does for vLLM (a thread per
+    connection would add the interpreter lock's hand-offs to the timing under load).
+    `with VllmOpenAIDouble(DoubleConfig(...)) as d: d.url` runs it on a background thread;
+    `serve_forever()` runs it in the calling thread.
     """
 
     def __init__(self, cfg: Optional[DoubleConfig] = None, host: str = "127.0.0.1",
                  port: int = 0):
         self.cfg = cfg or DoubleConfig()
-        self.stopping = threading.Event()
         self.chat_requests = 0
         self.seen: List[Dict[str, Any]] = []
-        self._lock = threading.Lock()
-        handler = make_handler(self)
-        self.httpd = _Server((host, port), handler)
-        self.port = self.httpd.server_address[1]
-        self.url = f"http://{host}:{self.port}/v1"
-        self._thread: Optional[threading.Thread] = None
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((host, port))
+        self._sock.listen(256)  # a load test opens its N connections at once
+        self.port = self._sock.getsockname()[1]
+        self.url = f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{self.port}/v1"
         self.started = time.monotonic()
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._stopped: Optional[asyncio.Event] = None
+        self._thread: Optional[threading.Thread] = None
+        self._up = threading.Event()
 
-    def is_ready(self) -> bool:
-        return time.monotonic() >= self.started + self.cfg.ready_after_s and self.cfg.ready()
+    # ---- lifecycle ---------------------------------------------------------------------
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stopped = asyncio.Event()
+        server = await asyncio.start_server(self._connection, sock=self._sock, limit=1 << 20)
+        self._up.set()
+        async with server:
+            await self._stopped.wait()
+            server.close()
+        for task in [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]:
+            task.cancel()
+
+    def serve_forever(self) -> None:
+        self.started = time.monotonic()
+        asyncio.run(self._main())
 
     def start(self) -> "VllmOpenAIDouble":
-        self.started = time.monotonic()
-        self._thread = threading.Thread(target=self.httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
         self._thread.start()
+        self._up.wait(10)
         return self
 
     def stop(self) -> None:
-        self.stopping.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        if self._loop is not None and self._stopped is not None:
+            self._loop.call_soon_threadsafe(self._stopped.set)
+        if self._thread is not None:
+            self._thread.join(10)
 
     def __enter__(self) -> "VllmOpenAIDouble":
         return self.start()
@@ -228,232 +236,261 @@ class VllmOpenAIDouble:
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def next_chat(self) -> int:
-        with self._lock:
-            self.chat_requests += 1
-            return self.chat_requests
+    def is_ready(self) -> bool:
+        return time.monotonic() >= self.started + self.cfg.ready_after_s and self.cfg.ready()
 
-
-def make_handler(double: VllmOpenAIDouble):
-    cfg = double.cfg
-    tokens = [hashlib.sha256(cfg.api_key.encode()).digest()] if cfg.api_key else []
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "uvicorn-double"
-
-        # ---- plumbing ----------------------------------------------------------------
-        def log_message(self, fmt, *args):
-            if cfg.log is not None:
-                cfg.log(fmt % args)
-
-        def _json(self, code: int, obj: Any) -> None:
-            body = json.dumps(obj).encode()
-            self.send_response(code)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def _empty(self, code: int) -> None:
-            self.send_response(code)
-            self.send_header("content-length", "0")
-            self.end_headers()
-
-        def _chunk(self, text: str) -> None:
-            data = text.encode()
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
-
-        def _event(self, obj: Any) -> None:
-            self._chunk(f"data: {obj if isinstance(obj, str) else json.dumps(obj)}\n\n")
-
-        def _hang(self) -> None:
-            double.stopping.wait()
-            self.close_connection = True
-
-        def _authorized(self) -> bool:
-            path = self.path.split("?", 1)[0]
-            if not tokens or "ignore_key" in cfg.faults or not path.startswith(GUARDED_PREFIX):
-                return True
-            scheme, _, param = (self.headers.get("Authorization") or "").partition(" ")
-            if scheme.lower() != "bearer":
-                return False
-            digest = hashlib.sha256(param.encode()).digest()
-            return any(secrets.compare_digest(digest, t) for t in tokens)
-
-        def _note(self):
-            double.seen.append({"method": self.command, "path": self.path,
-                                "client_port": self.client_address[1],
-                                "authorization": bool(self.headers.get("Authorization"))})
-
-        # ---- routes --------------------------------------------------------------------
-        def do_GET(self):
-            self._note()
-            if "hang" in cfg.faults:
-                return self._hang()
-            if not self._authorized():
-                return self._json(401, {"error": "Unauthorized"})
-            path = self.path.split("?", 1)[0]
-            if path == "/health":
-                ok = double.is_ready() and "health_down" not in cfg.faults
-                return self._empty(200 if ok else 503)
-            if path == "/v1/models":
-                name = cfg.served_model_name + ("-other" if "model_missing" in cfg.faults else "")
-                now = int(time.time())
-                return self._json(200, {"object": "list", "data": [{
-                    "id": name, "object": "model", "created": now, "owned_by": "vllm",
-                    "root": cfg.model_path, "parent": None, "max_model_len": cfg.max_model_len,
-                    "permission": [{
-                        "id": f"modelperm-{uuid.uuid4().hex}", "object": "model_permission",
-                        "created": now, "allow_create_engine": False, "allow_sampling": True,
-                        "allow_logprobs": True, "allow_search_indices": False,
-                        "allow_view": True, "allow_fine_tuning": False, "organization": "*",
-                        "group": None, "is_blocking": False}]}]})
-            return self._json(404, {"detail": "Not Found"})
-
-        def do_POST(self):
-            self._note()
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            if "hang" in cfg.faults:
-                return self._hang()
-            if not self._authorized():
-                return self._json(401, {"error": "Unauthorized"})
-            if self.path.split("?", 1)[0] != "/v1/chat/completions":
-                return self._json(404, {"detail": "Not Found"})
-            ctype = (self.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
-            if ctype != "application/json":
-                return self._json(400, _error("Unsupported Media Type: Only 'application/json' "
-                                              "is allowed", "BadRequestError", 400))
-            try:
-                req = json.loads(raw or b"{}")
-            except ValueError as e:
-                return self._json(400, _error(f"JSON decode error: {e}", "BadRequestError", 400))
-            if not isinstance(req, dict) or not isinstance(req.get("messages"), list):
-                return self._json(400, _error("Field required", "BadRequestError", 400,
-                                              "messages"))
-            extra = sorted(set(req) - KNOWN_FIELDS)
-            if extra and cfg.reject_unknown_fields:
-                return self._json(400, _error(f"unknown fields {extra}", "BadRequestError", 400))
-            if req.get("model") not in (None, cfg.served_model_name):
-                return self._json(404, _error(
-                    f"The model `{req.get('model')}` does not exist. Valid aliases: "
-                    f"{cfg.served_model_name}.", "NotFoundError", 404, "model"))
-            if not double.is_ready():
-                return self._json(503, _error("The engine is not ready", "ServiceUnavailableError",
-                                              503))
-            n = double.next_chat()
-            if "fail_requests" in cfg.faults and cfg.fail_every > 0 and n % cfg.fail_every == 0:
-                return self._json(500, _error("EngineCore encountered an issue (double: "
-                                              "injected failure)", "InternalServerError", 500))
-            engine = _Engine(cfg, req)
-            arrived = time.perf_counter()
-            if req.get("stream"):
-                return self._stream(req, engine, arrived)
-            return self._complete(engine, arrived)
-
-        # ---- answers -------------------------------------------------------------------
-        def _sleep_until(self, t: float) -> bool:
-            """Sleep to perf_counter time `t`; False when the server is stopping."""
-            left = t - time.perf_counter()
-            return not (left > 0 and double.stopping.wait(left))
-
-        def _complete(self, e: _Engine, arrived: float) -> None:
-            n = e.completion_tokens
-            if not self._sleep_until(arrived + cfg.ttft_s + max(n - 1, 0) * cfg.tpot_s):
-                return
-            msg: Dict[str, Any] = {"role": "assistant",
-                                   "content": None if e.tool else "".join(e.content),
-                                   "refusal": None, "annotations": None, "audio": None,
-                                   "function_call": None}
-            if e.tool is not None:
-                msg["tool_calls"] = [e.tool_call()]
-            msg["reasoning"] = "".join(e.reasoning) or None
-            if cfg.reasoning_field == "reasoning_content":
-                msg["reasoning_content"] = msg.pop("reasoning")
-            self._json(200, {
-                "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion",
-                "created": int(time.time()), "model": cfg.served_model_name,
-                "choices": [{"index": 0, "message": msg, "logprobs": None,
-                             "finish_reason": e.finish, "stop_reason": None, "token_ids": None,
-                             "routed_experts": None, "weight_versions": None}],
-                "service_tier": None, "system_fingerprint": None,
-                "usage": {**e.usage(), "prompt_tokens_details": None,
-                          "completion_tokens_details": None},
-                "prompt_logprobs": None, "prompt_token_ids": None, "prompt_text": None,
-                "kv_transfer_params": None, "ec_transfer_params": None, "metrics": None})
-
-        def _stream(self, req: Dict[str, Any], e: _Engine, arrived: float) -> None:
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream; charset=utf-8")
-            self.send_header("transfer-encoding", "chunked")
-            self.end_headers()
-            rid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
-            head = {"id": rid, "object": "chat.completion.chunk", "created": created,
-                    "model": cfg.served_model_name}
-            include_usage = bool((req.get("stream_options") or {}).get("include_usage"))
-            # deltas in order: reasoning tokens, then content tokens or the tool-call block
-            deltas: List[Any] = [{cfg.reasoning_field: r} for r in e.reasoning]
-            if e.tool is not None:
-                call = e.tool_call()
-                if cfg.tool_stream == "whole":  # kimi_k3: buffered, sent when the block closes
-                    deltas += [None] * (e.tool_tokens - 1)
-                    deltas.append({"content": None, "tool_calls": [{"index": 0, **call}]})
-                else:  # name first, then the arguments in fragments
-                    fn = call["function"]
-                    deltas.append({"tool_calls": [{"index": 0, "id": call["id"],
-                                                   "type": "function",
-                                                   "function": {"name": fn["name"],
-                                                                "arguments": ""}}]})
-                    deltas += [{"tool_calls": [{"index": 0,
-                                                "function": {"arguments": fn["arguments"][i:i + 4]}}]}
-                               for i in range(0, len(fn["arguments"]), 4)]
-            else:
-                deltas += [{"content": c} for c in e.content]
-            try:
-                # keep-alive comments while "prefilling", as with --sse-keep-alive-interval
-                first = arrived + cfg.ttft_s
-                if cfg.keep_alive_s > 0:
-                    t = arrived + cfg.keep_alive_s
-                    while t < first:
-                        if not self._sleep_until(t):
-                            return
-                        self._chunk(": keep-alive\n\n")
-                        t += cfg.keep_alive_s
-                if not self._sleep_until(first):
+    # ---- HTTP/1.1 ------------------------------------------------------------------------
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        peer = writer.get_extra_info("peername") or ("", 0)
+        # TCP_NODELAY, as uvicorn has it: without it each small SSE write waits for the
+        # client's delayed ACK (~40 ms), a TTFT/TPOT that vLLM does not have
+        writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
                     return
-                self._event({**head, "choices": [{"index": 0, "delta": {"role": "assistant",
-                                                                        "content": ""},
-                                                  "logprobs": None, "finish_reason": None}],
-                             "prompt_token_ids": None, "prompt_text": None})
-                for k, delta in enumerate(deltas):
-                    if not self._sleep_until(first + k * cfg.tpot_s):
-                        return
-                    if k == 2 and "stream_error" in cfg.faults:
-                        self._event(_error("EngineCore encountered an issue (double: injected "
-                                           "stream error)", "InternalServerError", 500))
-                        break
-                    if k == 2 and "stall_stream" in cfg.faults:
-                        return self._hang()
-                    last = k == len(deltas) - 1
-                    if delta is None and not last:
-                        continue
-                    choice = {"index": 0, "delta": delta or {}, "logprobs": None,
-                              "finish_reason": e.finish if last else None, "token_ids": None}
-                    if last:
-                        choice.update(stop_reason=None, weight_versions=None)
-                    self._event({**head, "choices": [choice], "kv_transfer_params": None})
-                if include_usage:
-                    self._event({**head, "choices": [], "usage": e.usage()})
-                if "no_done" not in cfg.faults:
-                    self._event("[DONE]")
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
+                lines = head.decode("latin-1").split("\r\n")
+                try:
+                    method, target, _version = lines[0].split(" ", 2)
+                except ValueError:
+                    return
+                headers = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        k, _, v = line.partition(":")
+                        headers[k.strip().lower()] = v.strip()
+                body = await reader.readexactly(int(headers.get("content-length") or 0))
+                self.seen.append({"method": method, "path": target, "client_port": peer[1],
+                                  "authorization": "authorization" in headers})
+                http = _Exchange(self, writer, method, target, headers, body)
+                keep = await http.answer()
+                if not keep or headers.get("connection", "").lower() == "close":
+                    return
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return
+        except asyncio.CancelledError:
+            return  # the double is stopping: end quietly
+        finally:
+            writer.close()
 
-    return Handler
+
+class _Exchange:
+    """One request and its answer, written the way vLLM's FastAPI app answers it."""
+
+    def __init__(self, double: VllmOpenAIDouble, writer, method, target, headers, body):
+        self.d, self.cfg, self.w = double, double.cfg, writer
+        self.method, self.path = method, target.split("?", 1)[0]
+        self.headers, self.body = headers, body
+        self.status = 0
+
+    def _log(self) -> None:
+        if self.cfg.log is not None:
+            self.cfg.log(f'"{self.method} {self.path} HTTP/1.1" {self.status} -')
+
+    async def _head(self, code: int, headers: List[tuple]) -> None:
+        self.status = code
+        reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
+                  500: "Internal Server Error", 503: "Service Unavailable"}.get(code, "")
+        out = [f"HTTP/1.1 {code} {reason}", "server: uvicorn-double",
+               f"date: {time.strftime('%a, %d %b %Y %H:%M:%S GMT', time.gmtime())}"]
+        out += [f"{k}: {v}" for k, v in headers]
+        self.w.write(("\r\n".join(out) + "\r\n\r\n").encode("latin-1"))
+        self._log()
+
+    async def _json(self, code: int, obj: Any) -> bool:
+        body = json.dumps(obj).encode()
+        await self._head(code, [("content-type", "application/json"),
+                                ("content-length", str(len(body)))])
+        self.w.write(body)
+        await self.w.drain()
+        return True
+
+    async def _empty(self, code: int) -> bool:
+        await self._head(code, [("content-length", "0")])
+        await self.w.drain()
+        return True
+
+    async def _chunk(self, text: str) -> None:
+        data = text.encode()
+        self.w.write(b"%x\r\n%s\r\n" % (len(data), data))
+        await self.w.drain()
+
+    async def _event(self, obj: Any) -> None:
+        await self._chunk(f"data: {obj if isinstance(obj, str) else json.dumps(obj)}\n\n")
+
+    async def _hang(self) -> bool:
+        await self.d._stopped.wait()
+        return False
+
+    @staticmethod
+    async def _until(t: float) -> None:
+        left = t - time.perf_counter()
+        if left > 0:
+            await asyncio.sleep(left)
+
+    def _authorized(self) -> bool:
+        """vLLM's AuthenticationMiddleware: Bearer (any case) on the guarded prefixes only."""
+        cfg = self.cfg
+        if not cfg.api_key or "ignore_key" in cfg.faults or not self.path.startswith(GUARDED_PREFIX):
+            return True
+        scheme, _, param = (self.headers.get("authorization") or "").partition(" ")
+        if scheme.lower() != "bearer":
+            return False
+        want = hashlib.sha256(cfg.api_key.encode()).digest()
+        return secrets.compare_digest(hashlib.sha256(param.encode()).digest(), want)
+
+    # ---- routes --------------------------------------------------------------------------
+    async def answer(self) -> bool:
+        """Answer the request; False when the connection must close."""
+        cfg = self.cfg
+        if "hang" in cfg.faults:
+            return await self._hang()
+        if not self._authorized():
+            return await self._json(401, {"error": "Unauthorized"})
+        if self.method == "GET" and self.path == "/health":
+            ok = self.d.is_ready() and "health_down" not in cfg.faults
+            return await self._empty(200 if ok else 503)
+        if self.method == "GET" and self.path == "/v1/models":
+            return await self._json(200, self._models())
+        if self.method == "POST" and self.path == "/v1/chat/completions":
+            return await self._chat()
+        return await self._json(404, {"detail": "Not Found"})
+
+    def _models(self) -> Dict[str, Any]:
+        cfg = self.cfg
+        name = cfg.served_model_name + ("-other" if "model_missing" in cfg.faults else "")
+        now = int(time.time())
+        return {"object": "list", "data": [{
+            "id": name, "object": "model", "created": now, "owned_by": "vllm",
+            "root": cfg.model_path, "parent": None, "max_model_len": cfg.max_model_len,
+            "permission": [{
+                "id": f"modelperm-{uuid.uuid4().hex}", "object": "model_permission",
+                "created": now, "allow_create_engine": False, "allow_sampling": True,
+                "allow_logprobs": True, "allow_search_indices": False, "allow_view": True,
+                "allow_fine_tuning": False, "organization": "*", "group": None,
+                "is_blocking": False}]}]}
+
+    async def _chat(self) -> bool:
+        cfg = self.cfg
+        ctype = self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if ctype != "application/json":
+            return await self._json(400, _error("Unsupported Media Type: Only 'application/json' "
+                                                "is allowed", "BadRequestError", 400))
+        try:
+            req = json.loads(self.body or b"{}")
+        except ValueError as e:
+            return await self._json(400, _error(f"JSON decode error: {e}", "BadRequestError", 400))
+        if not isinstance(req, dict) or not isinstance(req.get("messages"), list):
+            return await self._json(400, _error("Field required", "BadRequestError", 400,
+                                                "messages"))
+        extra = sorted(set(req) - KNOWN_FIELDS)
+        if extra and cfg.reject_unknown_fields:
+            return await self._json(400, _error(f"unknown fields {extra}", "BadRequestError", 400))
+        if req.get("model") not in (None, cfg.served_model_name):
+            return await self._json(404, _error(
+                f"The model `{req.get('model')}` does not exist. Valid aliases: "
+                f"{cfg.served_model_name}.", "NotFoundError", 404, "model"))
+        if not self.d.is_ready():
+            return await self._json(503, _error("The engine is not ready",
+                                                "ServiceUnavailableError", 503))
+        self.d.chat_requests += 1
+        n = self.d.chat_requests
+        if "fail_requests" in cfg.faults and cfg.fail_every > 0 and n % cfg.fail_every == 0:
+            return await self._json(500, _error("EngineCore encountered an issue (double: "
+                                                "injected failure)", "InternalServerError", 500))
+        engine = _Engine(cfg, req)
+        arrived = time.perf_counter()
+        if req.get("stream"):
+            return await self._stream(req, engine, arrived)
+        return await self._complete(engine, arrived)
+
+    # ---- answers -------------------------------------------------------------------------
+    async def _complete(self, e: _Engine, arrived: float) -> bool:
+        cfg = self.cfg
+        await self._until(arrived + cfg.ttft_s + max(e.completion_tokens - 1, 0) * cfg.tpot_s)
+        msg: Dict[str, Any] = {"role": "assistant",
+                               "content": None if e.tool else "".join(e.content),
+                               "refusal": None, "annotations": None, "audio": None,
+                               "function_call": None}
+        if e.tool is not None:
+            msg["tool_calls"] = [e.tool_call()]
+        msg["reasoning"] = "".join(e.reasoning) or None
+        if cfg.reasoning_field == "reasoning_content":
+            msg["reasoning_content"] = msg.pop("reasoning")
+        return await self._json(200, {
+            "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion",
+            "created": int(time.time()), "model": cfg.served_model_name,
+            "choices": [{"index": 0, "message": msg, "logprobs": None,
+                         "finish_reason": e.finish, "stop_reason": None, "token_ids": None,
+                         "routed_experts": None, "weight_versions": None}],
+            "service_tier": None, "system_fingerprint": None,
+            "usage": {**e.usage(), "prompt_tokens_details": None,
+                      "completion_tokens_details": None},
+            "prompt_logprobs": None, "prompt_token_ids": None, "prompt_text": None,
+            "kv_transfer_params": None, "ec_transfer_params": None, "metrics": None})
+
+    def _deltas(self, e: _Engine) -> List[Any]:
+        """The stream's deltas in order: reasoning tokens, then content or the tool-call block
+        (None: a token that sends no delta, as inside a kimi_k3 tool block)."""
+        cfg = self.cfg
+        deltas: List[Any] = [{cfg.reasoning_field: r} for r in e.reasoning]
+        if e.tool is None:
+            return deltas + [{"content": c} for c in e.content]
+        call = e.tool_call()
+        if cfg.tool_stream == "whole":  # kimi_k3: buffered, sent when the block closes
+            deltas += [None] * (e.tool_tokens - 1)
+            return deltas + [{"content": None, "tool_calls": [{"index": 0, **call}]}]
+        fn = call["function"]  # name first, then the arguments in fragments
+        deltas.append({"tool_calls": [{"index": 0, "id": call["id"], "type": "function",
+                                       "function": {"name": fn["name"], "arguments": ""}}]})
+        return deltas + [{"tool_calls": [{"index": 0, "function": {"arguments": fn["arguments"][i:i + 4]}}]}
+                         for i in range(0, len(fn["arguments"]), 4)]
+
+    async def _stream(self, req: Dict[str, Any], e: _Engine, arrived: float) -> bool:
+        cfg = self.cfg
+        await self._head(200, [("content-type", "text/event-stream; charset=utf-8"),
+                               ("transfer-encoding", "chunked")])
+        head = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": cfg.served_model_name}
+        include_usage = bool((req.get("stream_options") or {}).get("include_usage"))
+        deltas = self._deltas(e)
+        first = arrived + cfg.ttft_s
+        if cfg.keep_alive_s > 0:  # as with --sse-keep-alive-interval while "prefilling"
+            t = arrived + cfg.keep_alive_s
+            while t < first:
+                await self._until(t)
+                await self._chunk(": keep-alive\n\n")
+                t += cfg.keep_alive_s
+        await self._until(first)
+        await self._event({**head, "choices": [{"index": 0, "delta": {"role": "assistant",
+                                                                      "content": ""},
+                                                "logprobs": None, "finish_reason": None}],
+                           "prompt_token_ids": None, "prompt_text": None})
+        for k, delta in enumerate(deltas):
+            await self._until(first + k * cfg.tpot_s)
+            if k == 2 and "stream_error" in cfg.faults:
+                await self._event(_error("EngineCore encountered an issue (double: injected "
+                                         "stream error)", "InternalServerError", 500))
+                break
+            if k == 2 and "stall_stream" in cfg.faults:
+                return await self._hang()
+            last = k == len(deltas) - 1
+            if delta is None and not last:
+                continue
+            choice = {"index": 0, "delta": delta or {}, "logprobs": None,
+                      "finish_reason": e.finish if last else None, "token_ids": None}
+            if last:
+                choice.update(stop_reason=None, weight_versions=None)
+            await self._event({**head, "choices": [choice], "kv_transfer_params": None})
+        if include_usage:
+            await self._event({**head, "choices": [], "usage": e.usage()})
+        if "no_done" not in cfg.faults:
+            await self._event("[DONE]")
+        self.w.write(b"0\r\n\r\n")
+        await self.w.drain()
+        return True
 
 
 def main(argv=None) -> int:
@@ -477,7 +514,7 @@ def main(argv=None) -> int:
     d = VllmOpenAIDouble(cfg, a.host, a.port)
     print(f"(double) serving {cfg.served_model_name} on {d.url}", flush=True)
     try:
-        d.httpd.serve_forever()
+        d.serve_forever()
     except KeyboardInterrupt:
         pass
     return 0
