@@ -12,7 +12,7 @@ from components.inference.errors import KimiK3Error
 from components.config_keys import check_namespaces
 from components.plan_and_launch import all_config_keys, plan_and_launch, raw_shared_config
 from components.progress_program import announce as announce_progress
-from components.settings import parse_settings
+from components.settings import default_exposures, exposure_warnings, parse_settings
 from components.targets import Secrets, build_target
 
 config = pulumi.Config("kimi-k3")
@@ -25,6 +25,10 @@ try:
 except KimiK3Error as err:
     raise pulumi.RunError(str(err)) from None
 
+# exposure is a decision: every public opening is said out loud at plan and preview
+for line in exposure_warnings(getattr(target, "exposures", lambda: None)()
+                              or default_exposures(settings), settings.has_api_key):
+    pulumi.log.warn(line)
 announce_progress()  # how to follow the long waits (docs/progress.md)
 inference = K3Inference("kimi-k3", plan, spec, target)
 

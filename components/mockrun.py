@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import importlib
 import json
+import logging
 import os
 import runpy
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ class ProgramRun:
     resources: List[Dict[str, Any]] = field(default_factory=list)
     outputs: Dict[str, Any] = field(default_factory=dict)
     inference: Any = None  # the K3Inference instance (plan, spec, artifacts)
+    #: what the program logged with pulumi.log.warn (exposure, deploy requirements...), in order
+    warnings: List[str] = field(default_factory=list)
 
     def of_type(self, type_token: str) -> List[Dict[str, Any]]:
         return [r for r in self.resources if r["type"] == type_token]
@@ -63,6 +66,24 @@ def _strip_secrets(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)  # protobuf Struct numbers are floats; the program passed integers
     return value
+
+
+class _Recorder(logging.Handler):
+    def __init__(self, run: "ProgramRun"):
+        super().__init__(logging.WARNING)
+        self.run = run
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.run.warnings.append(record.getMessage())
+
+
+def _recording_logger(run: "ProgramRun") -> logging.Logger:
+    """The mock engine's logger for one run: warnings are kept on `run`, not printed (the plan
+    command prints them once, as `warning: ...`)."""
+    logger = logging.Logger("kimi_k3.mockrun", logging.INFO)  # not registered: one per run
+    logger.addHandler(_Recorder(run))
+    logger.propagate = False
+    return logger
 
 
 def _name_of(urn: str) -> Optional[str]:
@@ -170,7 +191,8 @@ def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
     asyncio.set_event_loop(asyncio.new_event_loop())
     mocks = Mocks()
     set_all_config(config, secret_keys)
-    set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=RecordingMonitor(mocks))
+    set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=RecordingMonitor(mocks),
+              logger=_recording_logger(run))
     old_cwd = os.getcwd()
     os.chdir(main.parent)
     try:

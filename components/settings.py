@@ -203,6 +203,72 @@ def _port(raw, default: int) -> int:
     return grammar.port("kimi-k3:port", n, RESERVED_PORTS)
 
 
+#: path prefixes vLLM's `--api-key` guards (vLLM 0.33.0 vllm/entrypoints/serve/middleware/
+#: authenticate.py GUARDED_PREFIX); every other route answers without the key
+VLLM_GUARDED_PREFIXES = ("/v1", "/v2", "/inference", "/cohere")
+#: routes outside those prefixes that serve the model itself (same source, 0.33.0 routers)
+VLLM_UNGUARDED_SERVING_ROUTES = ("/invocations", "/generative_scoring", "/tokenize", "/detokenize")
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """Something a CIDR list opens: `what` (a phrase), the config key holding the CIDRs."""
+
+    what: str
+    key: str
+    cidrs: Tuple[str, ...]
+    serves_model: bool = False
+
+
+#: address space that is not reachable from the internet: RFC 1918, shared (RFC 6598),
+#: loopback, link-local, IPv6 ULA/link-local/loopback (documentation ranges count as public:
+#: they stand for public addresses in examples)
+PRIVATE_NETS = tuple(ipaddress.ip_network(n) for n in (
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "127.0.0.0/8",
+    "169.254.0.0/16", "fc00::/7", "fe80::/10", "::1/128"))
+
+
+def public_cidrs(cidrs) -> Tuple[str, ...]:
+    """The CIDRs that reach beyond private address space."""
+    out = []
+    for c in cidrs:
+        net = ipaddress.ip_network(str(c), strict=False)
+        if not any(net.version == p.version and net.subnet_of(p) for p in PRIVATE_NETS):
+            out.append(str(net))
+    return tuple(out)
+
+
+def default_exposures(shared: "SharedSettings") -> List[Exposure]:
+    """What `kimi-k3:allowedCidrs` opens on any target: the endpoint."""
+    return [Exposure(f"the model endpoint (TCP {shared.port})", "kimi-k3:allowedCidrs",
+                     shared.allowed_cidrs, serves_model=True)]
+
+
+def exposure_warnings(exposures: Sequence[Exposure], has_api_key: bool) -> List[str]:
+    """One line per public opening, printed at plan and `pulumi preview` (never refused here:
+    `check_exposure` already refused internet-wide lists without kimi-k3:allowInternet)."""
+    out: List[str] = []
+    public_model = False
+    for e in exposures:
+        pub = public_cidrs(e.cidrs)
+        if not pub:
+            continue
+        wide = internet_wide(pub)
+        who = (f"the whole internet ({', '.join(wide)}, kimi-k3:allowInternet=true)" if wide
+               else f"public addresses {', '.join(pub)}")
+        out.append(f"{e.key} opens {e.what} to {who}")
+        public_model = public_model or e.serves_model
+    if public_model and not has_api_key:
+        out.append("the endpoint is public and kimi-k3:apiKey is not set: anyone who can reach it "
+                   "can use the model (pulumi config set --secret kimi-k3:apiKey ...)")
+    elif public_model:
+        out.append("vLLM's API key guards only the paths under "
+                   f"{', '.join(VLLM_GUARDED_PREFIXES)}: {', '.join(VLLM_UNGUARDED_SERVING_ROUTES)} "
+                   "answer without it (vllm-project/vllm#58144); keep the CIDRs to clients you "
+                   "trust (docs/security.md)")
+    return out
+
+
 def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
     """Typed, checked shared settings from a stack's raw `kimi-k3:*` config."""
     # keys that are not shared belong to the target, which must reject those it does not know

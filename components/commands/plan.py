@@ -9,7 +9,10 @@ and every script or manifest the target would run. Bad input exits 2 with one li
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Dict, List
 
@@ -64,6 +67,7 @@ def plan_document(run: ProgramRun) -> Dict:
         },
         "cold_start": plan_dict["cold_start"],
         "notes": list(plan.notes),
+        "warnings": list(run.warnings),
         # what a real `pulumi up` of this stack would refuse (the offline plan only warns)
         "deploy_requirements": list(getattr(inf.target, "deploy_requirements", None) or []),
         "launch": [
@@ -80,21 +84,62 @@ def plan_document(run: ProgramRun) -> Dict:
     }
 
 
+class OutputError(Exception):
+    """`--out` cannot be written (a file, or a directory that is not a plan output)."""
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """Refuse an output path that is a file, or a directory holding anything but an earlier
+    plan (its whole content is replaced, so it must be ours: empty, or with our plan.json)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputError(f"--out {out_dir} is a file; give a directory (it is created)")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not _is_plan_output(out_dir):
+        raise OutputError(f"--out {out_dir} is a directory that holds something else than a plan "
+                          "(no plan.json of this command); give a new or empty directory")
+    for parent in out_dir.resolve().parents:
+        if parent.exists() and not parent.is_dir():
+            raise OutputError(f"--out {out_dir}: {parent} is a file")
+
+
+def _is_plan_output(d: Path) -> bool:
+    try:
+        doc = json.loads((d / "plan.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and {"stack", "target", "launch"} <= set(doc)
+
+
 def write_out(run: ProgramRun, out_dir: Path) -> List[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    doc = plan_document(run)
-    path = out_dir / "plan.json"
-    path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
-    written.append(path)
-    for rel, text in sorted(run.inference.artifacts.items()):
-        p = out_dir / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-        if rel.endswith(".sh"):
-            p.chmod(0o755)
-        written.append(p)
-    return written
+    """Write the plan into a fresh sibling directory, then swap it in: `out_dir` holds either
+    the previous complete plan or the new complete one, never a mix (a file the new plan does
+    not write, e.g. a LeaderWorkerSet after `nodes=2` then the default, is gone)."""
+    check_out_dir(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    fresh = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.new-", dir=out_dir.parent))
+    try:
+        doc = plan_document(run)
+        rels = ["plan.json"]
+        (fresh / "plan.json").write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+        for rel, text in sorted(run.inference.artifacts.items()):
+            p = fresh / rel
+            if not p.resolve().is_relative_to(fresh.resolve()):
+                raise OutputError(f"artifact path {rel!r} leaves the output directory")
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+            p.chmod(0o755 if rel.endswith(".sh") else 0o644)
+            rels.append(rel)
+        fresh.chmod(0o755)
+        old = None
+        if out_dir.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+            os.replace(out_dir, old / "plan")
+        os.replace(fresh, out_dir)
+        if old is not None:
+            shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    return [out_dir / rel for rel in rels]
 
 
 def summary(run: ProgramRun, written: List[Path]) -> str:
@@ -145,14 +190,29 @@ def run(args) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    def out_dir_of(stack: str) -> Path:
+        return args.out if args.out and len(stacks) == 1 else (args.out or Path("out")) / stack
+
+    try:  # before any run: a bad --out is one line, not a traceback after the first stack
+        for stack in stacks:
+            check_out_dir(out_dir_of(stack))
+    except OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     for stack in stacks:
+        where = f"stack {stack}: " if len(stacks) > 1 else ""
         try:
             run_ = run_program(stack, overrides)
         except (KimiK3Error, pulumi.RunError, StackNotFound) as e:
-            print(f"error: {e}", file=sys.stderr)
+            print(f"error: {where}{e}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        out_dir = args.out if args.out and len(stacks) == 1 else (args.out or Path("out")) / stack
-        written = write_out(run_, out_dir)
+        for line in run_.warnings:
+            print(f"warning: {where}{line}", file=sys.stderr)
+        try:
+            written = write_out(run_, out_dir_of(stack))
+        except (OutputError, OSError) as e:
+            print(f"error: {where}cannot write {out_dir_of(stack)}: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         if args.quiet:
             print("\n".join(str(p) for p in written))
         else:

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Tuple
 
+from ..config_keys import unknown_key
 from ..inference.errors import ConfigError
 from ..settings import SharedSettings, check_exposure, parse_cidrs
 from .api import rules
@@ -175,8 +176,8 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
     neither set is refused as a likely misspelling.
     """
     for key in sorted(set(raw) - KNOWN_KEYS - set(other_known)):
-        raise ConfigError(f"ctyun:{key}", raw[key], "remove it or check the spelling "
-                          "(docs/ctyun-hcc.md lists the keys)", "is not a known key")
+        # never the value: a misspelt key may hold a secret (ctyun:rootPasword)
+        raise unknown_key("ctyun", key, sorted(KNOWN_KEYS | set(other_known)), "docs/ctyun-hcc.md")
     name = _str(raw, "clusterName", default_cluster_name(organization, project, shared.stack))
     _name("ctyun:clusterName", name, rules.cluster_name_problem(name),
           "pick another name (2-20 letters, digits and '-', starting with a letter)")

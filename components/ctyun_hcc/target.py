@@ -31,7 +31,7 @@ from ..inference.launch import LaunchSpec
 from ..inference.planner import Plan
 from ..inference.render_slurm import SlurmLayout, render_all
 from ..inference.target import InferenceTarget, Served
-from ..settings import SharedSettings, reject_unknown
+from ..settings import Exposure, SharedSettings, reject_unknown
 
 TARGET_KEYS = ("sshUser", "sshPort", "sshHost", "sshHostKey", "sshBastion", "sshBastionHostKey",
                "sshBastionPrivateKey", "sshPrivateKey", "workDir", "modelRoot", "sifDir", "sifName",
@@ -154,6 +154,17 @@ class CtyunHccTarget(InferenceTarget):
 
     def node_shape_key(self) -> str:
         return NODE_SHAPE
+
+    def exposures(self):
+        """What the security group opens (the lists config.py gives it): the endpoint from
+        kimi-k3:allowedCidrs, SSH (root login to the master) from kimi-k3:sshAllowedCidrs."""
+        hcc, shared = self.hcc, self.shared
+        endpoint = tuple(hcc.endpoint_cidrs) if hcc is not None else tuple(shared.allowed_cidrs)
+        ssh = tuple(hcc.ssh_cidrs) if hcc is not None else ()
+        return [Exposure(f"the model endpoint (TCP {shared.port})", "kimi-k3:allowedCidrs",
+                         endpoint, serves_model=True),
+                Exposure(f"SSH to the master (TCP {self.cfg.ssh_port}, login as {self.cfg.ssh_user})",
+                         "kimi-k3:sshAllowedCidrs", ssh)]
 
     def node_count(self) -> int:
         return self.hcc.serving_nodes if self.hcc is not None else self.shared.nodes
