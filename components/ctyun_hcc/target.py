@@ -10,11 +10,12 @@ check.sh). `serve()` declares, each step depending explicitly on the one before:
 
 so `pulumi destroy` runs in reverse: the service job is cancelled (and instances stopped)
 before the cluster goes. Target keys (namespace kimi-k3; defaults are the seed's):
-`sshUser` (root), `sshPort` (22), `sshHost` (the master's public IP), `sshBastion`
-(user@host:port, none), `sshPrivateKey` (secret; without it the root password is used),
+`sshUser` (root), `sshPort` (22), `sshHost` (the master's public IP), `sshHostKey` (pin; none =
+first contact), `sshBastion` (user@host:port, none), `sshBastionHostKey`, `sshBastionPrivateKey`
+(secret), `sshPrivateKey` (secret; without it the root password is used, once, by HostKeyPin),
 `workDir` (/home/kimi-k3), `modelRoot` (/mnt/nvme1n1/model), `sifDir` (/mnt/nvme0n1/apptainer),
 `sifName` (vllm-ascend_kimi-k3-a3), `modelSource` (cthpc | modelscope), `sifSource`
-(cthpc | url), `sifUrl`, `mountDisks` (true).
+(cthpc | url), `sifUrl`, `mountDisks` (true). Grammars: docs/security.md.
 """
 
 from __future__ import annotations

@@ -126,7 +126,8 @@ def host_key_pin(key: str, value: str) -> str:
     """A pinned host key: `ssh-ed25519 AAAA...` (a trailing comment is dropped) or
     `SHA256:...` (the fingerprint `ssh-keygen -lf` prints, without padding)."""
     text = " ".join(value.split()[:2]) if not value.startswith("SHA256:") else value.strip().rstrip("=")
-    if not (HOST_KEY.match(text) or HOST_KEY_FINGERPRINT.match(text)):
+    if any(not c.isprintable() for c in value) or not (
+            HOST_KEY.match(text) or HOST_KEY_FINGERPRINT.match(text)):
         raise ConfigError(key, value, "give the key as in known_hosts (ssh-ed25519 AAAA...) or its "
                           "fingerprint (SHA256:..., from ssh-keygen -lf on the host)",
                           "is not an SSH host key")

@@ -55,7 +55,8 @@ CASES = [
     ("ctyun-hcc", ["kimi-k3:sshUser=root;id"], "kimi-k3:sshUser"),
     ("ctyun-hcc", ["kimi-k3:sifSource=url", "kimi-k3:sifUrl=https://x/a b"], "kimi-k3:sifUrl"),
     ("ctyun-hcc", ["ctyun:queueName=batch;rm"], "ctyun:queueName"),
-    ("aws-eks", ["kimi-k3:sshAllowedCidrs=203.0.113.1/32"], "does not apply to aws-eks"),
+    ("aws-eks", ["kimi-k3:sshAllowedCidrs=203.0.113.1/32"], "kimi-k3:sshAllowedCidrs=<not shown> is not a known key"),
+    ("ctyun-hcc", ["kimi-k3:sshAllowedCidrs=0.0.0.0/0"], "kimi-k3:allowInternet=true"),
     ("ctyun-hcc", ["kimi-k3:nodes=١"], "kimi-k3:nodes"),
     ("ctyun-hcc", ["kimi-k3:gpuMemoryUtilization=nan"], "kimi-k3:gpuMemoryUtilization"),
 ]
@@ -137,11 +138,13 @@ def test_multi_stack_run_names_the_stack_that_failed(capsys, tmp_path):
 
 def test_public_openings_are_warned_about(capsys, tmp_path):
     code, _, err = plan(capsys, "--stack", "ctyun-hcc", "--out", str(tmp_path / "c"),
-                        "--set", 'kimi-k3:allowedCidrs=["203.0.113.10/32","10.0.0.0/8"]')
+                        "--set", 'kimi-k3:allowedCidrs=["203.0.113.10/32","10.0.0.0/8"]',
+                        "--set", "kimi-k3:sshAllowedCidrs=198.51.100.7/32")
     assert code == 0
     assert "warning: kimi-k3:allowedCidrs opens the model endpoint (TCP 11025) to public " \
            "addresses 203.0.113.10/32" in err
-    assert "opens SSH to the master (TCP 22, login as root)" in err
+    assert "warning: kimi-k3:sshAllowedCidrs opens SSH to the master (TCP 22, login as root) to " \
+           "public addresses 198.51.100.7/32" in err
     assert "kimi-k3:apiKey is not set" in err
     doc = json.loads((tmp_path / "c" / "plan.json").read_text())
     assert any("kimi-k3:apiKey is not set" in w for w in doc["warnings"])

@@ -1,0 +1,340 @@
+"""The harness of the hostile-config property test (issue 10), shared with bench/hostile_config.py.
+
+For one (stack, config key, value): run the real program under the mock engine, then either
+- the value is refused: one line, naming the key the user set, never printing a secret; or
+- it is accepted, and everything it reaches is run or expanded as the cluster would:
+  ctyun-hcc: srun.sh (which runs node.sh as the head), node.sh as a worker, bcast.sh, check.sh,
+  the printed curl line, and every command line the bootstrap/service providers would send over
+  SSH (recorded from the providers themselves, wrapped exactly as SshRunner sends them), all in a
+  sandbox (tests/integration/sandbox.py); aws-eks: every container's command/args/env expanded
+  by a model of Kubernetes' `$(VAR)` expansion (tests/doubles/k8s_expansion.py), every `sh -c`
+  script of an init container run in the sandbox, and the printed curl line;
+  then: no canary (nothing ran that no script means to run: `executed` must be 0), and the value
+  arrived where it goes as exactly the configured text ("inert").
+`Verdict` says which happened, with the counts the figures report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from components.ctyun_hcc import bootstrap, service
+from components.ctyun_hcc.ssh import Result, SshCredentials, SshRunner, SshTarget
+from components.inference.errors import KimiK3Error
+from components.mockrun import SECRET, run_program
+from tests.doubles.k8s_expansion import expand
+from tests.integration.sandbox import Sandbox
+
+#: ctyun keys that reach the command lines the SSH steps send (the rest only reach scripts)
+PROVIDER_KEYS = {"kimi-k3:workDir", "kimi-k3:modelRoot", "kimi-k3:sifDir", "kimi-k3:sifName",
+                 "kimi-k3:sifUrl", "kimi-k3:sifSource", "kimi-k3:modelSource", "ctyun:queueName",
+                 "kimi-k3:servedModelName"}
+#: what a placeholder is on the sandbox node / in the pod (head: node0, address 10.0.0.1)
+NODE = {"NODE0_ADDR": "10.0.0.1", "NODE_ADDR": "10.0.0.1", "NODE_IFNAME": "eth0"}
+POD = {"NODE_ADDR": "10.9.9.9", "LWS_LEADER_ADDRESS": "10.9.9.1", "NODE_RANK": "1",
+       "HF_TOKEN": "hf-secret-from-the-pod", "VLLM_API_KEY": "key-from-the-pod"}
+HOSTS = ("node0", "node1", "node2", "node3")
+CANARY = "kk3canary"
+
+
+@dataclass
+class Verdict:
+    refused: bool
+    message: str = ""
+    executed: int = 0
+    problems: List[str] = field(default_factory=list)  # broken inertness or refusal rules
+
+    @property
+    def inert(self) -> bool:
+        return not self.refused and not self.problems and self.executed == 0
+
+
+class RecordingRunner(SshRunner):
+    """An SshRunner that records the exact remote command lines instead of sending them.
+
+    Answers: exit 1 to the checks a provider runs with check=False (nothing is there yet, so it
+    goes on to install), exit 0 with empty output otherwise."""
+
+    def __init__(self):
+        super().__init__(SshTarget("sandbox"), SshCredentials())
+        self.sent: List[Tuple[str, bytes]] = []
+
+    def connect(self):
+        return self
+
+    def run(self, cmd, check=True, timeout_s=None, stdin=None, label=None):
+        data = stdin.encode() if isinstance(stdin, str) else bytes(stdin or b"")
+        self.sent.append((self.wrap(cmd), data))
+        return Result(0 if check else 1, "", "")
+
+
+def _placeholders(text: str, values: Dict[str, str]) -> str:
+    for k, v in values.items():
+        text = text.replace("${" + k + "}", v)
+    return text
+
+
+def _refusal(key: str, value: str, secret: bool, message: str) -> List[str]:
+    problems = []
+    if "\n" in message.strip():
+        problems.append("refusal is more than one line")
+    if key not in message and key.split(":", 1)[1] not in message:
+        problems.append(f"refusal does not name {key}: {message[:200]}")
+    if secret and value and len(value) >= 4 and value in message:
+        problems.append("refusal prints the secret value")
+    return problems
+
+
+def judge(sandbox: Sandbox, stack: str, key: str, value: str, extra: Dict[str, str],
+          secret: bool = False, inputs_only: bool = False, seed: Optional[str] = None) -> Verdict:
+    """`inputs_only`: the key only reaches resource inputs (an SSH host, a login user): it must
+    arrive there as one whole value and appear in no script or manifest; nothing is run."""
+    config = {**extra, key: value}
+    try:
+        run = run_program(stack, config)
+    except KimiK3Error as e:
+        return Verdict(True, str(e), problems=_refusal(key, value, secret, str(e)))
+    except Exception as e:  # pulumi.RunError carries the ConfigError's one line
+        if type(e).__name__ != "RunError":
+            raise
+        return Verdict(True, str(e), problems=_refusal(key, value, secret, str(e)))
+    verdict = Verdict(False)
+    if secret:  # a secret reaches nothing at all: checked everywhere, nothing to run
+        _check_secret(run, value, verdict)
+        return verdict
+    if inputs_only:
+        _check_inputs_only(run, key, value, verdict, {**extra, key: seed} if seed else extra)
+    elif stack == "ctyun-hcc":
+        _ctyun(sandbox, run, key, value, verdict)
+    else:
+        _aws(sandbox, run, key, value, verdict)
+    return verdict
+
+
+def _check_secret(run, value: str, v: Verdict) -> None:
+    blob = json.dumps([run.resources, run.outputs, run.warnings, dict(run.inference.artifacts)],
+                      default=str)
+    if len(value) >= 4 and value in blob and value != SECRET:
+        v.problems.append("a secret value reached a file, a resource input or an output")
+
+
+def _check_inputs_only(run, key: str, value: str, v: Verdict, base_config) -> None:
+    values = set()
+
+    def walk(x):
+        if isinstance(x, dict):
+            for val in x.values():
+                walk(val)
+        elif isinstance(x, list):
+            for val in x:
+                walk(val)
+        elif isinstance(x, str):
+            values.add(x)
+
+    walk([r["inputs"] for r in run.resources])
+    value = value.strip()  # surrounding whitespace is dropped when keys are read (documented)
+    if key.startswith("kimi-k3:ssh") and key != "kimi-k3:sshHostKey" and not any(
+            value == x or value in x.split("@")[:1] + x.rsplit(":", 1)[:1] for x in values):
+        v.problems.append(f"{key} reached no resource input as a whole value")
+    base = _baseline(run.stack, base_config)
+    for name, text in run.inference.artifacts.items():
+        if value and text.count(value) > base.get(name, "").count(value):
+            v.problems.append(f"{key} reached {name}")
+
+
+_BASELINES: Dict[Tuple, Dict[str, str]] = {}
+
+
+def _baseline(stack: str, config: Dict[str, str]) -> Dict[str, str]:
+    """The stack's files with the same config and a known-good value for the key, to tell a
+    value's own text from words that are there anyway ('root' in "run as root")."""
+    k = (stack, tuple(sorted(config.items())))
+    if k not in _BASELINES:
+        _BASELINES[k] = dict(run_program(stack, config).inference.artifacts)
+    return _BASELINES[k]
+
+
+# ---- ctyun-hcc -----------------------------------------------------------------------------------
+def _resource(run, name):
+    return next((r["inputs"] for r in run.resources if r["name"] == name), None)
+
+
+def _provider_commands(run) -> List[Tuple[str, bytes]]:
+    """The remote command lines of the SSH steps, from the providers, with the program's inputs."""
+    rec = RecordingRunner()
+    steps = [("kimi-k3-master-in-queue", bootstrap.MasterInQueueProvider()),
+             ("kimi-k3-nvme", bootstrap.NvmeMountProvider()),
+             ("kimi-k3-weights", bootstrap.ModelWeightsProvider()),
+             ("kimi-k3-sif", bootstrap.SifImageProvider()),
+             ("kimi-k3-bcast", bootstrap.BroadcastProvider()),
+             ("kimi-k3-service", service.SlurmServiceProvider())]
+    for name, prov in steps:
+        props = _resource(run, name)
+        if props is None:
+            continue
+        p = prov.inputs({k: (None if v == SECRET else v) for k, v in props.items()})
+        try:
+            prov.apply(rec, p)
+        except Exception:  # noqa: BLE001 the recorded answers are not a cluster's; the lines are
+            pass
+    return rec.sent
+
+
+def _ctyun(sandbox: Sandbox, run, key: str, value: str, v: Verdict) -> None:
+    spec = run.inference.spec
+    svc = _resource(run, "kimi-k3-service")
+    wd = svc["workDir"]
+    files = {f"{wd}/{name}": text for name, text in run.inference.artifacts.items()}
+    for name in spec.secret_env:
+        files[f"{wd}/secrets/{name}"] = "sandbox-secret"
+    env = ["env", "SLURM_JOB_NODELIST=node[0-3]", "SLURM_JOB_ID=42", "SLURM_SUBMIT_HOST=node0"]
+    worker_env = env + ["SLURMD_NODENAME=node1", "NODE0_ADDR=10.0.0.1",
+                        "NODE_ORDER=" + " ".join(HOSTS)]
+    commands = [env + ["bash", f"{wd}/srun.sh"],
+                env + ["bash", f"{wd}/check.sh", f"http://10.0.0.1:{spec.port}", "all"],
+                env + ["bash", f"{wd}/bcast.sh"],
+                ["bash", "-c", run.outputs["curl"]]]
+    if spec.worker is not None:
+        commands.insert(1, worker_env + ["bash", f"{wd}/node.sh"])
+    sent = _provider_commands(run) if key in PROVIDER_KEYS else []
+    stdin = [b""] * len(commands) + [data for _, data in sent]
+    commands += [["sh", "-c", line] for line, _ in sent]
+    out = sandbox.run(commands, files, stdin=stdin, hosts=HOSTS,
+                      model_json=json.dumps(spec.served_model_name))
+    v.executed = out.executed
+    srun, check = out.results[0], out.results[2 if spec.worker is not None else 1]
+    if srun[0] != 0:
+        v.problems.append(f"srun.sh failed in the sandbox: {srun[2][-300:]}")
+    if check[0] != 0:
+        v.problems.append(f"check.sh failed in the sandbox: {check[2][-300:]}")
+    # node.sh: vLLM gets exactly the spec's argv (head, then worker 1)
+    execs = [a[2:] for a in out.called("apptainer") if a[:1] == ("exec",)]
+    want = [tuple(_placeholders(x, {**NODE, "NODE_RANK": "0"}) for x in spec.head.argv)]
+    if spec.worker is not None:
+        want.append(tuple(_placeholders(x, {**NODE, "NODE_RANK": "1"})
+                          for x in spec.worker.for_rank(1).argv))
+    if execs[:len(want)] != want:
+        v.problems.append(f"vLLM argv differs from the spec: {execs[:1]!r}")
+    starts = [a for a in out.called("apptainer") if a[:2] == ("instance", "start")]
+    model_dir = svc.get("nodeSh", "") and _resource(run, "kimi-k3-weights")
+    if model_dir and starts and f"{model_dir['modelRoot'].rstrip('/')}/{model_dir['modelName']}:" \
+            f"{spec.model_path}" not in starts[0]:
+        v.problems.append(f"the weights bind mount differs: {starts[0]!r}")
+    # JSON bodies: check.sh's and the printed curl line's, parsed back
+    for args in out.called("curl"):
+        if "-d" in args:
+            body = json.loads(args[args.index("-d") + 1])
+            if body.get("model") != spec.served_model_name:
+                v.problems.append(f"a request body carries model {body.get('model')!r}")
+    # values given to the site tools arrive as single, unchanged arguments
+    sif = _resource(run, "kimi-k3-sif")
+    weights = _resource(run, "kimi-k3-weights")
+    for args in out.called("cthpc"):
+        if args[:2] == ("model", "install") and args[2:] != (
+                weights["modelName"], "--dir", weights["modelRoot"] + "/"):
+            v.problems.append(f"cthpc model install got {args!r}")
+        if args[:2] == ("apptainer", "install") and args[2:] != (
+                sif["name"], "--dir", sif["sifDir"] + "/"):
+            v.problems.append(f"cthpc apptainer install got {args!r}")
+    for args in out.called("wget"):
+        if args[-1] != sif["url"]:
+            v.problems.append(f"wget got {args[-1]!r}, not the configured URL")
+    bcasts = out.called("cthpc_model_bcast")
+    if {a[1] for a in bcasts} != {sif["sifDir"], f"{weights['modelRoot']}/{weights['modelName']}"}:
+        v.problems.append(f"bcast paths differ: {bcasts!r}")
+
+
+# ---- aws-eks -------------------------------------------------------------------------------------
+def _containers(obj) -> List[dict]:
+    found = []
+
+    def walk(x):
+        if isinstance(x, dict):
+            for k in ("containers", "initContainers"):
+                if isinstance(x.get(k), list):
+                    found.extend(x[k])
+            for val in x.values():
+                walk(val)
+        elif isinstance(x, list):
+            for val in x:
+                walk(val)
+
+    walk(obj)
+    return found
+
+
+def _pod_env(container) -> Dict[str, str]:
+    env = dict(POD)
+    for e in container.get("env") or []:
+        if "value" in e:
+            env[e["name"]] = expand(e["value"], env)  # earlier entries are visible to later ones
+    return env
+
+
+def _aws(sandbox: Sandbox, run, key: str, value: str, v: Verdict) -> None:
+    import yaml
+
+    spec = run.inference.spec
+    scripts: List[List[str]] = []
+    head = {**NODE, "NODE_ADDR": POD["NODE_ADDR"], "NODE_IFNAME": "eth0"}
+    for rel, text in run.inference.artifacts.items():
+        obj = yaml.safe_load(text)
+        for c in _containers(obj):
+            env = _pod_env(c)
+            argv = [expand(a, env) for a in (c.get("command") or []) + (c.get("args") or [])]
+            if c.get("name") == "vllm":
+                single = spec.nodes == 1
+                rank = "0" if single or "kimi-k3/role" not in json.dumps(obj) else None
+                subst = {**head, "NODE0_ADDR": "127.0.0.1" if single else POD["LWS_LEADER_ADDRESS"]}
+                candidates = [tuple(_placeholders(x, {**subst, "NODE_RANK": r}) for x in role.argv)
+                              for role, r in ((spec.head, "0"),) + (
+                                  ((spec.worker, POD["NODE_RANK"]),) if spec.worker else ())]
+                if tuple(argv) not in candidates:
+                    v.problems.append(f"{rel}: vLLM argv after Kubernetes expansion differs: "
+                                      f"{argv[:8]!r}")
+                for e in c.get("env") or []:
+                    want = dict(spec.head.env).get(e["name"])
+                    if want is not None and "${" not in want and env[e["name"]] != want:
+                        v.problems.append(f"{rel}: env {e['name']} expands to {env[e['name']]!r}")
+            elif argv[:2] == ["sh", "-c"]:
+                scripts.append(argv)
+        if obj.get("kind") == "InferenceEndpointConfig":
+            w = obj["spec"]["worker"]
+            args = [expand(a, dict(POD)) for a in w["args"]]
+            if tuple(args) != tuple(_placeholders(x, {**NODE, "NODE0_ADDR": "127.0.0.1",
+                                                      "NODE_RANK": "0"})
+                                    for x in spec.head.argv[2:]):
+                v.problems.append(f"{rel}: HyperPod args differ: {args[:6]!r}")
+            if obj["spec"]["modelName"] != spec.served_model_name:
+                v.problems.append(f"{rel}: modelName differs")
+    curl = run.outputs.get("curl") or ""
+    commands = scripts + ([["bash", "-c", curl]] if curl.startswith(("curl", "kubectl")) else [])
+    if not commands:
+        return
+    out = sandbox.run(commands, {}, model_json=json.dumps(spec.served_model_name))
+    v.executed = out.executed
+    for args in out.called("curl"):
+        if "-d" in args:
+            body = json.loads(args[args.index("-d") + 1])
+            if body.get("model") != spec.served_model_name:
+                v.problems.append(f"the curl body carries model {body.get('model')!r}")
+    if key == "kimi-k3:weightsS3Uri":
+        syncs = [a for a in out.called("aws") if a[:2] == ("s3", "sync")]
+        if syncs and not any(value.rstrip("/") in x for a in syncs for x in a):
+            v.problems.append(f"aws s3 sync did not get the configured URI: {syncs!r}")
+
+
+# ---- hostile values ------------------------------------------------------------------------------
+#: what every hostile value tries: run the canary command, or expand a secret
+PAYLOADS = (f"$({CANARY})", f"`{CANARY}`", f";{CANARY}", f"|{CANARY}", f"&{CANARY}&",
+            f"&&{CANARY}", f"||{CANARY}", f"\n{CANARY}\n", f"'$({CANARY})'", f'"$({CANARY})"',
+            f"$({CANARY}${{IFS}}x)", f"';{CANARY};'", f'";{CANARY};"', f"\\\n{CANARY}",
+            f"$(touch${{IFS}}/tmp/x;{CANARY})", "$(HF_TOKEN)", "$(VLLM_API_KEY)", "$(NODE_ADDR)",
+            "$$(HF_TOKEN)", "${HOME}", "$HOME", "$((6*7))", "*", "?", "[a]", "~", "#", "-rf", "--x",
+            " ", "\t", "\r", "'", '"', "\\", "%", "../..", "//", "/.", "\u00b2", "\u202e", "\x7f",
+            "\x1b[31m", ",", "=", ":", "@", "{a,b}", "!!")
