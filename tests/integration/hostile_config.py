@@ -112,7 +112,7 @@ def judge(sandbox: Sandbox, stack: str, key: str, value: str, extra: Dict[str, s
     elif stack == "ctyun-hcc":
         _ctyun(sandbox, run, key, value, verdict)
     else:
-        _aws(sandbox, run, key, value, verdict)
+        _aws(sandbox, run, key, value, verdict, {**extra, key: seed} if seed else None)
     return verdict
 
 
@@ -250,14 +250,14 @@ def _ctyun(sandbox: Sandbox, run, key: str, value: str, v: Verdict) -> None:
 
 
 # ---- aws-eks -------------------------------------------------------------------------------------
-def _containers(obj) -> List[dict]:
+def _pod_specs(obj) -> List[dict]:
+    """Every pod spec in an object (Deployment, LWS leader/worker templates, Job)."""
     found = []
 
     def walk(x):
         if isinstance(x, dict):
-            for k in ("containers", "initContainers"):
-                if isinstance(x.get(k), list):
-                    found.extend(x[k])
+            if isinstance(x.get("containers"), list):
+                found.append(x)
             for val in x.values():
                 walk(val)
         elif isinstance(x, list):
@@ -268,41 +268,109 @@ def _containers(obj) -> List[dict]:
     return found
 
 
-def _pod_env(container) -> Dict[str, str]:
+def _containers(obj) -> List[dict]:
+    return [c for ps in _pod_specs(obj) for c in (ps.get("initContainers") or []) + ps["containers"]]
+
+
+def _config_maps(run, objs) -> Dict[str, Dict[str, str]]:
+    """ConfigMap name -> data, from the manifests and from what the program creates."""
+    maps = {o["metadata"]["name"]: dict(o.get("data") or {}) for o in objs
+            if o.get("kind") == "ConfigMap"}
+    for r in run.resources:
+        if r["type"] == "kubernetes:core/v1:ConfigMap":
+            meta = r["inputs"].get("metadata") or {}
+            maps.setdefault(meta.get("name") or r["name"], dict(r["inputs"].get("data") or {}))
+    return maps
+
+
+def _pod_env(container, maps) -> Dict[str, str]:
+    """The container's environment as the kubelet builds it, in order (a value may refer to
+    earlier entries); secrets and the downward API get stand-in values."""
     env = dict(POD)
     for e in container.get("env") or []:
         if "value" in e:
-            env[e["name"]] = expand(e["value"], env)  # earlier entries are visible to later ones
+            env[e["name"]] = expand(e["value"], env)
+        else:
+            ref = e.get("valueFrom") or {}
+            cm = ref.get("configMapKeyRef")
+            if cm:
+                env[e["name"]] = maps.get(cm["name"], {}).get(cm["key"], "")
+            elif ref.get("secretKeyRef"):
+                env[e["name"]] = POD.get(e["name"], "sandbox-secret")
+            else:
+                env[e["name"]] = POD.get(e["name"], "10.9.9.9")
     return env
 
 
-def _aws(sandbox: Sandbox, run, key: str, value: str, v: Verdict) -> None:
+def _mounted_files(pod_spec, container, maps) -> Dict[str, str]:
+    vols = {v["name"]: v["configMap"]["name"] for v in pod_spec.get("volumes") or []
+            if "configMap" in v}
+    files = {}
+    for m in container.get("volumeMounts") or []:
+        for key, text in maps.get(vols.get(m["name"], ""), {}).items():
+            files[f"{m['mountPath'].rstrip('/')}/{key}"] = text
+    return files
+
+
+def _mounted_scripts(run) -> Dict[str, str]:
+    import yaml
+
+    objs = [yaml.safe_load(text) for text in run.inference.artifacts.values()]
+    maps = _config_maps(run, objs)
+    return {path: text for o in objs for ps in _pod_specs(o)
+            for c in (ps.get("initContainers") or []) + ps["containers"]
+            for path, text in _mounted_files(ps, c, maps).items()}
+
+
+def _aws(sandbox: Sandbox, run, key: str, value: str, v: Verdict,
+         base_config: Optional[Dict[str, str]] = None) -> None:
     import yaml
 
     spec = run.inference.spec
-    scripts: List[List[str]] = []
+    objs = [(rel, yaml.safe_load(text)) for rel, text in run.inference.artifacts.items()]
+    maps = _config_maps(run, [o for _, o in objs])
+    base_scripts = None
+    if base_config is not None:
+        k = ("scripts", run.stack, tuple(sorted(base_config.items())))
+        if k not in _BASELINES:
+            _BASELINES[k] = _mounted_scripts(run_program(run.stack, base_config))
+        base_scripts = _BASELINES[k]
+    commands: List[List[str]] = []
+    files: Dict[str, str] = {}
     head = {**NODE, "NODE_ADDR": POD["NODE_ADDR"], "NODE_IFNAME": "eth0"}
-    for rel, text in run.inference.artifacts.items():
-        obj = yaml.safe_load(text)
-        for c in _containers(obj):
-            env = _pod_env(c)
-            argv = [expand(a, env) for a in (c.get("command") or []) + (c.get("args") or [])]
-            if c.get("name") == "vllm":
-                single = spec.nodes == 1
-                rank = "0" if single or "kimi-k3/role" not in json.dumps(obj) else None
-                subst = {**head, "NODE0_ADDR": "127.0.0.1" if single else POD["LWS_LEADER_ADDRESS"]}
-                candidates = [tuple(_placeholders(x, {**subst, "NODE_RANK": r}) for x in role.argv)
-                              for role, r in ((spec.head, "0"),) + (
-                                  ((spec.worker, POD["NODE_RANK"]),) if spec.worker else ())]
-                if tuple(argv) not in candidates:
-                    v.problems.append(f"{rel}: vLLM argv after Kubernetes expansion differs: "
-                                      f"{argv[:8]!r}")
-                for e in c.get("env") or []:
-                    want = dict(spec.head.env).get(e["name"])
-                    if want is not None and "${" not in want and env[e["name"]] != want:
-                        v.problems.append(f"{rel}: env {e['name']} expands to {env[e['name']]!r}")
-            elif argv[:2] == ["sh", "-c"]:
-                scripts.append(argv)
+    for rel, obj in objs:
+        for ps in _pod_specs(obj):
+            for c in (ps.get("initContainers") or []) + ps["containers"]:
+                env = _pod_env(c, maps)
+                argv = [expand(a, env) for a in (c.get("command") or []) + (c.get("args") or [])]
+                if c.get("name") == "vllm":
+                    single = spec.nodes == 1
+                    subst = {**head, "NODE0_ADDR": "127.0.0.1" if single else POD["LWS_LEADER_ADDRESS"]}
+                    roles = [(spec.head, "0")] + ([(spec.worker, POD["NODE_RANK"])] if spec.worker else [])
+                    candidates = [tuple(_placeholders(x, {**subst, "NODE_RANK": r}) for x in role.argv)
+                                  for role, r in roles]
+                    if tuple(argv) not in candidates:
+                        v.problems.append(f"{rel}: vLLM argv after Kubernetes expansion differs: "
+                                          f"{argv[:8]!r}")
+                    for e in c.get("env") or []:
+                        want = dict(spec.head.env).get(e["name"])
+                        if want is not None and "${" not in want and env[e["name"]] != want:
+                            v.problems.append(f"{rel}: env {e['name']} expands to {env[e['name']]!r}")
+                elif argv[:2] in (["sh", "-c"], ["bash", "-c"]):
+                    # an inline script: the kubelet runs it with this environment
+                    commands.append(["env", "-i", "PATH=/sb/bin", "HOME=/tmp"]
+                                    + [f"{k}={val}" for k, val in env.items()] + argv)
+                    files.update(_mounted_files(ps, c, maps))
+                elif argv and argv[0] in ("sh", "bash"):
+                    # a mounted script (weights' stage.sh...): values reach it only through its
+                    # environment: the script is the same text whatever the value
+                    for path, text in _mounted_files(ps, c, maps).items():
+                        if base_scripts is not None and base_scripts.get(path, text) != text:
+                            v.problems.append(f"{rel}: {key} changes the mounted script {path}")
+                    for e in c.get("env") or []:
+                        if key == "kimi-k3:weightsS3Uri" and e["name"] == "KK3_S3_URI" \
+                                and env[e["name"]].rstrip("/") != value.strip().rstrip("/"):
+                            v.problems.append(f"{rel}: KK3_S3_URI is {env[e['name']]!r}")
         if obj.get("kind") == "InferenceEndpointConfig":
             w = obj["spec"]["worker"]
             args = [expand(a, dict(POD)) for a in w["args"]]
@@ -313,10 +381,11 @@ def _aws(sandbox: Sandbox, run, key: str, value: str, v: Verdict) -> None:
             if obj["spec"]["modelName"] != spec.served_model_name:
                 v.problems.append(f"{rel}: modelName differs")
     curl = run.outputs.get("curl") or ""
-    commands = scripts + ([["bash", "-c", curl]] if curl.startswith(("curl", "kubectl")) else [])
+    if curl.startswith(("curl", "kubectl")):
+        commands.append(["bash", "-c", curl])
     if not commands:
         return
-    out = sandbox.run(commands, {}, model_json=json.dumps(spec.served_model_name))
+    out = sandbox.run(commands, files, model_json=json.dumps(spec.served_model_name))
     v.executed = out.executed
     for args in out.called("curl"):
         if "-d" in args:
@@ -324,9 +393,11 @@ def _aws(sandbox: Sandbox, run, key: str, value: str, v: Verdict) -> None:
             if body.get("model") != spec.served_model_name:
                 v.problems.append(f"the curl body carries model {body.get('model')!r}")
     if key == "kimi-k3:weightsS3Uri":
-        syncs = [a for a in out.called("aws") if a[:2] == ("s3", "sync")]
-        if syncs and not any(value.rstrip("/") in x for a in syncs for x in a):
-            v.problems.append(f"aws s3 sync did not get the configured URI: {syncs!r}")
+        uri = value.strip().rstrip("/")
+        for args in out.called("aws"):
+            for a in args:
+                if a.startswith("s3://") and not (a == uri or a.startswith(uri + "/")):
+                    v.problems.append(f"aws got {a!r}, not under the configured URI")
 
 
 # ---- hostile values ------------------------------------------------------------------------------

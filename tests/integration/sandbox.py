@@ -29,13 +29,13 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 #: the real tools a script may use: they only read and print
 REAL_TOOLS = ("awk", "grep", "sed", "tr", "cat", "head", "tail", "sort", "uniq", "wc", "cut",
               "printf", "echo", "basename", "dirname", "env", "true", "false", "test", "[",
-              "expr", "seq", "bash", "tee")
+              "expr", "seq", "bash", "tee", "date", "xargs", "printenv", "md5sum", "sha256sum", "od")
 #: stubbed: they act on the node, the cluster or the network
 STUBS = ("srun", "sbatch", "scontrol", "squeue", "scancel", "sinfo", "apptainer", "ip", "getent",
          "curl", "wget", "mkdir", "mv", "chmod", "chown", "touch", "cp", "rm", "ln", "dd", "mount",
          "umount", "mkfs", "mkfs.xfs", "mkfs.ext4", "blkid", "lsblk", "wipefs", "findmnt", "du",
          "stat", "id", "hostname", "cthpc", "cthpc_model_bcast", "launcher", "modelscope", "aws",
-         "hf", "kubectl", "sleep", "kill", "timeout", "find", "sync", "npu-smi", "vllm", "python3",
+         "hf", "kubectl", "sleep", "kill", "timeout", "find", "sync", "npu-smi", "vllm", "python3", "python", "pip", "nproc", "df", "jq",
          "kk3canary")
 
 STUB = r'''#!/bin/bash

@@ -65,10 +65,9 @@ CASES = [
     ("aws-eks", "kimi-k3:hfToken", SECRETS, {}, True),
 ]
 EXAMPLES = 6
-#: known holes owned by another helper, reported on NOTES.md; strict: the test says when fixed
-OPEN = {("aws-eks", "kimi-k3:weightsS3Uri"): "the staging init container pastes the URI into "
-        "`sh -c \"...\"` (render_k8s._stage_container, weights' part) and the grammar accepts "
-        "anything after the bucket: issue 10 item 2, on NOTES.md for weights"}
+#: known holes owned by another helper, reported on NOTES.md: (stack, key) -> why (strict xfail,
+#: so the test says when one is fixed); none open now
+OPEN: dict = {}
 PARAMS = [pytest.param(*c, id=f"{c[0]}-{c[1].split(':')[1]}"
                        + ("-hyperpod" if "kimi-k3:serving" in c[3] else ""),
                        marks=[pytest.mark.xfail(strict=True, reason=OPEN[c[:2]])]
