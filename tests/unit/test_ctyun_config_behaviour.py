@@ -81,7 +81,7 @@ REFUSALS = [
     ({'clusterName': 'xxxxxxxxxxxxxxxxxxxxx'},
      "ctyun:clusterName='xxxxxxxxxxxxxxxxxxxxx' must be 2-20 characters long (is 21); pick another name (2-20 letters, digits and '-', starting with a letter)"),
     ({'regionid': 'x'},
-     "ctyun:regionid='x' is not a known key; remove it or check the spelling (docs/ctyun-hcc.md lists the keys)"),
+     "ctyun:regionid=<not shown> is not a known key; did you mean ctyun:regionId? remove it or check the spelling (docs/ctyun-hcc.md lists the keys)"),
     ({'vpcId': 'create', 'subnetId': 'subnet-1'},
      "ctyun:subnetId='subnet-1' cannot belong to a VPC still to be created; leave it unset (a subnet is created in the new VPC) or give ctyun:vpcId"),
     ({'vpcId': 'default'},
