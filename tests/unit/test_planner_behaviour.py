@@ -454,3 +454,48 @@ def test_no_node_phase_without_a_boot_figure_and_no_mirror_phase_off_the_mirror(
     assert p.phase("mirror") is None and p.phase("node") is None
     assert cs.stage_seconds(1_000_000_000, "cthpc") == 0.5
     assert cs.mirror_fill_seconds(1_000_000_000) == 2.0 and cs.mirror_fill_seconds(1_000_000_000, 4.0) == 0.25
+
+
+def test_cold_start_inputs_reach_the_plan():
+    base = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1)).cold_start
+    booted = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1, node_ready_s=600)).cold_start
+    assert booted.first_token_s == base.first_token_s + 600
+    slow = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1, weights_source="mirror")).cold_start
+    fast = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1, weights_source="mirror", mirror_fill_gb_per_s=2.0)).cold_start
+    assert (slow.mirror_fill_s, fast.mirror_fill_s) == (3122, 780)
+    # a block that starts now is a lead of 0, not a start in the past
+    now = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1, weights_source="mirror", block_lead_s=0))
+    assert now.notes == ("the S3 mirror needs ~52 min to fill but the block starts in 0.0 min: this first start "
+                         "stages from the hub, later starts from the mirror",)
+    # Ascend keeps no compile cache worth the name (same compile time) and has no hub path
+    a3 = plan(PlanRequest("w4a8", "atlas-800-a3", 4, compile_cache=True)).cold_start
+    assert a3.first_token_cached_s is None and a3.gpu_node_s_saved == 0 and a3.hub_first_token_s is None
+    cached = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1, compile_cache=True)).cold_start
+    assert cached.first_token_cached_s == cached.first_token_s - 330 + 30
+
+
+def test_a_kv_cache_under_one_gib_still_holds_a_short_sequence():
+    p = plan(PlanRequest("mxfp4", "p5.48xlarge", 4, max_model_len=1024, gpu_memory_utilization=0.6959))
+    assert 0 < p.memory.kv_cache_gib_per_device < 1 and p.full_length_seqs_per_replica >= 1
+
+
+def test_kv_dtype_refusal_lists_what_the_accelerator_takes():
+    with pytest.raises(ConfigError) as e:
+        plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1, kv_cache_dtype="int8"))
+    assert str(e.value) == "kimi-k3:kvCacheDtype='int8' is not supported here; use one of auto, fp8 on b300"
+
+
+def test_one_gpu_second_saved_is_still_shown():
+    assert _first_token_text(_cold(hub_first_token_s=1201, gpu_node_s_saved=1), None) == \
+        "20 min after the block starts (s3); hub path 20 min, saves 0.0 GPU node-h per start"
+
+
+def test_a_wait_under_a_second_is_still_a_phase():
+    p = cs.path(source="mirror", stream=True, checkpoint_bytes=50_350_000_000, bytes_per_node=1e9,
+                nvme_gb_per_s=8.0, engine=ENGINE, block_lead_s=100)
+    assert p.phase("mirror").seconds == 101 and p.phase("wait") == cs.Phase(
+        "wait", 1, "gpu", "streaming needs the complete mirror: the pods wait for it")
+
+
+def test_phase_to_dict():
+    assert cs.Phase("load", 5, "gpu", "s").to_dict() == {"name": "load", "seconds": 5, "clock": "gpu", "source": "s"}

@@ -654,3 +654,11 @@ def test_render_all_is_every_script_for_the_same_inputs():
     assert files == {"srun.sh": rs.render_srun_sh(p, spec, layout), "node.sh": rs.render_node_sh(p, spec, layout),
                      "bcast.sh": rs.render_bcast_sh(p, spec, layout), "mount_nvme.sh": rs.render_mount_nvme_sh(layout),
                      "check.sh": rs.render_check_sh(spec, layout)}
+
+
+def test_layout_paths_ending_in_dot_segments_and_upper_case_names():
+    for path in ("/a/..", "/a/."):
+        with pytest.raises(ValueError, match="is not a plain absolute path"):
+            SlurmLayout(binds=((path, "/b"),)).validate()
+    SlurmLayout(fs_type="XFS", bcast_modules=("MPICH/3.2",), gres_name="NPU").validate()
+    assert rs._sbatch("partition", "NPU_A3") == "#SBATCH --partition=NPU_A3\n"
