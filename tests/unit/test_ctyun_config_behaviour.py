@@ -169,3 +169,13 @@ def test_root_passwords_of_7_or_31_characters_are_refused_without_being_shown(n)
         parse(rootPassword=pw)
     assert str(e.value) == ("ctyun:rootPassword='(hidden)' must be 8-30 characters long; set another with "
                             "`pulumi config set --secret ctyun:rootPassword ...`")
+
+
+def test_catalog_choices_are_read_as_given():
+    c = parse(clusterType="ct-1", specification="spec-c", masterSpecification="spec-m", image="im-c",
+              masterImage="im-m", storageUid="fs-1")
+    assert (c.region_id, c.az_name) == (BASE["regionId"], BASE["azName"])
+    assert (c.cluster_type, c.specification, c.master_specification) == ("ct-1", "spec-c", "spec-m")
+    assert (c.image, c.master_image, c.storage_uid) == ("im-c", "im-m", "fs-1")
+    d = parse()
+    assert (d.cluster_type, d.specification, d.master_specification, d.image, d.master_image) == ("",) * 5

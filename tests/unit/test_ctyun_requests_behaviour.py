@@ -177,3 +177,8 @@ def test_existing_storage_and_disk_variants():
     assert e.SfsOrder("a", 1).sfs_type == "performance" and e.OceanFsOrder("s", "a", 1).oceanfs_type == "capacity"
     assert M().eip_bandwidth_mbps == 0 and create().body()["masterNodeConfig"]["eipCreateMethod"] == "NoUse"
     assert "securityGroupName" not in create().body()
+
+
+def test_one_node_may_be_shrunk():
+    assert e.shrink_body(REGION, AZ, "cl-1", ["nd-1"]) == {
+        "regionID": REGION, "azName": AZ, "clusterUUID": "cl-1", "nodeUUIDList": ["nd-1"]}

@@ -499,3 +499,15 @@ def test_a_wait_under_a_second_is_still_a_phase():
 
 def test_phase_to_dict():
     assert cs.Phase("load", 5, "gpu", "s").to_dict() == {"name": "load", "seconds": 5, "clock": "gpu", "source": "s"}
+
+
+def test_the_refusal_says_the_model_does_not_fit_when_weights_and_reserve_fill_the_device():
+    # 2 x A3 at 0.8: 46.8 GiB of weights fit in 51.2 usable, but not with the 6 GiB reserve
+    with pytest.raises(PlanError) as e:
+        plan(PlanRequest("w4a8", "atlas-800-a3", 2, gpu_memory_utilization=0.8))
+    assert str(e.value).startswith("kimi-k3:nodes=2 cannot hold Kimi K3 W4A8 (1.56 TB) on 2 x atlas-800-a3")
+
+
+def test_version_parts_without_digits_count_as_zero():
+    from components.inference.vllm_flags import version_tuple
+    assert version_tuple("1.x.3") == (1, 0, 3) and version_tuple("0.33") == (0, 33)

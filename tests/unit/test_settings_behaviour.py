@@ -141,3 +141,31 @@ def test_refusals_are_exactly_one_line_naming_key_value_and_fix(raw, message):
     with pytest.raises(ConfigError) as e:
         parse_settings(raw, "s")
     assert str(e.value) == message
+
+
+def test_integer_hint_for_any_suffix_case():
+    for text in ("128k", "1M", "2m"):
+        with pytest.raises(ConfigError) as e:
+            parse_settings({**T, "maxModelLen": text}, "s")
+        assert e.value.fix == "give an integer (write 131072, not 128K)"
+
+
+def test_exposure_helpers_take_cidrs_with_host_bits_and_name_the_endpoint():
+    from components.settings import default_exposures, public_cidrs
+    assert internet_wide(["10.0.0.1/8", "1.2.3.4/6"]) == ("0.0.0.0/6",)
+    assert public_cidrs(["10.1.2.3/16", "203.0.113.9/24", "fd00::1/64"]) == ("203.0.113.0/24",)
+    s = parse_settings({**T, "allowedCidrs": "203.0.113.0/24", "port": "9000"}, "s")
+    (e,) = default_exposures(s)
+    assert (e.what, e.key, e.cidrs, e.serves_model) == (
+        "the model endpoint (TCP 9000)", "kimi-k3:allowedCidrs", ("203.0.113.0/24",), True)
+
+
+def test_the_plan_request_carries_every_planning_setting():
+    s = parse_settings({**T, "nodes": "2", "maxModelLen": "65536", "maxNumSeqs": "3", "maxNumBatchedTokens": "512",
+                        "gpuMemoryUtilization": "0.8", "kvCacheDtype": "auto", "weightsSource": "s3",
+                        "streamWeights": "true", "modelOverrides": '{"mla_layers": 34}'}, "s")
+    r = s.plan_request()
+    assert (r.model, r.node_shape, r.nodes, r.max_model_len, r.max_num_seqs, r.max_num_batched_tokens) == (
+        "mxfp4", "p6-b300.48xlarge", 2, 65536, 3, 512)
+    assert (r.gpu_memory_utilization, r.kv_cache_dtype, r.weights_source, r.stream_weights, r.model_overrides) == (
+        0.8, "auto", "s3", True, {"mla_layers": 34})
