@@ -511,3 +511,38 @@ def test_the_refusal_says_the_model_does_not_fit_when_weights_and_reserve_fill_t
 def test_version_parts_without_digits_count_as_zero():
     from components.inference.vllm_flags import version_tuple
     assert version_tuple("1.x.3") == (1, 0, 3) and version_tuple("0.33") == (0, 33)
+
+
+def test_unreachable_contexts_say_why_in_full():
+    huge = {"mla_layers": 100_000}
+    with pytest.raises(PlanError) as e:
+        plan(PlanRequest(**A3, max_model_len=131_072, model_overrides=huge))
+    assert str(e.value) == ("kimi-k3:maxModelLen=131072 cannot hold one 131072-token sequence of Kimi K3 W4A8 next "
+                            "to its weights on 4 x atlas-800-a3 (1.00 TiB of ascend-910c per node); lower "
+                            "kimi-k3:maxModelLen or use an accelerator with more memory")
+    with pytest.raises(PlanError) as e:
+        plan(PlanRequest(**A3, model_overrides=huge))
+    assert str(e.value) == ("kimi-k3:nodes=4 cannot hold one 1024-token sequence of Kimi K3 W4A8 next to its weights "
+                            "on 4 x atlas-800-a3 (1.00 TiB of ascend-910c per node); lower kimi-k3:maxModelLen or "
+                            "use an accelerator with more memory")
+
+
+def test_below_the_smallest_ladder_step_the_planner_takes_the_minimum_context():
+    p = plan(PlanRequest("mxfp4", "p5.48xlarge", 4, gpu_memory_utilization=0.69))
+    assert p.max_model_len == 1024 and p.memory.kv_cache_gib_per_device < 0.08
+
+
+def test_usable_memory_is_rounded_to_three_places():
+    p = plan(PlanRequest("mxfp4", "p5.48xlarge", 4, gpu_memory_utilization=0.9123))
+    assert p.memory.usable_gib_per_device == round(79.6 * 0.9123, 3) == 72.619
+
+
+def test_mirror_notes_and_the_targets_source_note():
+    fill = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1, weights_source="mirror")).cold_start.mirror_fill_s
+    on_time = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1, weights_source="mirror", block_lead_s=fill))
+    assert on_time.notes == ("the S3 mirror fills in ~52 min on the system node: run `pulumi up` at least that long "
+                             "before the block starts, or its first start stages from the hub",)
+    late = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1, weights_source="mirror", block_lead_s=fill - 1))
+    assert "this first start stages from the hub" in late.notes[0]
+    noted = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1, source_note="weights from your bucket"))
+    assert noted.notes == ("weights from your bucket",)
