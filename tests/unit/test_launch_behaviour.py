@@ -236,3 +236,14 @@ def test_for_rank_fills_every_rank_placeholder_and_nothing_else():
     assert [r.node_rank for r in spec.roles()] == [0, 1, 2, 3]
     assert L.ph("NODE_ADDR") == "${NODE_ADDR}"
     assert L.model_dir_name(plan(PlanRequest("w4a8", "atlas-800-a3", 4))) == "Kimi-K3-w4a8"
+
+
+def test_the_data_parallel_address_is_given_exactly_when_there_are_several_ranks():
+    small = {"weights_bytes": 400_000_000_000}  # fits one A3 node: one data-parallel rank
+    p1 = plan(PlanRequest("w4a8", "atlas-800-a3", 1, max_model_len=131072, model_overrides=small))
+    f1 = _flags(L.launch(p1, L.Runtime(image=ASCEND, port=1)).head.argv)
+    assert f1["--data-parallel-size"] == "1"
+    assert "--data-parallel-address" not in f1 and "--data-parallel-rpc-port" not in f1
+    _, spec2 = _spec("w4a8", "atlas-800-a3", 2, ASCEND, max_model_len=131072)
+    f2 = _flags(spec2.head.argv)
+    assert f2["--data-parallel-size"] == "2" and f2["--data-parallel-address"] == "${NODE0_ADDR}"
