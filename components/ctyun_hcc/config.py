@@ -231,8 +231,9 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
         cycle_count = _int(raw, "cycleCount", None, *rules.CYCLE_COUNT[cycle_type]) \
             if raw.get("cycleCount") not in (None, "") else None
         if cycle_count is None:
-            raise ConfigError("ctyun:cycleCount", None, f"give {rules.CYCLE_COUNT[cycle_type]} "
-                              f"({cycle_type}s)", "is required for a subscription")
+            lo, hi = rules.CYCLE_COUNT[cycle_type]
+            raise ConfigError("ctyun:cycleCount", None, f"give {lo} to {hi} (for "
+                              f"ctyun:cycleType={cycle_type})", "is required for a subscription")
     public_ip = _bool(raw, "publicIp", True)
     eip = _int(raw, "eipBandwidthMbps", 100, *rules.EIP_MBPS) if public_ip else 0
     server = (

@@ -569,8 +569,10 @@ class CreateClusterRequest:
         out["storageConfig"] = storage_config(api, self.storage)
         out["masterNodeConfig"] = self.master.fields(api)
         key = f"{self.compute.server.prefix}ComputeNodeOrders"
-        _need(api, "computeNodeConfig.queueName", self.compute.queue_uuid,
-              not self.compute.queue_uuid, "create-cluster names its queue by queueName")
+        _need(api, f"computeNodeConfig.{key}[0].queueUUID", self.compute.queue_uuid,
+              not self.compute.queue_uuid,
+              "is not a create-cluster field: create names its queue by queueName "
+              "(queueUUID is for expand-cluster)")
         out["computeNodeConfig"] = {
             "clusterTypeRoleUUID": self.compute_role_uuid, "nodeCreateMethod": "AutoCreate",
             key: [self.compute.entry(api, f"computeNodeConfig.{key}[0]",
