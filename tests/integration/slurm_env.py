@@ -192,4 +192,4 @@ def prepare(services, base: Path, model_ok: bool = True, **runtime):
 def no_leftovers(services, job_name="kimi-k3"):
     assert job_name not in squeue_names()
     assert all(not names for names in instances(services).values()), instances(services)
-    assert sh("pgrep -f 'vllm serve'", check=False).stdout.strip() == ""
+    assert sh("pgrep -f 'doubles/bin/vllm serve'", check=False).stdout.strip() == ""
