@@ -193,8 +193,10 @@ def _minutes(s: int) -> str:
 
 
 def _first_token_text(c: ColdStart, usd_per_hour: Optional[float]) -> str:
-    """Block start -> first token of the chosen path, next to the hub's, with the GPU time saved."""
-    text = f"{_minutes(c.first_token_s)} after the block starts ({c.weights_source}"
+    """Block (or node) start -> first token of the chosen path, next to the hub's, with the GPU time
+    saved. On a target without Capacity Blocks (CTyun) the clock starts when the nodes are up."""
+    start = "the block starts" if c.weights_source in ("hub", "s3", "mirror") else "the nodes are up"
+    text = f"{_minutes(c.first_token_s)} after {start} ({c.weights_source}"
     if c.loading == "stream-s3":
         text += ", streamed"
     text += ")"

@@ -250,7 +250,7 @@ memory/device  24.7 GiB weights + 6 GiB reserve + 26.9 GiB KV (of 57.6 at 0.9)
 context        524,288 tokens, KV auto; 1 full-length seqs per replica, max-num-seqs 16
 KV capacity    758,531 tokens per replica
 cold start     stage 780 s (cthpc), load 520 s (local-nvme) + warm-up 900 s; timeout 7200 s
-first token    37 min after the block starts (cthpc)
+first token    37 min after the nodes are up (cthpc)
 cost           unknown
 note           only 1 of max-num-seqs 16 sequences fit at full length; vLLM queues the rest"""
 
