@@ -15,6 +15,7 @@ import pulumi
 
 from ..inference import render_k8s as rk
 from ..inference.catalog import NODE_SHAPES
+from ..inference.curl import chat_curl
 from ..inference.errors import ConfigError
 from ..inference.launch import LaunchSpec, Runtime
 from ..inference.planner import Plan
@@ -50,10 +51,7 @@ def render_files(plan: Plan, spec: LaunchSpec, shared: SharedSettings,
 
 def curl_line(endpoint: str, served_model_name: str, api_key: bool, port_forward: Optional[str]) -> str:
     """A command that sends one chat request (the key is read from the shell, never printed)."""
-    auth = ' -H "Authorization: Bearer $VLLM_API_KEY"' if api_key else ""
-    body = ('{"model":"%s","messages":[{"role":"user","content":"Say hello"}],"max_tokens":32}'
-            % served_model_name)
-    cmd = f"curl -sS {endpoint}/chat/completions -H 'Content-Type: application/json'{auth} -d '{body}'"
+    cmd = chat_curl(endpoint, served_model_name, api_key, "Say hello", 32)  # quoted, json_text body
     return f"{port_forward} & sleep 2; {cmd}" if port_forward else cmd
 
 

@@ -141,3 +141,16 @@ def test_edit_distance_counts_a_swap_once():
     assert edit_distance("ctyn", "ctyun") == 1
     assert edit_distance("cytun", "ctyun") == 1
     assert edit_distance("eks", "aws") == 2
+
+
+@settings(max_examples=100, deadline=None)
+@given(TEXT, st.booleans())
+def test_chat_curl_is_one_command_whose_body_parses_back(model, key):
+    import json
+    import shlex
+
+    from components.inference.curl import chat_curl
+    argv = shlex.split(chat_curl("http://h:8000/v1", model, key, "hi", 8))
+    assert argv[:3] == ["curl", "-sS", "http://h:8000/v1/chat/completions"]
+    assert json.loads(argv[argv.index("-d") + 1])["model"] == model
+    assert ("Authorization: Bearer $VLLM_API_KEY" in argv) is key
