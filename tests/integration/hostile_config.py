@@ -138,6 +138,11 @@ def _check_inputs_only(run, key: str, value: str, v: Verdict, base_config) -> No
 
     walk([r["inputs"] for r in run.resources])
     value = value.strip()  # surrounding whitespace is dropped when keys are read (documented)
+    if not value:
+        return  # blank is the same as unset
+    if key == "kimi-k3:sshBastion":  # normalised to user@host:port when read
+        from components.ctyun_hcc.target import parse_bastion
+        value = parse_bastion(key, value)
     if key.startswith("kimi-k3:ssh") and key != "kimi-k3:sshHostKey" and not any(
             value == x or value in x.split("@")[:1] + x.rsplit(":", 1)[:1] for x in values):
         v.problems.append(f"{key} reached no resource input as a whole value")
