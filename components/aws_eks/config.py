@@ -42,6 +42,8 @@ _VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
 _SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}$")
 _K8S_VERSION = re.compile(r"^1\.(2[89]|3[0-9])$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+#: EKS cluster names: botocore's eks 2017-11-01 model, shape ClusterName (1-100, this pattern)
+_EKS_CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
 
 
 def valid_block_hours(hours: int) -> bool:
@@ -299,6 +301,10 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
     if serving == "hyperpod" and hp_cluster is None:
         raise ConfigError("kimi-k3:hyperpodClusterName", None, "give the name of the EKS cluster that "
                           "orchestrates your HyperPod cluster", "is needed with kimi-k3:serving=hyperpod")
+    if hp_cluster is not None and not _EKS_CLUSTER_NAME.match(hp_cluster):
+        raise ConfigError("kimi-k3:hyperpodClusterName", hp_cluster, "give the EKS cluster's name as "
+                          "`aws eks list-clusters` shows it (letters, digits, '-', '_'; up to 100)",
+                          "is not an EKS cluster name")
     return AwsEksConfig(
         serving=serving,
         capacity=CapacityRequest(cr, count, hours, earliest, latest, max_fee),

@@ -142,6 +142,12 @@ def write_out(run: ProgramRun, out_dir: Path) -> List[Path]:
     return [out_dir / rel for rel in rels]
 
 
+def _other_warnings(run: ProgramRun) -> List[str]:
+    """The program's warnings, less those the summary prints as deploy requirements."""
+    keys = [r["key"] for r in getattr(run.inference.target, "deploy_requirements", None) or []]
+    return [w for w in run.warnings if not ("would stop" in w and any(k in w for k in keys))]
+
+
 def summary(run: ProgramRun, written: List[Path]) -> str:
     inf = run.inference
     lines = [f"== {run.stack} ({inf.target.target_name}) ==", inf.plan.explain(), ""]
@@ -206,7 +212,7 @@ def run(args) -> int:
         except (KimiK3Error, pulumi.RunError, StackNotFound) as e:
             print(f"error: {where}{e}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        for line in run_.warnings:
+        for line in _other_warnings(run_):
             print(f"warning: {where}{line}", file=sys.stderr)
         try:
             written = write_out(run_, out_dir_of(stack))

@@ -132,3 +132,15 @@ def test_hyperpod_model_name_follows_the_crd():
         parse(serving="hyperpod", hyperpodClusterName="hp", servedModelName="K" * 64)
     assert "is not a HyperPod modelName" in str(e.value)
     assert parse(serving="hyperpod", hyperpodClusterName="hp", servedModelName="Kimi-K3").serving == "hyperpod"
+
+
+@pytest.mark.parametrize("name", ["-lead", "a b", "x;rm", "a" * 101, "$(id)", "é"])
+def test_hyperpod_cluster_name_follows_the_eks_grammar(name):
+    with pytest.raises(ConfigError) as e:
+        parse(serving="hyperpod", hyperpodClusterName=name)
+    assert e.value.key == "kimi-k3:hyperpodClusterName"
+
+
+def test_a_real_eks_cluster_name_passes():
+    cfg = parse(serving="hyperpod", hyperpodClusterName="hp-eks_01")
+    assert cfg.hyperpod_cluster_name == "hp-eks_01"
