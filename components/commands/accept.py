@@ -81,7 +81,11 @@ def run(args) -> int:
               "exist", file=sys.stderr)
         return EXIT_USAGE
     report = accept(cfg)
-    if args.out is not None:
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(rep.summary(report))
+    if args.out is not None:
+        try:
+            args.out.write_text(json.dumps(report, indent=2) + "\n")
+        except OSError as e:
+            print(f"error: --out {str(args.out)!r}: {e.strerror}", file=sys.stderr)
+            return EXIT_USAGE
     return rep.exit_code(report)

@@ -11,8 +11,9 @@ chat, stream, reasoning, tool_call, auth, and the load part sized by `kimi-k3:ac
 A failed check fails the create with "acceptance check <name> failed: <detail>", and the
 service stays in the state (cancelled by `pulumi destroy`, or kept and checked again by the
 next `pulumi up`, which runs only this gate again). A new job (its `jobId`), a changed
-endpoint or load size runs the checks again. Output `acceptance`: the summary of
-components/accept/gate.py, plus `via`. Nothing to delete.
+endpoint or load size runs the checks again; a refresh keeps the last result (it sends no
+traffic). Output `acceptance`: the summary of components/accept/gate.py, plus `via`. Nothing
+to delete.
 """
 
 from __future__ import annotations

@@ -7,10 +7,13 @@ fault injected into the head's API fails the gate with the check's name. Run und
 `flock /tmp/kk3-services.lock` (shared services).
 """
 
+import base64
+
 import pytest
 
 from components.ctyun_hcc.acceptance import AcceptanceGateProvider, reachable
 from components.ctyun_hcc.service import SlurmServiceProvider
+from tests.integration.dynamic_host import DynamicProviderHost, dynamic_urn, serialized
 from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
     API_KEY,
     clear_faults,
@@ -66,6 +69,18 @@ def test_gate_over_ssh_forward_and_directly(services, workspace, tmp_path):
         assert same.outs["acceptance"] == acc
         assert not gate.diff("x", res.outs, {**gate_props(services, out),
                                              "progressFile": "/x"}).changes
+        assert gate.diff("x", res.outs, {**gate_props(services, out), "jobId": "999"}).changes
+
+        # as under `pulumi up`: pickled into __provider, run by Pulumi's dynamic-provider host
+        blob = serialized(AcceptanceGateProvider())
+        assert API_KEY.encode() not in base64.b64decode(blob)
+        with DynamicProviderHost(env={"SLURM_CONF": services["SLURM_CONF"]}) as host:
+            urn = dynamic_urn("ctyun:AcceptanceGate", "kimi-k3-accept")
+            inputs, failures = host.check(urn, {}, {**gate_props(services, out, loadRequests=4),
+                                                    "__provider": blob})
+            assert failures == []
+            _, outs = host.create(urn, inputs)
+        assert outs["acceptance"]["ok"] and outs["acceptance"]["load"]["requests"] == 4
     finally:
         svc.delete("x", out)
     no_leftovers(services)
