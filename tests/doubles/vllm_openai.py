@@ -201,6 +201,7 @@ class VllmOpenAIDouble:
         self._stopped: Optional[asyncio.Event] = None
         self._thread: Optional[threading.Thread] = None
         self._up = threading.Event()
+        self._writers: set = set()
 
     # ---- lifecycle ---------------------------------------------------------------------
     async def _main(self) -> None:
@@ -208,11 +209,14 @@ class VllmOpenAIDouble:
         self._stopped = asyncio.Event()
         server = await asyncio.start_server(self._connection, sock=self._sock, limit=1 << 20)
         self._up.set()
-        async with server:
-            await self._stopped.wait()
-            server.close()
-        for task in [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]:
+        await self._stopped.wait()
+        server.close()
+        for w in list(self._writers):  # idle keep-alive connections too (no wait_closed hang)
+            w.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
             task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def serve_forever(self) -> None:
         self.started = time.monotonic()
@@ -241,6 +245,7 @@ class VllmOpenAIDouble:
 
     # ---- HTTP/1.1 ------------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self._writers.add(writer)
         peer = writer.get_extra_info("peername") or ("", 0)
         # TCP_NODELAY, as uvicorn has it: without it each small SSE write waits for the
         # client's delayed ACK (~40 ms), a TTFT/TPOT that vLLM does not have
@@ -273,6 +278,7 @@ class VllmOpenAIDouble:
         except asyncio.CancelledError:
             return  # the double is stopping: end quietly
         finally:
+            self._writers.discard(writer)
             writer.close()
 
 
