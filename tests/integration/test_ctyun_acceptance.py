@@ -8,8 +8,6 @@ fault injected into the head's API fails the gate with the check's name. Run und
 """
 
 import base64
-import subprocess
-import time
 
 import pytest
 
@@ -27,19 +25,6 @@ from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
     ssh_props,
     workspace,
 )
-
-
-def settled(services, wait_s=15.0):
-    """no_leftovers, once the cancelled job's processes had `wait_s` to exit; names them if not."""
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        left = subprocess.run(["pgrep", "-af", "vllm serve"], capture_output=True,
-                              text=True).stdout.strip()
-        if not left:
-            break
-        time.sleep(0.5)
-    assert not left, f"still running after {wait_s:g} s:\n{left}"
-    no_leftovers(services)
 
 
 def gate_props(services, out, **kw):
@@ -98,7 +83,7 @@ def test_gate_over_ssh_forward_and_directly(services, workspace, tmp_path):
         assert outs["acceptance"]["ok"] and outs["acceptance"]["load"]["requests"] == 4
     finally:
         svc.delete("x", out)
-    settled(services)
+    no_leftovers(services)
 
 
 def test_a_broken_tool_parser_fails_the_gate_by_name(services, workspace):
@@ -115,4 +100,4 @@ def test_a_broken_tool_parser_fails_the_gate_by_name(services, workspace):
     finally:
         svc.delete("x", out)
         clear_faults(services)
-    settled(services)
+    no_leftovers(services)
