@@ -176,6 +176,19 @@ REFUSALS = [
      'kimi-k3:rootVolumeGib=49 is out of range; use 50 to 16384'),
     ({'rootVolumeGib': '16385'},
      'kimi-k3:rootVolumeGib=16385 is out of range; use 50 to 16384'),
+    ({"vpcCidr": "10.0.0.1/16"},
+     "kimi-k3:vpcCidr='10.0.0.1/16' is not a CIDR; give an IPv4 /16 such as 10.0.0.0/16"),
+    ({"apiAccessCidrs": "bad"},
+     "kimi-k3:apiAccessCidrs='bad' is not a CIDR ('bad' does not appear to be an IPv4 or IPv6 network); give "
+     'CIDRs such as ["203.0.113.0/24"] or 203.0.113.0/24,198.51.100.7/32'),
+    ({"apiAccessCidrs": "0.0.0.0/0"},
+     "kimi-k3:apiAccessCidrs=['0.0.0.0/0'] opens to the whole internet; list your own networks (e.g. "
+     "203.0.113.10/32), or set kimi-k3:allowInternet=true if the whole internet is meant"),
+    ({"vpcId": V, "privateSubnetIds": f"{S1},{S2}", "publicSubnetIds": "subnet-1"},
+     "kimi-k3:publicSubnetIds='subnet-1' is not a valid id; give ids such as subnet-0123456789abcdef0"),
+    ({**HP, "weightsS3Uri": "s3://bucket-1/k3/"},
+     "kimi-k3:weightsSource='s3' is not wired for kimi-k3:serving=hyperpod (the endpoint config downloads from "
+     "Hugging Face); use the hub (unset weightsSource, streamWeights and weightsS3Uri) with serving=hyperpod"),
     ({"namespace": "a" * 64},
      f"kimi-k3:namespace='{'a' * 64}' is not a Kubernetes namespace name; use lower-case letters, digits and '-'"),
 ]
@@ -186,3 +199,12 @@ def test_refusals_are_exactly_one_line_naming_key_value_and_fix(kw, message):
     with pytest.raises(ConfigError) as e:
         parse(**kw)
     assert str(e.value) == message
+
+
+def test_empty_values_mean_unset_and_lists_may_be_lists():
+    cfg = parse(maxUpfrontFeeUsd="", vpcId=V, privateSubnetIds=[S1, " ", S2], publicSubnetIds="")
+    assert cfg.capacity.max_upfront_fee_usd == 0.0 and cfg.private_subnet_ids == (S1, S2)
+    assert cfg.public_subnet_ids == ()
+    assert parse(vpcId=V, privateSubnetIds=f"{S1},,{S2},").private_subnet_ids == (S1, S2)
+    hp = parse(**HP, vpcId="", systemNodeCount="", servedModelName="K" * 63)
+    assert hp.serving == "hyperpod" and hp.vpc_id is None
