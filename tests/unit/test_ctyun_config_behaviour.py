@@ -179,3 +179,27 @@ def test_catalog_choices_are_read_as_given():
     assert (c.image, c.master_image, c.storage_uid) == ("im-c", "im-m", "fs-1")
     d = parse()
     assert (d.cluster_type, d.specification, d.master_specification, d.image, d.master_image) == ("",) * 5
+
+
+@pytest.mark.parametrize("value,want", [("true", True), ("TRUE", True), ("1", True), ("yes", True), ("YES", True),
+                                        ("false", False), ("0", False), ("no", False), ("No", False), ("", True)])
+def test_booleans(value, want):
+    assert parse(masterInCompute=value).master_in_compute is want
+
+
+def test_defaults_that_reach_the_providers():
+    c = parse()
+    assert (c.update_timeout_s, c.lost_answer_wait_s, c.adopt_cluster_uuid, c.storage_uid) == (5400, 900, "", "")
+    assert (c.cycle_type, c.cycle_count, c.subnet_type, c.vpc_cidr, c.subnet_cidr) == (
+        "", 0, "common", "192.168.0.0/16", "192.168.0.0/24")
+    assert parse(rootPassword="").cluster_name == c.cluster_name  # an unset secret is not checked here
+    assert parse(cycleType="MONTH").cycle_type == ""
+
+
+def test_the_endpoint_cidrs_follow_the_exposure_rule():
+    keys = {"allowedCidrs": "0.0.0.0/0"}
+    with pytest.raises(ConfigError) as e:
+        cfg.parse_hcc_config(BASE, parse_settings({"target": "ctyun-hcc", **keys}, "s"))
+    assert str(e.value).startswith("kimi-k3:allowedCidrs=['0.0.0.0/0'] opens to the whole internet; ")
+    ok = cfg.parse_hcc_config(BASE, parse_settings({"target": "ctyun-hcc", "allowInternet": "true", **keys}, "s"))
+    assert ok.endpoint_cidrs == ("0.0.0.0/0",)
