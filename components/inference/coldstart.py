@@ -110,7 +110,8 @@ def path(*, source: str, stream: bool, checkpoint_bytes: int, bytes_per_node: fl
     staged_from = source
     if source == "mirror":
         fill = mirror_fill_seconds(checkpoint_bytes, mirror_fill_gb_per_s)
-        ready = block_lead_s is None or block_lead_s >= fill
+        # judged on the whole seconds the plan shows, so the plan never contradicts itself
+        ready = block_lead_s is None or block_lead_s >= int(round(fill))
         phases.append(Phase("mirror", int(round(fill)), "before-block",
                             f"{checkpoint_bytes / 1e9:,.0f} GB from the hub on the system node "
                             f"({MIRROR_FILL_RATE[1] if mirror_fill_gb_per_s is None else f'{mirror_fill_gb_per_s:g} GB/s'})"

@@ -88,6 +88,15 @@ def test_streaming_from_a_mirror_that_is_not_full_waits_for_it():
     assert wait.clock == "gpu" and wait.seconds == p.cold_start.mirror_fill_s - 600
 
 
+def test_a_mirror_that_fills_exactly_by_the_block_start_counts_as_full():
+    # found by hypothesis: 1561 GB at 20 GB/s = 78.05 s, shown as 78 s; a lead of 78 s is "full"
+    req = PlanRequest(model="mxfp4", node_shape="p5.48xlarge", nodes=4, block_lead_s=78,
+                      node_ready_s=0, compile_cache=False, mirror_fill_gb_per_s=20.0)
+    mirror, hub = _plan(req, weights_source="mirror"), _plan(req, weights_source="hub")
+    assert mirror.cold_start.mirror_fill_s == 78
+    assert mirror.cold_start.stage_s < hub.cold_start.stage_s
+
+
 def test_hub_has_no_mirror_and_saves_nothing():
     c = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1)).cold_start
     assert c.weights_source == "hub" and c.mirror_fill_s is None and c.gpu_node_s_saved == 0
