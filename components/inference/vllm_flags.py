@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Optional, Tuple
 
+from packaging.version import InvalidVersion, Version
+
 #: flag -> (first vLLM release that has it, last release that has it or None)
 FLAGS: Mapping[str, Tuple[str, Optional[str]]] = {
     "--served-model-name": ("0.4.0", None),
@@ -71,12 +73,14 @@ ASCEND_ADDITIONAL_CONFIG: Mapping[str, Tuple[str, Optional[str]]] = {
 PARSERS: Mapping[str, str] = {"kimi_k3": "0.23.0"}
 
 
-def version_tuple(v: str) -> Tuple[int, ...]:
-    out = []
-    for part in v.split("."):
-        digits = "".join(ch for ch in part if ch.isdigit())
-        out.append(int(digits) if digits else 0)
-    return tuple(out)
+def version_tuple(v: str) -> Version:
+    """A vLLM version, comparable by PEP 440 (packaging): `0.23.0rc1` sorts before `0.23.0`, so a
+    release candidate never unlocks the flags of the release it precedes. Raises ValueError for
+    text that is not a version (catalog data is ours: a typo there must fail loudly)."""
+    try:
+        return Version(v)
+    except InvalidVersion:
+        raise ValueError(f"{v!r} is not a vLLM version (PEP 440)") from None
 
 
 def supported(table: Mapping[str, Tuple[str, Optional[str]]], key: str, version: str) -> bool:

@@ -508,9 +508,13 @@ def test_the_refusal_says_the_model_does_not_fit_when_weights_and_reserve_fill_t
     assert str(e.value).startswith("kimi-k3:nodes=2 cannot hold Kimi K3 W4A8 (1.56 TB) on 2 x atlas-800-a3")
 
 
-def test_version_parts_without_digits_count_as_zero():
-    from components.inference.vllm_flags import version_tuple
-    assert version_tuple("1.x.3") == (1, 0, 3) and version_tuple("0.33") == (0, 33)
+def test_versions_compare_by_pep_440_and_garbage_is_refused():
+    from components.inference.vllm_flags import supported, version_tuple
+    assert version_tuple("0.23.0rc1") < version_tuple("0.23.0") < version_tuple("0.23.0.post1")
+    assert version_tuple("0.33") == version_tuple("0.33.0") and version_tuple("0.9.2") < version_tuple("0.33")
+    assert not supported({"--x": ("0.23.0", None)}, "--x", "0.23.0rc1")
+    with pytest.raises(ValueError):
+        version_tuple("1.x.3")
 
 
 def test_unreachable_contexts_say_why_in_full():
