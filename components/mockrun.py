@@ -51,6 +51,8 @@ class ProgramRun:
     inference: Any = None  # the K3Inference instance (plan, spec, artifacts)
     #: what the program logged with pulumi.log.warn (exposure, deploy requirements...), in order
     warnings: List[str] = field(default_factory=list)
+    #: everything it logged with pulumi.log.info and above, as (level name, message), in order
+    messages: List[tuple] = field(default_factory=list)
 
     def of_type(self, type_token: str) -> List[Dict[str, Any]]:
         return [r for r in self.resources if r["type"] == type_token]
@@ -70,16 +72,18 @@ def _strip_secrets(value: Any) -> Any:
 
 class _Recorder(logging.Handler):
     def __init__(self, run: "ProgramRun"):
-        super().__init__(logging.WARNING)
+        super().__init__(logging.INFO)
         self.run = run
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.run.warnings.append(record.getMessage())
+        self.run.messages.append((record.levelname, record.getMessage()))
+        if record.levelno >= logging.WARNING:
+            self.run.warnings.append(record.getMessage())
 
 
 def _recording_logger(run: "ProgramRun") -> logging.Logger:
-    """The mock engine's logger for one run: warnings are kept on `run`, not printed (the plan
-    command prints them once, as `warning: ...`)."""
+    """The mock engine's logger for one run: messages are kept on `run`, not printed (the plan
+    command prints the warnings once, as `warning: ...`)."""
     logger = logging.Logger("kimi_k3.mockrun", logging.INFO)  # not registered: one per run
     logger.addHandler(_Recorder(run))
     logger.propagate = False
