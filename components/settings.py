@@ -203,13 +203,6 @@ def _port(raw, default: int) -> int:
     return grammar.port("kimi-k3:port", n, RESERVED_PORTS)
 
 
-#: path prefixes vLLM's `--api-key` guards (vLLM 0.33.0 vllm/entrypoints/serve/middleware/
-#: authenticate.py GUARDED_PREFIX); every other route answers without the key
-VLLM_GUARDED_PREFIXES = ("/v1", "/v2", "/inference", "/cohere")
-#: routes outside those prefixes that serve the model itself (same source, 0.33.0 routers)
-VLLM_UNGUARDED_SERVING_ROUTES = ("/invocations", "/generative_scoring", "/tokenize", "/detokenize")
-
-
 @dataclass(frozen=True)
 class Exposure:
     """Something a CIDR list opens: `what` (a phrase), the config key holding the CIDRs."""
@@ -261,11 +254,8 @@ def exposure_warnings(exposures: Sequence[Exposure], has_api_key: bool) -> List[
     if public_model and not has_api_key:
         out.append("the endpoint is public and kimi-k3:apiKey is not set: anyone who can reach it "
                    "can use the model (pulumi config set --secret kimi-k3:apiKey ...)")
-    elif public_model:
-        out.append("vLLM's API key guards only the paths under "
-                   f"{', '.join(VLLM_GUARDED_PREFIXES)}: {', '.join(VLLM_UNGUARDED_SERVING_ROUTES)} "
-                   "answer without it (vllm-project/vllm#58144); keep the CIDRs to clients you "
-                   "trust (docs/security.md)")
+    # with a key, every path but GET /health needs it: vLLM's own check covers only /v1, /v2,
+    # /inference, /cohere, so the launch spec loads kimi-k3's guard (inference/api_guard.py)
     return out
 
 

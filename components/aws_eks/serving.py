@@ -37,12 +37,13 @@ def _skip_await(obj: Mapping) -> dict:
 
 
 class Serving:
-    """Namespace, Secret, workload (Deployment or LeaderWorkerSet) and Service."""
+    """Namespace, Secret, `config_maps` (the API-key guard), workload (Deployment or
+    LeaderWorkerSet) and Service."""
 
     def __init__(self, name: str, objs: List[dict], layout: K8sLayout, secrets: Dict[str, Any],
                  provider: k8s.Provider, parent: pulumi.Resource, depends_on: List[pulumi.Resource],
                  service_depends_on: List[pulumi.Resource] = (),
-                 before_workload=None):
+                 before_workload=None, config_maps: List[dict] = ()):
         base = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends_on)
         by_kind = {o["kind"]: o for o in objs}
         ns = by_kind["Namespace"]
@@ -56,6 +57,9 @@ class Serving:
                 opts=pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(
                     additional_secret_outputs=["stringData", "data"])))
             waits.append(self.secret)
+        for cm in config_maps:  # the API-key guard the serving pod mounts (render_api_guard)
+            waits.append(k8s.core.v1.ConfigMap(f"{name}-{cm['metadata']['name']}",
+                                               metadata=cm["metadata"], data=cm["data"], opts=in_ns))
         if before_workload is not None:
             # the weights objects (components/aws_eks/weights/resources.py) the pods refer to
             waits += before_workload(provider, self.namespace)

@@ -45,8 +45,10 @@ def render_files(plan: Plan, spec: LaunchSpec, shared: SharedSettings,
     if cfg.serving == "hyperpod":
         return rk.manifest_files([rk.render_hyperpod(plan, spec, layout)])
     objs = rk.render(plan, spec, layout)
-    # the weights objects (scripts ConfigMap, service accounts, mirror Job) go after the namespace
-    return rk.manifest_files(objs[:1] + rk.render_weights(spec, layout) + objs[1:])
+    # the weights objects (scripts ConfigMap, service accounts, mirror Job) and the API-key
+    # guard's ConfigMap go after the namespace
+    return rk.manifest_files(objs[:1] + rk.render_weights(spec, layout)
+                             + rk.render_api_guard(spec, layout) + objs[1:])
 
 
 def curl_line(endpoint: str, served_model_name: str, api_key: bool, port_forward: Optional[str]) -> str:
@@ -156,7 +158,8 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                           secret_data(self.secrets.api_key if shared.has_api_key else None,
                                       self.secrets.hf_token if shared.has_hf_token else None),
                           cluster.provider, self, depends_on=add_ons, service_depends_on=service_deps,
-                          before_workload=weights.before_workload)
+                          before_workload=weights.before_workload,
+                          config_maps=rk.render_api_guard(spec, layout))
         gate = self._readiness_gate(plan, spec, layout, objs, cluster, block, serving, add_ons)
         public = bool(layout.allowed_cidrs)
         pf = None if public else (f"kubectl -n {layout.namespace} port-forward svc/{rk.service_name(layout)} "

@@ -5,8 +5,10 @@ Type `pulumi-python:dynamic/ctyun:SlurmService`. Over SSH to the master:
 - create: checks the accelerators answer on every node (`npu-smi info`, input `preflight`),
   runs the vLLM head on `headHost` (the master, which has the public address) when
   it is in the allocation, reads the partition's GRES name from the cluster (`gpu` or `npu`, never assumed),
-  writes the rendered `srun.sh`/`node.sh`/`check.sh` and the API key file (root-only, value on
-  stdin), adopts a running job this stack submitted with the same launch fingerprint (an
+  writes the rendered `srun.sh`/`node.sh`/`check.sh`, the API key file (root-only, value on
+  stdin) and, with a key, kimi-k3's API-key guard `api-guard/kk3_api_guard.py` (input
+  `apiGuardPy`; root-only dir and file: node.sh bind-mounts it read-only for vLLM's
+  `--middleware`, so nobody else may swap it), adopts a running job this stack submitted with the same launch fingerprint (an
   interrupted `pulumi up`), `sbatch`es, then waits, within `startupTimeoutS` (the
   plan's cold-start budget), for `/health`, then `/v1/models`, then a real chat completion.
   A job that ends during start-up fails the create with its log tail, after making sure no
@@ -38,6 +40,7 @@ from typing import Any, Dict, Mapping, Optional
 import pulumi
 import pulumi.dynamic
 
+from ..inference.render_slurm import API_GUARD_FILE
 from ..progress import current_phase
 from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_name, job, jobs_named, \
     log_tail, partition_nodes, preflight, stop_instances, submit
@@ -48,14 +51,14 @@ log = logging.getLogger("kimi_k3.ctyun.service")
 
 STEP_INPUTS: Dict[str, Any] = {
     "workDir": "/home/kimi-k3", "jobName": "kimi-k3", "partition": "batch",
-    "srunSh": "", "nodeSh": "", "checkSh": "", "launchFingerprint": "",
+    "srunSh": "", "nodeSh": "", "checkSh": "", "apiGuardPy": "", "launchFingerprint": "",
     "devicesPerNode": 16, "port": 11025, "servedModelName": "Kimi-K3", "apiKey": "", "hfToken": "",
     "headHost": "", "publicHost": "", "publicInnerIp": "", "preflight": "npu-smi info",
     "nodeCount": 0, "startupTimeoutS": 7200, "pollIntervalS": 10,
     "cancelTimeoutS": 300, "ownerTag": "",
 }
 #: what makes a different replica: a change means cancel, then submit
-REPLACE_KEYS = ("workDir", "jobName", "partition", "srunSh", "nodeSh", "checkSh",
+REPLACE_KEYS = ("workDir", "jobName", "partition", "srunSh", "nodeSh", "checkSh", "apiGuardPy",
                 "launchFingerprint", "devicesPerNode", "port", "servedModelName", "apiKey",
                 "hfToken", "headHost", "ownerTag")
 
@@ -94,6 +97,9 @@ class SlurmServiceProvider(SshStepProvider):
         runner.upload(f"{wd}/srun.sh", p["srunSh"], 0o755)
         runner.upload(f"{wd}/node.sh", p["nodeSh"], 0o755)
         runner.upload(f"{wd}/check.sh", p["checkSh"], 0o755)
+        if p.get("apiGuardPy"):  # vLLM imports it as root: root-only, like the secrets
+            runner.write_private(f"{wd}/{API_GUARD_FILE}", p["apiGuardPy"],
+                                 label="write the API-key guard")
         for env_name, key in (("VLLM_API_KEY", "apiKey"), ("HF_TOKEN", "hfToken")):
             if p.get(key):  # node.sh reads these root-only files; the values go on stdin
                 runner.write_secret(f"{wd}/secrets/{env_name}", p[key])

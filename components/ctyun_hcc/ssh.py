@@ -327,11 +327,16 @@ class SshRunner:
 
     def write_secret(self, path: str, value: str) -> None:
         """Write a secret to a root-only file (dir 0700, file 0600); the value travels on stdin."""
+        self.write_private(path, value, label=f"write secret file {path}")
+
+    def write_private(self, path: str, content, label: str = "") -> None:
+        """Write `content` to a root-only file (dir 0700, file 0600) atomically, on stdin: no
+        other user can read it or swap it (the API-key guard vLLM imports, the secrets)."""
         d = posixpath.dirname(path)
         self.run(f"umask 077; mkdir -p {shlex.quote(d)}; chmod 700 {shlex.quote(d)}; "
                  f"cat > {shlex.quote(path)}.kk3tmp; chmod 600 {shlex.quote(path)}.kk3tmp; "
                  f"mv -f {shlex.quote(path)}.kk3tmp {shlex.quote(path)}",
-                 stdin=value, label=f"write secret file {path}")
+                 stdin=content, label=label or f"write root-only file {path}")
 
 
 def split_bastion(text: str) -> Tuple[str, str, int]:

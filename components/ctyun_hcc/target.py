@@ -30,7 +30,7 @@ from ..inference.curl import chat_curl
 from ..inference.errors import NOT_SHOWN, ConfigError
 from ..inference.launch import LaunchSpec
 from ..inference.planner import Plan
-from ..inference.render_slurm import SlurmLayout, render_all
+from ..inference.render_slurm import API_GUARD_FILE, SlurmLayout, api_guard_files, render_all
 from ..inference.target import InferenceTarget, Served
 from ..settings import Exposure, SharedSettings, reject_unknown
 
@@ -174,7 +174,10 @@ class CtyunHccTarget(InferenceTarget):
         return self.hcc.queue_name if self.hcc is not None else "batch"
 
     def render(self, plan: Plan, spec: LaunchSpec) -> Mapping[str, str]:
-        return render_all(plan, spec, slurm_layout(plan, self.cfg, self._partition()))
+        """The five scripts, and with an API key `api-guard/kk3_api_guard.py` (the service
+        writes it root-only under the work dir; node.sh binds it into the instance)."""
+        return {**render_all(plan, spec, slurm_layout(plan, self.cfg, self._partition())),
+                **api_guard_files(spec)}
 
     def serve(self, plan: Plan, spec: LaunchSpec, parent: Optional[Any] = None) -> Served:
         import pulumi
@@ -187,7 +190,7 @@ class CtyunHccTarget(InferenceTarget):
 
         name, cfg, hcc = self._name, self.cfg, self.hcc
         layout = slurm_layout(plan, cfg, hcc.queue_name)
-        files = render_all(plan, spec, layout)
+        files = {**render_all(plan, spec, layout), **api_guard_files(spec)}
         cluster = CtyunHccCluster(f"{name}-hcc", hcc, self.shared, self.secrets,
                                   pulumi.ResourceOptions(parent=parent))
         conf = pulumi.Config("kimi-k3")
@@ -243,7 +246,8 @@ class CtyunHccTarget(InferenceTarget):
         service = SlurmService(f"{name}-service", {
             **ssh, "workDir": cfg.work_dir, "jobName": layout.job_name,
             "partition": hcc.queue_name, "srunSh": files["srun.sh"], "nodeSh": files["node.sh"],
-            "checkSh": files["check.sh"], "launchFingerprint": fingerprint(spec.to_dict()),
+            "checkSh": files["check.sh"], "apiGuardPy": files.get(API_GUARD_FILE, ""),
+            "launchFingerprint": fingerprint(spec.to_dict()),
             "devicesPerNode": plan.devices_per_node, "nodeCount": spec.nodes, "port": spec.port,
             "servedModelName": spec.served_model_name, "apiKey": api_key, "hfToken": hf_token,
             "headHost": master_name if hcc.master_in_compute else "",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from . import api_guard as guard
 from .catalog import IMAGES, MODELS, ServingImage
 from .errors import ConfigError
 from .planner import Plan
@@ -93,6 +94,9 @@ class LaunchSpec:
     worker: Optional[RoleSpec]  # template for every worker; NODE_RANK is a placeholder
     secret_env: Tuple[str, ...] = ()
     rpc_port: int = 13389
+    #: the head loads kimi-k3's API-key guard (`--middleware kk3_api_guard.ApiKeyGuard`): the
+    #: target must put kk3_api_guard.py on its PYTHONPATH (components/inference/api_guard.py)
+    api_guard: bool = False
 
     def __post_init__(self):
         if self.head.role != "head" or self.head.node_rank != 0:
@@ -103,6 +107,11 @@ class LaunchSpec:
             raise ValueError("a multi-node spec needs a worker template, a single-node one none")
         if self.worker is not None and "--headless" not in self.worker.argv:
             raise ValueError("workers must be --headless")
+        if self.api_guard != (guard.IMPORT_PATH in self.head.argv):
+            raise ValueError("api_guard and the head's --middleware flag disagree")
+        if self.api_guard and self.head.env_dict.get(guard.RUST_FRONTEND_ENV, "0") != "0":
+            raise ValueError("vLLM's Rust front end refuses --middleware: the guard needs the "
+                             "Python front end")
 
     def roles(self) -> List[RoleSpec]:
         """Concrete roles, node 0 first."""
@@ -236,7 +245,9 @@ def _common_tail(img: ServingImage) -> List[str]:
             "--reasoning-parser", "kimi_k3"]
 
 
-def _env(plan: Plan, head: bool, startup_timeout_s: int) -> List[Tuple[str, str]]:
+def _env(plan: Plan, head: bool, startup_timeout_s: int, guarded: bool) -> List[Tuple[str, str]]:
+    """The role's environment. `guarded`: the API-key guard is loaded, so vLLM must run its
+    Python front end (the Rust one, VLLM_USE_RUST_FRONTEND, refuses --middleware)."""
     profile = PROFILES[plan.family]
     env: List[Tuple[str, str]] = []
     if plan.platform == "ascend":
@@ -253,7 +264,8 @@ def _env(plan: Plan, head: bool, startup_timeout_s: int) -> List[Tuple[str, str]
             ("ASCEND_RT_VISIBLE_DEVICES", ",".join(str(i) for i in range(plan.devices_per_node))),
         ]
     else:
-        env += sorted(profile.extra_env.items())
+        env += sorted((k, v) for k, v in profile.extra_env.items()
+                      if not (guarded and k == guard.RUST_FRONTEND_ENV))
         if plan.parallelism.pipeline_parallel > 1:
             env += sorted(profile.extra_env_pipelined.items())
             env += [("GLOO_SOCKET_IFNAME", ph("NODE_IFNAME")), ("NCCL_SOCKET_IFNAME", ph("NODE_IFNAME"))]
@@ -267,12 +279,15 @@ def launch(plan: Plan, runtime: Runtime) -> LaunchSpec:
     img = _image(runtime, plan)
     build = _ascend_argv if plan.platform == "ascend" else _cuda_argv
     timeout = plan.cold_start.startup_timeout_s
+    guarded = runtime.api_key  # vLLM's own key check misses most routes: kimi-k3's guard
+
     def role(worker: bool) -> RoleSpec:
+        guard_args = guard.middleware_args() if guarded and not worker else []  # the head serves HTTP
         argv = ["vllm", "serve", runtime.model_path] + build(plan, runtime, img, worker) \
-            + _common_tail(img) + list(runtime.extra_args)
+            + _common_tail(img) + guard_args + list(runtime.extra_args)
         check_flags(argv, img.vllm_version)
         return RoleSpec("worker" if worker else "head", -1 if worker else 0, tuple(argv),
-                        tuple(_env(plan, not worker, timeout)))
+                        tuple(_env(plan, not worker, timeout, guarded)))
 
     head = role(worker=False)
     worker = role(worker=True) if plan.nodes > 1 else None
@@ -292,6 +307,7 @@ def launch(plan: Plan, runtime: Runtime) -> LaunchSpec:
         worker=worker,
         secret_env=secret_env,
         rpc_port=runtime.rpc_port,
+        api_guard=guarded,
     )
 
 

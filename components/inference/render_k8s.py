@@ -14,7 +14,9 @@ Launch placeholders map as follows (documented in docs/aws-eks.md):
   (`leaderworkerset.sigs.k8s.io/worker-index`, read through the downward API); 0 on one node.
 - `${NODE_IFNAME}`: `eth0`, the pod's own interface under the VPC CNI (pods do not use the host
   network; NCCL reaches EFA through the device plugin's devices, not through an IP interface).
-Secrets (VLLM_API_KEY, HF_TOKEN) only ever appear as `secretKeyRef`s.
+Secrets (VLLM_API_KEY, HF_TOKEN) only ever appear as `secretKeyRef`s. With an API key the serving
+pod mounts kimi-k3's API-key guard (ConfigMap `<name>-api-guard`, read-only, on PYTHONPATH) that
+the head's `--middleware` loads (components/inference/api_guard.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from . import api_guard as guard
 from .launch import PLACEHOLDERS, LaunchSpec, RoleSpec
 from .planner import Plan
 from .quoting import k8s_literal, k8s_ref
@@ -190,11 +193,28 @@ def probes(spec: LaunchSpec) -> Dict[str, dict]:
 
 # ---------------------------------------------------------------- pods
 
-def _volumes(layout: K8sLayout) -> List[dict]:
+def _volumes(layout: K8sLayout, guarded: bool) -> List[dict]:
     from ..aws_eks.weights import render as staging
 
-    return [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": layout.shm_size}},
-            *staging.volumes(layout)]
+    out = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": layout.shm_size}},
+           *staging.volumes(layout)]
+    if guarded:
+        out.append({"name": GUARD_VOLUME, "configMap": {"name": guard.configmap_name(layout.name),
+                                                        "defaultMode": 0o444}})
+    return out
+
+
+GUARD_VOLUME = "api-guard"
+
+
+def render_api_guard(spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
+    """The ConfigMap holding kk3_api_guard.py (mounted by the serving pod), or nothing without a
+    key. Applied before the workload: a pod cannot start without the volume's ConfigMap."""
+    if not spec.api_guard:
+        return []
+    return [{"apiVersion": "v1", "kind": "ConfigMap",
+             "metadata": _meta(layout, name=guard.configmap_name(layout.name)),
+             "data": {guard.FILE_NAME: guard.source()}}]
 
 
 def _resources(layout: K8sLayout) -> dict:
@@ -209,12 +229,18 @@ def _pod_spec(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: 
     """Pod spec for one node of a replica; `serving` = this pod answers HTTP (node 0)."""
     from ..aws_eks.weights import render as staging
 
+    guarded = serving and spec.api_guard  # the head's --middleware imports kk3_api_guard
     mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, *staging.vllm_mounts(layout)]
+    env = _env(role, spec, layout, single_node) + staging.vllm_env(spec, layout, role)
+    if guarded:
+        mounts.append({"name": GUARD_VOLUME, "mountPath": guard.CONTAINER_DIR, "readOnly": True})
+        # the vLLM CUDA image has no PYTHONPATH of its own to keep (api_guard.py)
+        env.append({"name": "PYTHONPATH", "value": k8s_literal(guard.CONTAINER_DIR)})
     container = {
         "name": "vllm",
         "image": spec.image,
         "command": [_subst(a, single_node) for a in role.argv],
-        "env": _env(role, spec, layout, single_node) + staging.vllm_env(spec, layout, role),
+        "env": env,
         "resources": _resources(layout),
         "volumeMounts": mounts,
     }
@@ -227,7 +253,7 @@ def _pod_spec(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: 
     pod = {
         "terminationGracePeriodSeconds": 60,
         "containers": [container],
-        "volumes": _volumes(layout),
+        "volumes": _volumes(layout, guarded),
         "tolerations": [dict(t) for t in layout.tolerations],
     }
     init = staging.init_containers(spec, layout, role, single_node, serving)
@@ -352,7 +378,11 @@ def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:
     - secrets come from the Secret `layout.secret_name` in the endpoint's namespace: the API key
       as an env `valueFrom.secretKeyRef`, the hub token as `huggingFaceModel.tokenSecretRef`
       (the CRD: injected as HF_TOKEN into the download init container only);
-    - `maxDeployTimeInSeconds` (CRD default 3600) is the plan's budget: staging + startup timeout.
+    - `maxDeployTimeInSeconds` (CRD default 3600) is the plan's budget: staging + startup timeout;
+    - with an API key, the worker has no volume to mount kimi-k3's API-key guard from (the CRD's
+      worker has no `volumes`), so its text travels as env `KK3_API_GUARD_PY` and
+      `api_guard.HYPERPOD_WRITER` (`python3 -c`, the command) writes it to a private temp dir
+      on PYTHONPATH and execs `vllm serve ...` (the args).
     """
     if spec.nodes != 1:
         raise ValueError("HyperPod's InferenceEndpointConfig runs one node per replica")
@@ -360,6 +390,10 @@ def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:
     if argv[:2] != ["vllm", "serve"]:
         raise ValueError(f"the HyperPod worker runs `vllm serve`; the launch spec starts {argv[:2]}")
     env = [{"name": k, "value": _subst(v, True)} for k, v in spec.head.env if k not in OBSOLETE_ENV]
+    command, args = argv[:2], argv[2:]
+    if spec.api_guard:
+        command, args = [k8s_literal(a) for a in guard.HYPERPOD_COMMAND], argv
+        env.append({"name": guard.SOURCE_ENV, "value": k8s_literal(guard.source())})
     if "VLLM_API_KEY" in spec.secret_env:
         env.append({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {
             "name": layout.secret_name, "key": "VLLM_API_KEY"}}})
@@ -385,8 +419,8 @@ def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:
                 # one node per replica: no inter-node traffic, so GPUs only (as the seed)
                 "resources": {"limits": {"nvidia.com/gpu": layout.gpus_per_node},
                               "requests": {"nvidia.com/gpu": layout.gpus_per_node}},
-                "command": argv[:2],
-                "args": argv[2:],
+                "command": command,
+                "args": args,
                 "environmentVariables": env,
             },
         },

@@ -9,7 +9,10 @@ instance named after the job and stopped by a trap on exit or `scancel`, one wor
 node 0's address taken from the first host of `$SLURM_JOB_NODELIST` (its Slurm NodeAddr,
 resolved if it is a name), and each node's own address and interface derived from its route
 to node 0 instead of a hard-coded `eno0`. Secret env values (`VLLM_API_KEY`, `HF_TOKEN`) are
-read on the node from root-only files; no script contains them.
+read on the node from root-only files; no script contains them. With an API key, kimi-k3's
+API-key guard (`api-guard/kk3_api_guard.py`, written root-only by the service) is bind-mounted
+read-only into the instance and put in front of the image's PYTHONPATH for the head's
+`--middleware` (components/inference/api_guard.py).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import List, Mapping, Sequence, Tuple
 
+from . import api_guard as guard
 from . import grammar
 from .errors import ConfigError
 from .launch import PLACEHOLDERS, LaunchSpec, RoleSpec
@@ -76,6 +80,11 @@ class SlurmLayout:
     def secret_dir(self) -> str:
         """Root-only directory (0700) holding one file (0600) per secret env variable."""
         return f"{self.work_dir}/secrets"
+
+    @property
+    def api_guard_dir(self) -> str:
+        """Root-only directory (0700) holding kk3_api_guard.py (0600), bind-mounted read-only."""
+        return f"{self.work_dir}/{guard.HOST_SUBDIR}"
 
     @property
     def log_dir(self) -> str:
@@ -221,13 +230,32 @@ srun --ntasks-per-node=1 --kill-on-bad-exit=1 \\
 """
 
 
+def _guard_block(spec: LaunchSpec, layout: SlurmLayout) -> str:
+    if not spec.api_guard:
+        return ""
+    path = f"{layout.api_guard_dir}/{guard.FILE_NAME}"
+    return f"""  # kimi-k3's API-key guard (--middleware {guard.IMPORT_PATH}): a root-only file
+  api_guard={q(path)}
+  if [ ! -r "$api_guard" ] || [ "$(stat -c %a "$api_guard")" != 600 ]; then
+    echo "API-key guard $api_guard is missing or not mode 600" >&2
+    exit 1
+  fi
+"""
+
+
 def render_node_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
     """Per-node launcher: start an Apptainer instance, run the head or a worker in it, clean up."""
     layout.validate()
-    binds = list(layout.binds) + [(layout.model_dir, spec.model_path)]
-    bind_args = " \\\n".join(f"  --bind {q(h + ':' + c)}" for h, c in binds)
+    binds = [h + ":" + c for h, c in list(layout.binds) + [(layout.model_dir, spec.model_path)]]
+    if spec.api_guard:
+        binds.append(f"{layout.api_guard_dir}:{guard.CONTAINER_DIR}:ro")
+    bind_args = " \\\n".join(f"  --bind {q(b)}" for b in binds)
     secret_block = _secret_block(spec, layout)
     head = spec.head
+    guard_line = ("\n" + _guard_block(spec, layout)
+                  + "  # the guard's directory in front of the image's own PYTHONPATH, then vLLM\n"
+                  f"  argv=({' '.join(q(a) for a in guard.PREPEND_COMMAND)} \"${{argv[@]}}\")"
+                  if spec.api_guard else "")
     if spec.worker is not None:
         worker_block = f"""else
 {_env_lines(spec.worker)}
@@ -282,7 +310,7 @@ if [ "$node_rank" -eq 0 ]; then
 {_env_lines(head)}
   argv=(
 {_argv_lines(head.argv, "    ")}
-  )
+  ){guard_line}
 {worker_block}
 
 echo "node $node_rank ($SLURMD_NODENAME, $NODE_ADDR on $NODE_IFNAME): starting ${{argv[0]}} in instance $instance"
@@ -479,6 +507,10 @@ esac
 """
 
 
+#: the guard's file, relative to the work dir (render_all's key, where the service writes it)
+API_GUARD_FILE = f"{guard.HOST_SUBDIR}/{guard.FILE_NAME}"
+
+
 def render_all(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> Mapping[str, str]:
     """Every script, by file name (SCRIPT_NAMES)."""
     return {
@@ -488,3 +520,8 @@ def render_all(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> Mapping[str
         "mount_nvme.sh": render_mount_nvme_sh(layout),
         "check.sh": render_check_sh(spec, layout),
     }
+
+
+def api_guard_files(spec: LaunchSpec) -> Mapping[str, str]:
+    """`{API_GUARD_FILE: text}` when the spec loads the API-key guard (node.sh binds it), else {}."""
+    return {API_GUARD_FILE: guard.source()} if spec.api_guard else {}

@@ -54,6 +54,8 @@ FLAGS: Mapping[str, Tuple[str, Optional[str]]] = {
     "--disable-custom-all-reduce": ("0.4.0", None),
     "--speculative-config": ("0.8.0", None),
     "--api-key": ("0.4.0", None),
+    # kimi-k3's API-key guard (components/inference/api_guard.py): read in 0.23.0 and 0.33.0
+    "--middleware": ("0.23.0", None),
 }
 
 #: flags that take no value

@@ -25,6 +25,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from components.ctyun_hcc import bootstrap, service
 from components.ctyun_hcc.ssh import Result, SshCredentials, SshRunner, SshTarget
+from components.inference import api_guard
 from components.inference.errors import KimiK3Error
 from components.mockrun import SECRET, run_program
 from tests.doubles.k8s_expansion import expand
@@ -219,7 +220,9 @@ def _ctyun(sandbox: Sandbox, run, key: str, value: str, v: Verdict) -> None:
         v.problems.append(f"check.sh failed in the sandbox: {check[2][-300:]}")
     # node.sh: vLLM gets exactly the spec's argv (head, then worker 1)
     execs = [a[2:] for a in out.called("apptainer") if a[:1] == ("exec",)]
-    want = [tuple(_placeholders(x, {**NODE, "NODE_RANK": "0"}) for x in spec.head.argv)]
+    # with a key the head runs through the API-key guard's PYTHONPATH wrapper (api_guard.py)
+    wrap = api_guard.PREPEND_COMMAND if spec.api_guard else ()
+    want = [wrap + tuple(_placeholders(x, {**NODE, "NODE_RANK": "0"}) for x in spec.head.argv)]
     if spec.worker is not None:
         want.append(tuple(_placeholders(x, {**NODE, "NODE_RANK": "1"})
                           for x in spec.worker.for_rank(1).argv))

@@ -308,3 +308,29 @@ def test_destroy_order_service_before_its_load_balancer_wait_before_the_network(
     assert "kimi-k3-lb-gone" in deps["kimi-k3-svc"]  # the Service is deleted before the wait runs
     assert "kimi-k3-eks" in deps["kimi-k3-lb-gone"]  # the wait runs before the cluster goes
     assert "kimi-k3-leftovers" in deps["kimi-k3-vpc"] and "kimi-k3-leftovers" in deps["kimi-k3-eks"]
+
+
+# ---------------------------------------------------------------- the API-key guard (issue 10, item 3)
+
+def test_the_api_key_guard_is_declared_before_the_workload_and_validates(adopt):
+    """With kimi-k3:apiKey the program creates the guard's ConfigMap, the workload waits for it,
+    and a guarded two-node LeaderWorkerSet validates strictly too."""
+    import kubernetes_validate
+
+    from components.inference import api_guard
+
+    (cm,) = [r for r in adopt.of_type("kubernetes:core/v1:ConfigMap")
+             if r["inputs"]["metadata"]["name"] == "kimi-k3-api-guard"]
+    assert cm["inputs"]["data"] == {api_guard.FILE_NAME: api_guard.source()}
+    deps = {r["name"]: r["dependencies"] for r in adopt.resources}
+    assert cm["name"] in deps["kimi-k3-vllm"]
+    guarded = run_program("aws-eks", {"kimi-k3:nodes": "2", "kimi-k3:capacityReservationId": CR,
+                                      "kimi-k3:apiKey": "sk-do-not-leak-2"})
+    lws = yaml.safe_load(guarded.inference.artifacts["manifests/leaderworkerset-kimi-k3.yaml"])
+    t = lws["spec"]["leaderWorkerTemplate"]
+    for tpl in (t["leaderTemplate"], t["workerTemplate"]):
+        kubernetes_validate.validate({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"},
+                                      "template": tpl}, "1.34.0", strict=True)
+    assert "api-guard" in json.dumps(t["leaderTemplate"]) and "api-guard" not in json.dumps(t["workerTemplate"])
+    kubernetes_validate.validate(yaml.safe_load(
+        guarded.inference.artifacts["manifests/configmap-kimi-k3-api-guard.yaml"]), "1.34.0", strict=True)

@@ -151,8 +151,14 @@ def test_public_openings_are_warned_about(capsys, tmp_path):
     code, _, err = plan(capsys, "--stack", "aws-eks", "--out", str(tmp_path / "a"),
                         "--set", "kimi-k3:allowedCidrs=0.0.0.0/0", "--set", "kimi-k3:allowInternet=true",
                         "--set", f"kimi-k3:apiKey={SECRET}")
-    assert code == 0 and "to the whole internet (0.0.0.0/0" in err and "/invocations" in err
+    assert code == 0 and "to the whole internet (0.0.0.0/0" in err
     assert "kimi-k3:apiKey is not set" not in err and SECRET not in err
+    # with a key kimi-k3's guard covers /invocations & co (no "unguarded routes" warning), and
+    # the plan carries it: the ConfigMap the serving pod mounts, the --middleware flag
+    assert "/invocations" not in err
+    guard = (tmp_path / "a" / "manifests" / "configmap-kimi-k3-api-guard.yaml").read_text()
+    assert "class ApiKeyGuard" in guard
+    assert "kk3_api_guard.ApiKeyGuard" in (tmp_path / "a" / "manifests" / "deployment-kimi-k3.yaml").read_text()
     code, _, err = plan(capsys, "--stack", "aws-eks", "--out", str(tmp_path / "p"),
                         "--set", "kimi-k3:allowedCidrs=10.0.0.0/8")
     assert code == 0 and "opens" not in err

@@ -94,11 +94,18 @@ def test_the_api_key_and_hub_token_reach_the_endpoint_from_a_kubernetes_secret(w
 
 
 def test_exactly_one_model_argument_and_an_explicit_entrypoint(with_secrets):
+    from components.inference import api_guard
+
     w = iec_of(with_secrets)["spec"]["worker"]
-    assert w["command"] == ["vllm", "serve"]
-    assert "--model" not in w["args"] and w["args"].count(w["modelVolumeMount"]["mountPath"]) == 1
-    assert w["args"][0] == w["modelVolumeMount"]["mountPath"]
-    assert not any(a == "moonshotai/Kimi-K3" for a in w["args"])  # the hub id is the operator's, not vLLM's
+    # with an API key the command writes kimi-k3's API-key guard first, then execs `vllm serve`
+    assert w["command"] == list(api_guard.HYPERPOD_COMMAND)
+    assert w["args"][:2] == ["vllm", "serve"]
+    vllm_args = w["args"][2:]
+    assert "--model" not in vllm_args and vllm_args.count(w["modelVolumeMount"]["mountPath"]) == 1
+    assert vllm_args[0] == w["modelVolumeMount"]["mountPath"]
+    assert not any(a == "moonshotai/Kimi-K3" for a in vllm_args)  # the hub id is the operator's, not vLLM's
+    plain = iec_of(run_program("aws-eks", HP))["spec"]["worker"]  # no key: vllm serve itself
+    assert plain["command"] == ["vllm", "serve"] and plain["args"][0] == vllm_args[0]
 
 
 def test_deploy_time_and_replicas_come_from_the_plan_and_the_config():

@@ -27,7 +27,9 @@ def test_hyperpod_reads_the_api_key_from_the_secret_as_vllm_expects():
     assert env["VLLM_API_KEY"] == {"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {
         "name": layout.secret_name, "key": "VLLM_API_KEY"}}}
     assert all("$(" not in a and "${" not in a for a in worker["args"])
-    assert worker["command"] == ["vllm", "serve"] and worker["args"][0] == "/opt/ml/model"
+    # with a key the command first writes kimi-k3's API-key guard (api_guard.HYPERPOD_COMMAND)
+    assert worker["command"][:2] == ["python3", "-c"] and worker["args"][:3] == [
+        "vllm", "serve", "/opt/ml/model"]
     p, s = _spec(model_path="/opt/ml/model")
     worker = rk.render_hyperpod(p, s, _layout(name="kimik3", namespace="default"))["spec"]["worker"]
     assert "VLLM_API_KEY" not in {e["name"] for e in worker["environmentVariables"]}

@@ -370,6 +370,13 @@ def test_secrets_are_read_only_from_root_only_files(node):
     assert r.returncode == 1 and "not mode 600" in r.stderr
     key.chmod(0o600)
     r = _node(node, script, "kk3n3")
+    # the head (kk3n3) also needs kimi-k3's API-key guard, root-only like the secrets
+    assert r.returncode == 1 and "API-key guard" in r.stderr and "not mode 600" in r.stderr
+    guard = work / "api-guard" / "kk3_api_guard.py"
+    guard.parent.mkdir()
+    guard.write_text("# guard")
+    guard.chmod(0o600)
+    r = _node(node, script, "kk3n3")
     assert r.returncode == 0, r.stderr
     env = dict(line.split("=", 1) for line in (node / "state" / "exec.env").read_text().splitlines())
     assert env["VLLM_API_KEY"] == "sk-test-only"
