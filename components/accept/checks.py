@@ -198,7 +198,10 @@ async def tool_call(c: Client, model: str, max_tokens: int) -> CheckResult:
 
 
 async def auth(c: Client) -> CheckResult:
-    """A wrong key and no key must both be refused with 401 (vLLM guards every /v1 path)."""
+    """A wrong key and no key must both be refused with 401, on /v1 (vLLM's own check) and on
+    /invocations, which vLLM's check skips (vllm-project/vllm#58144) and kimi-k3's API-key
+    guard covers (components/inference/kk3_api_guard.py). The /invocations probe sends `{}`, so
+    an unguarded server answers 400 without generating anything."""
     wrong = "kk3-wrong-" + secrets.token_hex(8)
     seen = []
     for label, key in (("a wrong key", wrong), ("no key", None)):
@@ -207,4 +210,9 @@ async def auth(c: Client) -> CheckResult:
             return CheckResult("auth", False, f"GET /v1/models with {label} was not refused with "
                                               f"401: {a.describe()}")
         seen.append(label)
-    return CheckResult("auth", True, f"{' and '.join(seen)} refused with 401")
+    a = await c.request("POST", "/invocations", root=True, body={}, key=None,
+                        timeout_s=min(c.timeout_s, 30))
+    if a.status != 401:
+        return CheckResult("auth", False, "POST /invocations with no key was not refused with 401 "
+                                          f"(is kimi-k3's API-key guard loaded?): {a.describe()}")
+    return CheckResult("auth", True, f"{' and '.join(seen)} refused with 401, also on /invocations")

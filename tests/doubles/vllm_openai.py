@@ -29,7 +29,15 @@ does. It is written from vLLM's own code, read in the 0.33.0 wheel
 - /health: `vllm/entrypoints/serve/instrumentator/health.py` (200 with an empty body, 503 when
   the engine is dead); /v1/models: `vllm/entrypoints/openai/models/serving.py`;
   unknown model: `vllm/entrypoints/serve/engine/serving.py` (404 NotFoundError, param model);
-- keep-alive comments: `vllm/entrypoints/serve/utils/sse_keep_alive.py` (`: keep-alive`).
+- keep-alive comments: `vllm/entrypoints/serve/utils/sse_keep_alive.py` (`: keep-alive`);
+- `/invocations` (`vllm/entrypoints/serve/sagemaker/api_router.py`): POST, outside the guarded
+  prefixes; a chat body is answered by the chat handler, anything else 400 "Cannot find
+  suitable handler for request. Expected one of: [...]" (vllm-project/vllm#58144);
+- `--middleware` (`serve/middleware/register.py`): `middleware=` import paths, imported with
+  importlib and wrapped around the app in vLLM's order (the last added is outermost, in front of
+  vLLM's own key check), each built as `cls(app)` in an environment holding `VLLM_API_KEY`
+  (vLLM's process has it there). Each request then goes through the real ASGI middleware: an
+  ASGI scope from the request, the middleware's own answer written out when it answers itself.
 
 Timing: the first token leaves `ttft_s` after the request arrived, token k at
 `ttft_s + k * tpot_s` (absolute schedule, no drift). Faults to inject (`faults=`): see FAULTS.
@@ -92,6 +100,8 @@ class DoubleConfig:
     #: not ready (as above) for this many seconds after the server starts
     ready_after_s: float = 0.0
     log: Optional[Callable[[str], None]] = None
+    #: `--middleware` import paths (e.g. kimi-k3's `kk3_api_guard.ApiKeyGuard`), on sys.path
+    middleware: tuple = ()
 
     def __post_init__(self):
         unknown = set(self.faults) - set(FAULTS)
@@ -202,6 +212,7 @@ class VllmOpenAIDouble:
         self._thread: Optional[threading.Thread] = None
         self._up = threading.Event()
         self._writers: set = set()
+        self.asgi = _middleware_stack(self.cfg)
 
     # ---- lifecycle ---------------------------------------------------------------------
     async def _main(self) -> None:
@@ -282,12 +293,47 @@ class VllmOpenAIDouble:
             writer.close()
 
 
+_ENV_LOCK = threading.Lock()
+
+
+def _middleware_stack(cfg: DoubleConfig):
+    """The `--middleware` classes wrapped around an app that only says "passed", vLLM's way
+    (vllm/entrypoints/serve/middleware/register.py + starlette's add_middleware order)."""
+    if not cfg.middleware or "ignore_key" in cfg.faults:
+        return None
+    import importlib
+    import inspect
+    import os
+
+    async def passed(scope, receive, send):
+        scope["kk3.passed"] = True
+
+    app = passed
+    with _ENV_LOCK:  # vLLM's process holds its key in the environment
+        before = os.environ.get("VLLM_API_KEY")
+        if cfg.api_key:
+            os.environ["VLLM_API_KEY"] = cfg.api_key
+        try:
+            for entry in cfg.middleware:
+                module_path, object_name = entry.rsplit(".", 1)
+                imported = getattr(importlib.import_module(module_path), object_name)
+                if not inspect.isclass(imported):
+                    raise ValueError(f"the double takes middleware classes only, not {entry}")
+                app = imported(app)
+        finally:
+            if before is None:
+                os.environ.pop("VLLM_API_KEY", None)
+            else:
+                os.environ["VLLM_API_KEY"] = before
+    return app
+
+
 class _Exchange:
     """One request and its answer, written the way vLLM's FastAPI app answers it."""
 
     def __init__(self, double: VllmOpenAIDouble, writer, method, target, headers, body):
         self.d, self.cfg, self.w = double, double.cfg, writer
-        self.method, self.path = method, target.split("?", 1)[0]
+        self.method, self.path, self.target = method, target.split("?", 1)[0], target
         self.headers, self.body = headers, body
         self.status = 0
 
@@ -353,6 +399,8 @@ class _Exchange:
         cfg = self.cfg
         if "hang" in cfg.faults:
             return await self._hang()
+        if self.d.asgi is not None and not await self._through_middleware():
+            return True  # the middleware answered (e.g. kimi-k3's guard: 401)
         if not self._authorized():
             return await self._json(401, {"error": "Unauthorized"})
         if self.method == "GET" and self.path == "/health":
@@ -362,7 +410,55 @@ class _Exchange:
             return await self._json(200, self._models())
         if self.method == "POST" and self.path == "/v1/chat/completions":
             return await self._chat()
+        if self.method == "POST" and self.path == "/invocations":
+            return await self._invocations()
         return await self._json(404, {"detail": "Not Found"})
+
+    async def _invocations(self) -> bool:
+        """SageMaker's route: the chat handler for a chat body (no key check of vLLM's own)."""
+        try:
+            req = json.loads(self.body or b"{}")
+        except ValueError as e:
+            return await self._json(400, {"detail": f"JSON decode error: {e}"})
+        if isinstance(req, dict) and isinstance(req.get("messages"), list):
+            return await self._chat()
+        return await self._json(400, _error(
+            "Cannot find suitable handler for request. Expected one of: "
+            "['ChatCompletionRequest', 'CompletionRequest']", "BadRequestError", 400))
+
+    async def _through_middleware(self) -> bool:
+        """Run the request through the ASGI middleware; True when it let the request in."""
+        from urllib.parse import unquote
+
+        raw_path, _, query = self.target.partition("?")
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                 "method": self.method, "scheme": "http", "path": unquote(raw_path),
+                 "raw_path": raw_path.encode("latin-1"), "query_string": query.encode("latin-1"),
+                 "root_path": "", "headers": [(k.encode("latin-1"), v.encode("latin-1"))
+                                              for k, v in self.headers.items()]}
+        sent: List[Dict[str, Any]] = []
+        body_given = False
+
+        async def receive():
+            nonlocal body_given
+            if body_given:
+                return {"type": "http.disconnect"}
+            body_given = True
+            return {"type": "http.request", "body": self.body, "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        await self.d.asgi(scope, receive, send)
+        if scope.get("kk3.passed"):
+            return True
+        start = next(m for m in sent if m["type"] == "http.response.start")
+        body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+        await self._head(start["status"], [(bytes(k).decode("latin-1"), bytes(v).decode("latin-1"))
+                                           for k, v in start.get("headers", [])])
+        self.w.write(body)
+        await self.w.drain()
+        return False
 
     def _models(self) -> Dict[str, Any]:
         cfg = self.cfg

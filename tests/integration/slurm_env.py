@@ -19,7 +19,7 @@ import pytest
 
 from components.inference.launch import Runtime, launch
 from components.inference.planner import PlanRequest, plan
-from components.inference.render_slurm import SlurmLayout, render_all
+from components.inference.render_slurm import API_GUARD_FILE, SlurmLayout, api_guard_files, render_all
 from components.ctyun_hcc.service import fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,7 +179,8 @@ def prepare(services, base: Path, model_ok: bool = True, **runtime):
     props = ssh_props(
         services, hostKey=host_key(services), workDir=lay.work_dir, jobName=lay.job_name,
         partition="batch", srunSh=files["srun.sh"], nodeSh=files["node.sh"],
-        checkSh=files["check.sh"], launchFingerprint=fingerprint(spec.to_dict()),
+        checkSh=files["check.sh"], apiGuardPy=api_guard_files(spec).get(API_GUARD_FILE, ""),
+        launchFingerprint=fingerprint(spec.to_dict()),
         devicesPerNode=p.devices_per_node, nodeCount=spec.nodes, port=spec.port,
         servedModelName=spec.served_model_name,
         apiKey=API_KEY if "VLLM_API_KEY" in spec.secret_env else "",

@@ -23,8 +23,12 @@ KEY = "kk3-test-key-0123456789"
 FAST = dict(ttft_s=0.02, tpot_s=0.002)
 
 
+#: kimi-k3 serves with a key only behind its API-key guard (the `auth` check probes /invocations)
+GUARD = ("components.inference.kk3_api_guard.ApiKeyGuard",)
+
+
 def double(**kw):
-    return VllmOpenAIDouble(DoubleConfig(**{"api_key": KEY, **FAST, **kw}))
+    return VllmOpenAIDouble(DoubleConfig(**{"api_key": KEY, "middleware": GUARD, **FAST, **kw}))
 
 
 def run_cli(d, capsys, monkeypatch, *extra, key=True):

@@ -55,7 +55,10 @@ def provider(monkeypatch):
 
 
 def served(monkeypatch, **cfg):
-    d = VllmOpenAIDouble(DoubleConfig(api_key=KEY, ttft_s=0.01, tpot_s=0.002, **cfg))
+    # as kimi-k3 serves with a key: behind its API-key guard (the `auth` check probes /invocations)
+    d = VllmOpenAIDouble(DoubleConfig(api_key=KEY, ttft_s=0.01, tpot_s=0.002,
+                                      middleware=("components.inference.kk3_api_guard.ApiKeyGuard",),
+                                      **cfg))
     monkeypatch.setattr(rd.EndpointReadinessProvider, "cluster_factory",
                         lambda self_or_props, *a: DirectCluster(d.url))
     return d

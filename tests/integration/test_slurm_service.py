@@ -64,6 +64,18 @@ def test_create_ready_update_replace_delete(services, workspace):
     hdr = {"Authorization": f"Bearer {API_KEY}"}
     models = requests.get(f"{base}/v1/models", headers=hdr, timeout=5).json()
     assert models["data"][0]["id"] == "Kimi-K3"
+    # kimi-k3's API-key guard: written root-only, bound into the instance, imported by vLLM's
+    # --middleware from the instance's PYTHONPATH and applied: /invocations needs the key too
+    guard = Path(props["workDir"], "api-guard", "kk3_api_guard.py")
+    assert guard.read_text() == props["apiGuardPy"] and "class ApiKeyGuard" in guard.read_text()
+    assert oct(guard.stat().st_mode & 0o777) == "0o600"
+    assert oct(guard.parent.stat().st_mode & 0o777) == "0o700"
+    assert guard.stat().st_uid == 0 and guard.parent.stat().st_uid == 0
+    refused = requests.post(f"{base}/invocations", json={}, timeout=5)
+    assert (refused.status_code, refused.content) == (401, b'{"error":"Unauthorized"}')
+    assert requests.get(f"{base}/health", timeout=5).status_code == 200
+    chat = {"model": "Kimi-K3", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+    assert requests.post(f"{base}/invocations", json=chat, headers=hdr, timeout=5).status_code == 200
     # the secret is only in its root-only file, never in scripts or logs
     secret = Path(props["workDir"], "secrets", "VLLM_API_KEY")
     token = Path(props["workDir"], "secrets", "HF_TOKEN")
