@@ -13,7 +13,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple
 
 from .inference.catalog import (
     ACCELERATORS,
@@ -25,7 +25,7 @@ from .inference.catalog import (
 from . import config_keys
 from .accept.sizing import parse_accept_load
 from .inference import grammar
-from .inference.errors import NOT_SHOWN, ConfigError
+from .inference.errors import ConfigError
 from .inference.planner import PlanRequest
 
 TARGETS = ("ctyun-hcc", "aws-eks")

@@ -7,7 +7,7 @@ refuses a bad value before any call, in one line, naming the config key behind i
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 from pulumi.dynamic import CheckFailure
 

@@ -13,7 +13,7 @@ default, no local media at all, is kept).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from . import api_guard as guard

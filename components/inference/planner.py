@@ -7,7 +7,6 @@ config key, the value and the smallest change that would fit.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Mapping, Optional, Tuple
 

@@ -23,7 +23,6 @@ from typing import List, Mapping, Sequence, Tuple
 
 from . import api_guard as guard
 from . import grammar
-from .errors import ConfigError
 from .launch import PLACEHOLDERS, LaunchSpec, RoleSpec
 from .planner import Plan
 from .quoting import ere_literal, json_text, shell_word as q
