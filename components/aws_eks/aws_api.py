@@ -49,6 +49,27 @@ def aws_inputs_from_config(get, get_secret) -> Dict[str, Any]:
     return out
 
 
+def refuse_static_keys(inputs: Mapping[str, Any]) -> None:
+    """Static `aws:accessKey`/`aws:secretKey` cannot reach the Kubernetes side: refuse them.
+
+    Every Kubernetes call of this stack (the Helm releases, the serving objects) goes through a
+    kubeconfig whose `aws eks get-token` runs the AWS CLI with the default credential chain or
+    `--profile` (cluster.exec_kubeconfig). The keys could only get there as exec environment
+    variables, i.e. written into the kubeconfig (state and the `kubeconfig` output, and any
+    file a user saves it to). Without them the token would be signed by another identity than
+    the one that created the cluster (its only admin in API authentication mode), and Kubernetes
+    would refuse the stack's objects after everything billable exists. With aws:profile as well
+    the keys still win for pulumi-aws and kimi-k3's own calls (static keys come first in the
+    credential chain) while the kubeconfig would use the profile, so they are refused either way.
+    """
+    if inputs.get(SECRETS_INPUT):
+        raise ConfigError("aws:accessKey", "[set]", "put the keys in a profile (aws configure --profile "
+                          "NAME) and set aws:profile, or unset aws:accessKey/aws:secretKey/aws:token and "
+                          "export AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY instead",
+                          "cannot reach the cluster's kubeconfig (`aws eks get-token`), so Kubernetes "
+                          "would see another identity than the one that created the cluster")
+
+
 def stack_aws_inputs() -> Dict[str, Any]:
     """The program's `aws`/`awsSecrets` inputs for every dynamic provider that calls AWS."""
     import pulumi

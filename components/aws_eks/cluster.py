@@ -23,10 +23,18 @@ from .config import AwsEksConfig
 NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
 
 
-def cluster_args(cfg: AwsEksConfig, cluster_name: str, kms_arn: Any, network) -> Dict[str, Any]:
-    """pulumi-eks Cluster inputs (pure apart from the Outputs passed in)."""
+def cluster_args(cfg: AwsEksConfig, cluster_name: str, kms_arn: Any, network,
+                 profile: Optional[str] = None) -> Dict[str, Any]:
+    """pulumi-eks Cluster inputs (pure apart from the Outputs passed in).
+
+    `provider_credential_opts` carries the stack's `aws:profile` (pulumi-eks 4.4.0's docstring:
+    required when a named profile is configured); pulumi-eks then uses it for its own internal
+    Kubernetes provider. Its exported `kubeconfig`/`kubeconfigJson` never carry the profile
+    (pulumi/pulumi-eks nodejs/eks/cluster/cluster.ts: `kubeconfig: kubeconfigWithoutProfile`,
+    v4.3.0 through 2026-08 HEAD), so our own provider uses `exec_kubeconfig` instead.
+    """
     public = bool(cfg.api_access_cidrs)
-    return {
+    args: Dict[str, Any] = {
         "name": cluster_name,
         "version": cfg.cluster_version,
         "vpc_id": network.vpc_id,
@@ -42,20 +50,24 @@ def cluster_args(cfg: AwsEksConfig, cluster_name: str, kms_arn: Any, network) ->
         "create_oidc_provider": False,
         "enabled_cluster_log_types": ["api", "audit", "authenticator"],
     }
+    if profile:
+        args["provider_credential_opts"] = {"profile_name": profile}
+    return args
 
 
 class Cluster:
     """EKS control plane, node role, system nodes, kubeconfig and a Kubernetes provider."""
 
     def __init__(self, name: str, cluster_name: str, cfg: AwsEksConfig, network, parent: pulumi.Resource,
-                 depends_on: List[pulumi.Resource]):
+                 depends_on: List[pulumi.Resource], region: str, profile: Optional[str] = None):
         opts = pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
         kms_arn: Any = cfg.kms_key_arn
         if kms_arn is None:
             key = aws.kms.Key(f"{name}-secrets-key", description=f"{cluster_name} Kubernetes secrets",
                               enable_key_rotation=True, deletion_window_in_days=7, opts=opts)
             kms_arn = key.arn
-        self.eks = eks.Cluster(f"{name}-eks", **cluster_args(cfg, cluster_name, kms_arn, network), opts=opts)
+        self.eks = eks.Cluster(f"{name}-eks", **cluster_args(cfg, cluster_name, kms_arn, network, profile),
+                               opts=opts)
         self.name = cluster_name
         # the EKS-managed cluster security group (node interfaces must carry it explicitly)
         self.info = aws.eks.get_cluster_output(
@@ -65,7 +77,14 @@ class Cluster:
         #: the API endpoint and CA the readiness gate talks to (as the deployer)
         self.endpoint = self.info.endpoint
         self.ca_data = self.info.certificate_authorities[0].data
-        self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
+        # the identity that created the cluster is its only admin (API authentication mode), so
+        # the Kubernetes side must get its tokens as the same identity: `--profile` when
+        # aws:profile is set (static aws:accessKey keys are refused at preview: aws_api.py)
+        # (credential-free by construction, so the provider's input is plain, as pulumi-eks passes
+        # its own; the stack output stays secret)
+        self.exec_kubeconfig = pulumi.Output.all(self.endpoint, self.ca_data).apply(
+            lambda a: exec_kubeconfig(cluster_name, a[0], a[1], region, profile))
+        self.kubeconfig = pulumi.Output.secret(self.exec_kubeconfig)
 
         self.node_role = aws.iam.Role(f"{name}-node-role", assume_role_policy=json.dumps({
             "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
@@ -89,7 +108,7 @@ class Cluster:
                             "desired_size": cfg.system_node_count},
             labels={"kimi-k3/system-node": "true"},
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[self.eks, *self.node_role_attachments]))
-        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig,
+        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.exec_kubeconfig,
                                      enable_server_side_apply=True,
                                      opts=pulumi.ResourceOptions(parent=parent))
 
@@ -115,14 +134,19 @@ class Cluster:
 
 def exec_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str,
                     profile: Optional[str] = None) -> str:
-    """A kubeconfig for an existing EKS cluster that gets tokens from `aws eks get-token` (no
-    credentials inside it), with the stack's `aws:profile` when one is set."""
-    env = [{"name": "AWS_PROFILE", "value": profile}] if profile else None
-    user_exec: Dict[str, Any] = {
-        "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws",
-        "args": ["eks", "get-token", "--cluster-name", cluster_name, "--region", region]}
-    if env:
-        user_exec["env"] = env
+    """A kubeconfig for an EKS cluster that gets tokens from `aws eks get-token` (no credentials
+    inside it), as the stack's `aws:profile` when one is set.
+
+    `--profile`, not `AWS_PROFILE`: the AWS CLI lets ambient `AWS_ACCESS_KEY_ID`/... in the
+    environment win over `AWS_PROFILE`, while a command-line `--profile` wins over both (AWS CLI
+    "Configuration and credential file settings", precedence; pulumi-eks does the same in
+    nodejs/eks/cluster/cluster.ts generateKubeconfig for the same reason).
+    """
+    args = ["eks", "get-token", "--cluster-name", cluster_name, "--region", region, "--output", "json"]
+    if profile:
+        args += ["--profile", profile]
+    user_exec: Dict[str, Any] = {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws",
+                                 "args": args}
     return json.dumps({
         "apiVersion": "v1", "kind": "Config", "current-context": cluster_name,
         "clusters": [{"name": cluster_name, "cluster": {"server": endpoint,
@@ -136,7 +160,7 @@ def existing_cluster_provider(name: str, cluster_name: str, region: str, parent:
                               profile: Optional[str] = None):
     """(kubeconfig secret Output, Kubernetes provider) for a cluster kimi-k3 does not manage."""
     c = aws.eks.get_cluster_output(name=cluster_name, opts=pulumi.InvokeOutputOptions(parent=parent))
-    kubeconfig = pulumi.Output.secret(pulumi.Output.all(c.endpoint, c.certificate_authorities[0].data).apply(
-        lambda a: exec_kubeconfig(cluster_name, a[0], a[1], region, profile)))
-    provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig, opts=pulumi.ResourceOptions(parent=parent))
-    return kubeconfig, provider
+    plain = pulumi.Output.all(c.endpoint, c.certificate_authorities[0].data).apply(
+        lambda a: exec_kubeconfig(cluster_name, a[0], a[1], region, profile))
+    provider = k8s.Provider(f"{name}-k8s", kubeconfig=plain, opts=pulumi.ResourceOptions(parent=parent))
+    return pulumi.Output.secret(plain), provider

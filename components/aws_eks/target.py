@@ -133,7 +133,8 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
             "clusterName": cluster_name, "region": region, **aws_inputs, **progress_inputs()},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[block]))
         network = Network(name, cfg, block.availability_zone, self, depends_on=[block, leftovers])
-        cluster = Cluster(name, cluster_name, cfg, network, self, depends_on=[block, leftovers])
+        cluster = Cluster(name, cluster_name, cfg, network, self, depends_on=[block, leftovers], region=region,
+                          profile=(aws_inputs.get("aws") or {}).get("profile"))
         nodes_needed = shared.nodes * cfg.replicas
         gpu = GpuNodes(name, shape=shape, block=block, cluster_name=cluster_name,
                        role_arn=cluster.node_role.arn, subnet_id=network.gpu_subnet_id,
@@ -306,9 +307,10 @@ def create(name: str, shared: SharedSettings, secrets) -> AwsEksCluster:
     requirements = [r for r in (api_requirement(cfg),) if r is not None]
     if requirements and not offline():
         raise requirements[0].error()
-    from .aws_api import stack_aws_inputs
+    from .aws_api import refuse_static_keys, stack_aws_inputs
 
     aws_inputs = stack_aws_inputs()
+    refuse_static_keys(aws_inputs)  # the kubeconfig's `aws eks get-token` could not use them
     target = AwsEksCluster(name, shared, cfg, secrets, region)
     target.aws_inputs = aws_inputs
     target.deploy_requirements = [r.to_dict() for r in requirements]

@@ -133,8 +133,9 @@ def test_the_kubeconfig_uses_the_stacks_profile():
 
     kc = json.loads(exec_kubeconfig("hp-eks", "https://x", "Y2E=", "us-east-2", profile="kk3-deploy"))
     user = kc["users"][0]["user"]["exec"]
-    assert user["env"] == [{"name": "AWS_PROFILE", "value": "kk3-deploy"}]
-    assert "--region" in user["args"] and "us-east-2" in user["args"]
+    # --profile on the command line: AWS_PROFILE in the environment would lose to ambient keys
+    assert user["args"][-2:] == ["--profile", "kk3-deploy"] and "env" not in user
+    assert user["args"][user["args"].index("--region") + 1] == "us-east-2"
 
 
 MIRROR = Path("/work/.mirror/aws+sagemaker-hyperpod-cli/repo")

@@ -75,7 +75,9 @@ def test_pick_zone_subnet():
 def test_exec_kubeconfig_holds_no_credentials():
     kc = json.loads(cluster.exec_kubeconfig("hp", "https://x", "Q0E=", "us-west-2"))
     user = kc["users"][0]["user"]
-    assert set(user) == {"exec"} and user["exec"]["args"][-1] == "us-west-2"
+    assert set(user) == {"exec"} and "--profile" not in user["exec"]["args"]
+    assert user["exec"]["args"][:4] == ["eks", "get-token", "--cluster-name", "hp"]
+    assert user["exec"]["args"][user["exec"]["args"].index("--region") + 1] == "us-west-2"
 
 
 def test_curl_line():
