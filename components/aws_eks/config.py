@@ -198,6 +198,12 @@ def _refuse_shared_keys_hyperpod_ignores(shared: SharedSettings, s3: Optional[st
         raise ConfigError("kimi-k3:allowedCidrs", list(shared.allowed_cidrs), "unset it; the HyperPod "
                           "Inference Operator decides how its endpoint is exposed (docs/aws-eks.md)",
                           "does not apply to kimi-k3:serving=hyperpod")
+    if shared.accept_load not in ("auto", "off"):
+        # the default `auto` is warned about at deploy time (target.py): no gate runs there
+        raise ConfigError("kimi-k3:acceptLoad", shared.accept_load, "unset it (or set off) and run "
+                          "`python -m components accept --endpoint URL/v1 --model NAME` once the operator "
+                          "reports the endpoint", "does not apply to kimi-k3:serving=hyperpod (there is "
+                          "no readiness or acceptance gate on that path)")
     if shared.stream_weights or (shared.weights_source or "hub") != "hub" or s3:
         raise ConfigError("kimi-k3:weightsSource", shared.weights_source or ("s3" if s3 else "stream"),
                           "use the hub (unset weightsSource, streamWeights and weightsS3Uri) with "

@@ -238,6 +238,7 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                                                          profile=profile)
         layout = lay.k8s_layout(self.shared, cfg)
         iec = rk.render_hyperpod(plan, spec, layout)
+        pulumi.log.warn(hyperpod_gate_warning(self.shared.accept_load), resource=self)
         ns_name = iec["metadata"]["namespace"]
         ns = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name},
                                    opts=pulumi.ResourceOptions(parent=self, provider=provider,
@@ -261,6 +262,18 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
         status = (f"kubectl -n {ns_name} get inferenceendpointconfig {iec_name} -o yaml  "
                   f"# the operator reports the invocation endpoint in .status once it is ready")
         return Served(endpoint=endpoint, outputs={"kubeconfig": kubeconfig, "curl": status})
+
+
+def hyperpod_gate_warning(accept_load: str) -> str:
+    """What `pulumi up` does not check on the HyperPod path (said at every preview and up)."""
+    text = ("serving=hyperpod has no readiness or acceptance gate: `pulumi up` ends once the "
+            "InferenceEndpointConfig is applied, not when the endpoint serves (the operator deploys "
+            "it, within maxDeployTimeInSeconds); follow its status with the `curl` output's kubectl "
+            "command")
+    if accept_load != "off":
+        text += (f"; kimi-k3:acceptLoad={accept_load} is therefore not run: once the endpoint serves, run "
+                 "`python -m components accept --endpoint URL/v1 --model NAME`")
+    return text
 
 
 def _weights(name, cfg, layout, spec, cluster, region, stack_identity, plan, parent, block_start):

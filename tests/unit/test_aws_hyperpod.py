@@ -126,6 +126,19 @@ def test_keys_that_do_not_apply_are_refused_by_a_real_preview():
         assert str(e.value).startswith(f"{key}=") and "hyperpod" in str(e.value)
 
 
+def test_accept_load_is_never_silently_dropped(with_secrets):
+    """No gate runs on HyperPod: an explicit size is refused, the default is warned about."""
+    import pulumi
+
+    with pytest.raises(pulumi.RunError) as e:
+        run_program("aws-eks", {**HP, "kimi-k3:acceptLoad": "64x16"}, as_deployed=True)
+    assert str(e.value).startswith("kimi-k3:acceptLoad='64x16' does not apply to kimi-k3:serving=hyperpod")
+    warned = [w for w in with_secrets.warnings if "no readiness or acceptance gate" in w]
+    assert len(warned) == 1 and "kimi-k3:acceptLoad=auto is therefore not run" in warned[0]
+    off = run_program("aws-eks", {**HP, "kimi-k3:acceptLoad": "off"})
+    assert [w for w in off.warnings if "no readiness or acceptance gate" in w and "acceptLoad" not in w]
+
+
 def test_the_kubeconfig_uses_the_stacks_profile():
     import json
 
