@@ -21,6 +21,8 @@ from .weights.settings import WeightsConfig
 from .weights.settings import parse as parse_weights
 
 SERVING_MODES = ("eks", "hyperpod")
+#: the on-demand system node group's type (CoreDNS, controllers, the mirror Job)
+DEFAULT_SYSTEM_INSTANCE_TYPE = "m7i.xlarge"
 KEYS = frozenset({
     "serving", "capacityReservationId", "capacityInstanceCount", "capacityDurationHours",
     "capacityEarliestStart", "capacityLatestStart", "maxUpfrontFeeUsd", "vpcId",
@@ -322,7 +324,7 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
         cluster_version=version,
         api_access_cidrs=tuple(api_cidrs),
         kms_key_arn=kms,
-        system_instance_type=_s(raw, "systemInstanceType") or "m7i.xlarge",
+        system_instance_type=_s(raw, "systemInstanceType") or DEFAULT_SYSTEM_INSTANCE_TYPE,
         system_node_count=_int(raw, "systemNodeCount", 2, 1, 10),
         weights_s3_uri=s3,
         root_volume_gib=_int(raw, "rootVolumeGib", 200, 50, 16384),
