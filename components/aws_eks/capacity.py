@@ -19,8 +19,10 @@ PurchaseCapacityBlock takes no idempotency token and is never retried by the cli
 
 A purchased block cannot be cancelled: `delete` only forgets it (it says so). Blocks end at
 11:30 UTC and AWS starts terminating instances 30 minutes before the end. In buy mode a block
-that has ended is replaced by a new purchase (under the same fee cap); an adopted block that
-has ended fails the update with the id and the fix.
+that has ended is followed by a new purchase (an update, under the same fee cap, preferring the
+ended block's zone); an adopted block that has ended fails the update with the id and the fix.
+A changed request (accelerator, nodes x replicas) re-checks an adopted block; in buy mode it is
+refused at preview unless the bought block still holds it (`CapacityBlockProvider.diff`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pulumi
 from pulumi.dynamic import ResourceProvider
@@ -127,8 +129,14 @@ class CapacityError(ConfigError):
 
 
 def choose_offering(offerings: Iterable[Offering], instance_type: str, instance_count: int,
-                    duration_hours: int) -> Offering:
-    """The cheapest offering that fits (then the earliest start); CapacityError if none does."""
+                    duration_hours: int, prefer_zone: Optional[str] = None,
+                    max_upfront_fee_usd: Optional[float] = None) -> Offering:
+    """The cheapest offering that fits (then the earliest start); CapacityError if none does.
+
+    With `prefer_zone` (the zone of the block being replaced), the cheapest fitting offering in
+    that zone wins if it is within `max_upfront_fee_usd`: the GPU node group then stays in its
+    subnet (a block in another zone works too, but moves the node group: network.py).
+    """
     fits = [o for o in offerings
             if o.instance_type == instance_type and o.instance_count >= instance_count
             and o.duration_hours == duration_hours and o.currency == "USD"
@@ -139,6 +147,11 @@ def choose_offering(offerings: Iterable[Offering], instance_type: str, instance_
                             "capacityDurationHours or try another aws:region",
                             f"has no Capacity Block offering of {instance_count} x {instance_type} "
                             f"for {duration_hours} h")
+    if prefer_zone:
+        here = [o for o in fits if o.availability_zone == prefer_zone
+                and (max_upfront_fee_usd is None or o.upfront_fee_usd <= max_upfront_fee_usd)]
+        if here:
+            return min(here, key=lambda o: (o.upfront_fee_usd, o.start, o.offering_id))
     return min(fits, key=lambda o: (o.upfront_fee_usd, o.start, o.offering_id))
 
 
@@ -275,30 +288,46 @@ def _adopted(block: Block) -> Dict[str, Any]:
     return {**block.outputs(), "purchased": True, "upfront_fee_usd": None, "adopted_by_tag": True}
 
 
+def requested(props: Mapping[str, Any]) -> Dict[str, Any]:
+    """What the program asks the block to hold (kept in state as `requested`: the block's own
+    `instance_type`/`instance_count` outputs overwrite the inputs of the same names)."""
+    return {"instance_type": props.get("instance_type"), "instance_count": int(props.get("instance_count") or 0)}
+
+
+def _with_request(outs: Dict[str, Any], props: Mapping[str, Any]) -> Dict[str, Any]:
+    return {**outs, "requested": requested(props)}
+
+
+def _first(blocks: Sequence[Block], prefer_zone: Optional[str]) -> Block:
+    return min(blocks, key=lambda b: (b.availability_zone != prefer_zone, b.start, b.reservation_id))
+
+
 def acquire(ec2, props: Dict[str, Any], now: datetime, purchase_client=None,
-            sleep: Callable[[float], None] = time.sleep) -> Dict[str, Any]:
+            sleep: Callable[[float], None] = time.sleep, prefer_zone: Optional[str] = None) -> Dict[str, Any]:
     """Adopt or buy per `props` (the dynamic resource's inputs); the block's outputs.
 
     `purchase_client` (default `ec2`) makes the one purchase call; give it one without retries.
+    `prefer_zone`: the zone of the block this one replaces (buy mode), preferred within the cap.
     """
     itype, count = props["instance_type"], int(props["instance_count"])
     if props.get("reservation_id"):
         block = describe_block(ec2, props["reservation_id"])
         check_block(block, itype, count, now)
-        return {**block.outputs(), "purchased": False, "upfront_fee_usd": None}
+        return _with_request({**block.outputs(), "purchased": False, "upfront_fee_usd": None}, props)
     identity = props.get("stack_identity")
     if not identity:
         raise ValueError("stack_identity is required to buy (the program passes it)")
     # a block this stack already bought (an interrupted `pulumi up`, a lost response): adopt it
     mine = [b for b in stack_blocks(ec2, identity, itype) if adoptable(b, identity, itype, count, now)]
     if mine:
-        return _adopted(min(mine, key=lambda b: (b.start, b.reservation_id)))
+        return _with_request(_adopted(_first(mine, prefer_zone)), props)
     hours = int(props["duration_hours"])
     earliest = _utc(props["earliest_start"]) if props.get("earliest_start") else None
     latest = _utc(props["latest_start"]) if props.get("latest_start") else None
     offers = describe_offerings(ec2, itype, count, hours, earliest, latest)
-    chosen = choose_offering(offers, itype, count, hours)
-    fee_guard(chosen, offers, float(props.get("max_upfront_fee_usd") or 0))
+    cap_usd = float(props.get("max_upfront_fee_usd") or 0)
+    chosen = choose_offering(offers, itype, count, hours, prefer_zone, cap_usd)
+    fee_guard(chosen, offers, cap_usd)
     try:
         block = purchase(purchase_client or ec2, chosen, identity)
     except Exception as err:  # noqa: BLE001 decide below whether it may have gone through
@@ -307,8 +336,8 @@ def acquire(ec2, props: Dict[str, Any], now: datetime, purchase_client=None,
         for attempt in range(RELOOK_TRIES):
             found = [b for b in stack_blocks(ec2, identity, itype) if adoptable(b, identity, itype, count, now)]
             if found:
-                return {**_adopted(min(found, key=lambda b: (b.start, b.reservation_id))),
-                        "upfront_fee_usd": chosen.upfront_fee_usd}
+                return _with_request({**_adopted(_first(found, chosen.availability_zone)),
+                                      "upfront_fee_usd": chosen.upfront_fee_usd}, props)
             if attempt + 1 < RELOOK_TRIES:
                 sleep(RELOOK_INTERVAL_S)
         raise CapacityError("kimi-k3:maxUpfrontFeeUsd", props.get("max_upfront_fee_usd"),
@@ -316,7 +345,35 @@ def acquire(ec2, props: Dict[str, Any], now: datetime, purchase_client=None,
                             f"{IDENTITY_TAG}={identity}, then run `pulumi up` again: it adopts that "
                             "block before it would buy", f"purchase of {chosen.offering_id} got no answer "
                             f"({type(err).__name__}) and no tagged block is listed yet") from None
-    return {**block.outputs(), "purchased": True, "upfront_fee_usd": chosen.upfront_fee_usd}
+    return _with_request({**block.outputs(), "purchased": True, "upfront_fee_usd": chosen.upfront_fee_usd},
+                         props)
+
+
+def recheck(ec2, reservation_id: str, props: Dict[str, Any], now: datetime) -> Dict[str, Any]:
+    """Buy mode, a changed request: the block this stack holds, checked against it (no purchase)."""
+    block = describe_block(ec2, reservation_id)
+    check_block(block, props["instance_type"], int(props["instance_count"]), now)
+    return _with_request(block.outputs(), props)
+
+
+def request_refusal(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Optional[CapacityError]:
+    """Buy mode: a new request (accelerator, nodes x replicas) that the running block cannot hold.
+
+    A purchased block cannot be cancelled, so kimi-k3 never buys a second one while the first
+    still runs: the change is refused (at preview: `diff` raises it) with the ways out.
+    """
+    want = requested(news)
+    have_type, have_count = olds.get("instance_type"), int(olds.get("instance_count") or 0)
+    if have_type == want["instance_type"] and have_count >= want["instance_count"]:
+        return None
+    key = "kimi-k3:accelerator" if have_type != want["instance_type"] else "kimi-k3:nodes"
+    return CapacityError(
+        key, f"{want['instance_count']} x {want['instance_type']}",
+        f"keep the request the block holds, adopt a block that fits with kimi-k3:capacityReservationId, "
+        f"or change it after the block ends ({olds.get('end_date')})",
+        f"does not fit Capacity Block {olds.get('reservation_id')} that this stack bought "
+        f"({have_count} x {have_type}); a purchase cannot be cancelled, so kimi-k3 does not buy another "
+        "while it runs")
 
 
 # ---------------------------------------------------------------- the dynamic provider
@@ -356,33 +413,57 @@ class CapacityBlockProvider(ResourceProvider):
         from pulumi.dynamic import ReadResult
 
         props = self._inputs(props)
-        block = describe_block(ec2_client(props), id_)
+        # after a buy-mode renewal (an update) the block held is no longer the resource's id
+        block = describe_block(ec2_client(props), props.get("reservation_id") or id_)
         return ReadResult(id_, {**props, **block.outputs()})
 
     def diff(self, id_, olds, news):
-        """A different adopted id or region is another block; so, in buy mode, is an ended one.
+        """Which change of the inputs needs what (see the lifecycle in docs/aws-eks.md):
 
-        Changing the purchase request (fee cap, window) never buys a second block while the
-        current one runs. An adopted block that has ended is an update, which fails loudly.
+        - another region, or another adopted id: another block (replace);
+        - adopted, the request changed (accelerator, nodes x replicas) or the block ended: an
+          update, which re-checks the block (check_block) and fails loudly if it does not fit;
+        - bought, the block ended: an update that buys the next one under the same fee cap,
+          preferring the old block's zone;
+        - bought, the request changed: an update that re-checks the block if it still holds the
+          request, else refused right here (at preview), one line: never a second purchase
+          while the first runs;
+        - changing only the purchase request (fee cap, window) changes nothing.
         """
         from pulumi.dynamic import DiffResult
 
         news = self._inputs(news)
         replaces = [k for k in ("reservation_id", "region") if news.get(k) != olds.get(k)
                     and (k != "reservation_id" or news.get(k))]
+        if replaces:
+            return DiffResult(changes=True, replaces=replaces, delete_before_replace=True)
         over = (bool(olds.get("end_date")) and ended(olds["end_date"], _now())) or \
             olds.get("state") in GONE_STATES
-        if over and not news.get("reservation_id") and "reservation_id" not in replaces:
-            replaces.append("end_date")  # buy mode: the next block, under the same fee cap
-        changes = bool(replaces) or (over and bool(news.get("reservation_id")))
-        return DiffResult(changes=changes, replaces=replaces, delete_before_replace=True)
+        old_request = olds.get("requested") or requested(olds)
+        request_changed = requested(news) != requested(old_request)
+        if not news.get("reservation_id") and request_changed and not over:
+            refusal = request_refusal(olds, news)
+            if refusal is not None:
+                raise refusal
+        return DiffResult(changes=over or request_changed, replaces=[], delete_before_replace=True)
 
     def update(self, id_, olds, news):
-        """Only reached for an adopted block that has ended: re-check it (and fail with the fix)."""
+        """Re-check an adopted block, re-check a bought one against a new request, or buy the
+        next block after a bought one ended (preferring its zone); see `diff`."""
         from pulumi.dynamic import UpdateResult
 
         news = self._inputs(news)
-        outs = self._acquire(news)
+        over = (bool(olds.get("end_date")) and ended(olds["end_date"], _now())) or \
+            olds.get("state") in GONE_STATES
+        if news.get("reservation_id") or over:
+            outs = acquire(ec2_client(news), news, _now(), purchase_client=ec2_client(news, max_attempts=1),
+                           prefer_zone=None if news.get("reservation_id") else olds.get("availability_zone"))
+        else:
+            refusal = request_refusal(olds, news)
+            if refusal is not None:
+                raise refusal
+            outs = recheck(ec2_client(news), olds["reservation_id"], news, _now())
+            outs = {**outs, "purchased": olds.get("purchased"), "upfront_fee_usd": olds.get("upfront_fee_usd")}
         return UpdateResult({**news, **outs})
 
     def delete(self, id_, props):
@@ -411,7 +492,7 @@ class CapacityBlock(pulumi.dynamic.Resource, module="aws", name="CapacityBlock")
     def __init__(self, name: str, props: Dict[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
         outs = {k: None for k in ("reservation_id", "availability_zone", "start_date", "end_date",
                                   "instances_stop_at", "upfront_fee_usd", "purchased", "state",
-                                  "adopted_by_tag")}
+                                  "adopted_by_tag", "requested")}
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
             additional_secret_outputs=[aws_api.SECRETS_INPUT]))
         super().__init__(CapacityBlockProvider(), name, {**outs, **props}, opts)
