@@ -14,6 +14,9 @@ from typing import Any, Callable, Dict, Mapping
 
 MOCK_ZONES = ["us-east-2a", "us-east-2b", "us-east-2c"]
 MOCK_BLOCK_ZONE = "us-east-2b"
+#: adopted reservation ids whose mocked block is elsewhere (tests of the next block in another
+#: zone, and of a block outside the zones of the system subnets)
+MOCK_BLOCK_ZONES = {"cr-0c0c0c0c0c0c0c0c0": "us-east-2c"}
 
 
 def _next_block_start(now: datetime) -> datetime:
@@ -29,7 +32,7 @@ def capacity_block(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     purchased = not inputs.get("reservation_id")
     return {
         "reservation_id": inputs.get("reservation_id") or "cr-0mock0000000000000",
-        "availability_zone": MOCK_BLOCK_ZONE,
+        "availability_zone": MOCK_BLOCK_ZONES.get(inputs.get("reservation_id") or "", MOCK_BLOCK_ZONE),
         "instance_count": inputs.get("instance_count"),
         "start_date": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "end_date": end.strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -1,5 +1,23 @@
-"""The VPC: new (public subnets for load balancers, private ones for nodes, the GPU subnet pinned
-to the Capacity Block's zone) or existing ids from config.
+"""The VPC: new (a public and a GPU subnet in every zone of the region, two private subnets for
+the system nodes and the control plane) or existing ids from config.
+
+Why every zone, created up front: a Capacity Block lives in one zone, and the next block (bought
+or adopted) may be in another. A GPU subnet pinned to "the block's zone" would then have to be
+replaced with its own CIDR, which AWS refuses while the old one exists (InvalidSubnet.Conflict),
+and, being one of the cluster's subnets, would churn the EKS cluster. So:
+- one GPU subnet per zone, its CIDR fixed by the zone's letter (a stable index: a zone that
+  appears later gets its own slot, nothing shifts); the GPU node group uses the one in the
+  block's zone, so a block elsewhere moves only the node group (and its launch template);
+- the GPU subnets are not cluster subnets and not system node subnets: EKS needs the cluster's
+  subnets in at least two zones (the two private ones) and lets nodes run in other subnets of
+  the VPC (EKS User Guide, "View Amazon EKS networking requirements for VPC and subnets",
+  subnet requirements for nodes: "you can also deploy nodes ... to subnets that you didn't
+  specify when you created the cluster");
+- one public subnet per zone (tagged for internet-facing load balancers): an NLB only sends
+  traffic to targets in zones it has a subnet in (ELB User Guide, "How Elastic Load Balancing
+  works", Availability Zones and load balancer nodes: "If you register targets in an
+  Availability Zone but do not enable the Availability Zone, these registered targets do not
+  receive traffic"), so the block's zone always has one.
 
 `subnet_plan` is the pure CIDR arithmetic; `Network` declares the resources. Nothing is exposed
 to the internet except through a load balancer in a public subnet (nodes have no public IPs).
@@ -8,8 +26,9 @@ to the internet except through a load balancer in a public subnet (nodes have no
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
-from typing import Dict, List, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -17,23 +36,48 @@ import pulumi_aws as aws
 from ..inference.errors import ConfigError
 from .config import AwsEksConfig
 
+#: zone letters a.. that the layout has slots for (us-east-1, the widest region, has a-f)
+ZONE_SLOTS = 6
+_ZONE_LETTER = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+([a-z])$")
+
 
 @dataclass(frozen=True)
 class SubnetPlan:
-    public: tuple  # two /20s (load balancers, NAT)
-    private: tuple  # two /19s (system nodes, control plane ENIs)
-    gpu: str  # one /18 in the block's zone (pods of GPU nodes take VPC IPs)
+    private: tuple  # two /20s in the first two zones (system nodes, control plane ENIs)
+    public: Mapping[str, str]  # zone -> /22 (load balancers, NAT), every zone
+    gpu: Mapping[str, str]  # zone -> /19 (GPU nodes; their pods take VPC IPs), every zone
 
 
-def subnet_plan(vpc_cidr: str) -> SubnetPlan:
-    """Carve a /16 into non-overlapping public, private and GPU subnets."""
+def zone_slot(zone: str) -> Optional[int]:
+    """The zone's index in the layout, from its letter (us-east-2c -> 2); None: no slot for it
+    (a block there fails naming the zone: `pick_gpu_subnet`)."""
+    m = _ZONE_LETTER.match(zone)
+    if not m or ord(m.group(2)) - ord("a") >= ZONE_SLOTS:
+        return None
+    return ord(m.group(2)) - ord("a")
+
+
+def subnet_plan(vpc_cidr: str, zones: Sequence[str]) -> SubnetPlan:
+    """Carve a /16 into non-overlapping subnets for `zones` (the region's availability zones).
+
+    Layout of the /16: 10.x.0.0/19 public /22s by zone letter; 10.x.32.0/19 the two private
+    /20s; 10.x.64.0/18 and 10.x.128.0/17 the GPU /19s by zone letter (six slots).
+    """
     net = ipaddress.ip_network(vpc_cidr)
     if net.prefixlen != 16:
         raise ValueError("expected a /16")
-    quarters = list(net.subnets(new_prefix=18))  # 4 x /18
-    publics = list(quarters[0].subnets(new_prefix=20))[:2]
-    privates = list(quarters[1].subnets(new_prefix=19))
-    return SubnetPlan(tuple(map(str, publics)), tuple(map(str, privates)), str(quarters[2]))
+    slots = {z: i for z, i in ((z, zone_slot(z)) for z in sorted(zones)) if i is not None}
+    if len(slots) < 2:
+        raise ConfigError("aws:region", sorted(zones), "use a region with at least two availability zones, "
+                          "or kimi-k3:vpcId with your own subnets", "has fewer than two availability zones "
+                          "kimi-k3's VPC layout can use (EKS needs two)")
+    eighths = list(net.subnets(new_prefix=19))  # 8 x /19
+    publics = list(eighths[0].subnets(new_prefix=22))
+    privates = list(eighths[1].subnets(new_prefix=20))
+    gpus = eighths[2:]
+    return SubnetPlan(private=tuple(map(str, privates)),
+                      public={z: str(publics[i]) for z, i in slots.items()},
+                      gpu={z: str(gpus[i]) for z, i in slots.items()})
 
 
 def pick_zone_subnet(block_zone: str, subnets: Sequence[Dict[str, str]]) -> str:
@@ -46,18 +90,48 @@ def pick_zone_subnet(block_zone: str, subnets: Sequence[Dict[str, str]]) -> str:
                       f"has no subnet in {block_zone}")
 
 
+def pick_gpu_subnet(block_zone: str, by_zone: Mapping[str, Any]) -> Any:
+    """The GPU subnet of `block_zone` (new VPCs); ConfigError naming the zone if there is none."""
+    if block_zone in by_zone:
+        return by_zone[block_zone]
+    raise ConfigError("kimi-k3:capacityReservationId", block_zone, "use a block in one of "
+                      f"{', '.join(sorted(by_zone))}, or kimi-k3:vpcId with a private subnet in "
+                      f"{block_zone}", "is in a zone kimi-k3's VPC has no GPU subnet in")
+
+
+def public_zone_warning(block_zone: str, public_zones: Sequence[str]) -> str:
+    """Existing VPCs: the NLB cannot reach nodes in a zone without a public subnet ('' = fine)."""
+    if block_zone in public_zones:
+        return ""
+    return (f"kimi-k3:publicSubnetIds has no subnet in {block_zone}, the Capacity Block's zone: the "
+            "load balancer of kimi-k3:allowedCidrs gets no node there and may not route to the GPU "
+            "pods; add a public subnet in that zone")
+
+
+def region_zones() -> List[str]:
+    """The region's availability zones (no Local or Wavelength Zones), known at preview.
+
+    A plain invoke, not an Output: the program must know how many subnets to declare. No state
+    filter: a zone reported impaired for a while must not make its subnets disappear.
+    """
+    got = aws.get_availability_zones(filters=[{"name": "zone-type", "values": ["availability-zone"]}])
+    return sorted(got.names)
+
+
 class Network:
-    """`vpc_id`, `public_subnet_ids`, `private_subnet_ids`, `gpu_subnet_id` as Outputs."""
+    """`vpc_id`, `public_subnet_ids`, `private_subnet_ids` (the cluster's and the system nodes'),
+    `gpu_subnet_id` (the block's zone) as Outputs."""
 
     def __init__(self, name: str, cfg: AwsEksConfig, block_zone: pulumi.Output, parent: pulumi.Resource,
-                 depends_on: List[pulumi.Resource]):
+                 depends_on: List[pulumi.Resource], public_endpoint: bool = False):
         opts = pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
+        self.parent = parent
         if cfg.vpc_id:
-            self._existing(cfg, block_zone)
+            self._existing(cfg, block_zone, public_endpoint)
         else:
             self._create(name, cfg, block_zone, opts)
 
-    def _existing(self, cfg: AwsEksConfig, block_zone):
+    def _existing(self, cfg: AwsEksConfig, block_zone, public_endpoint: bool):
         self.vpc_id = pulumi.Output.from_input(cfg.vpc_id)
         self.private_subnet_ids = pulumi.Output.from_input(list(cfg.private_subnet_ids))
         self.public_subnet_ids = pulumi.Output.from_input(list(cfg.public_subnet_ids))
@@ -65,10 +139,14 @@ class Network:
         self.gpu_subnet_id = pulumi.Output.all(block_zone, *zones).apply(
             lambda z: pick_zone_subnet(z[0], [{"id": i, "availability_zone": a}
                                               for i, a in zip(cfg.private_subnet_ids, z[1:])]))
+        if public_endpoint and cfg.public_subnet_ids:
+            pub = [aws.ec2.get_subnet_output(id=i).availability_zone for i in cfg.public_subnet_ids]
+            pulumi.Output.all(block_zone, *pub).apply(lambda z: _warn(public_zone_warning(z[0], z[1:]),
+                                                                      self.parent))
 
     def _create(self, name: str, cfg: AwsEksConfig, block_zone, opts):
-        plan = subnet_plan(cfg.vpc_cidr)
-        zones = aws.get_availability_zones_output(state="available").names
+        plan = subnet_plan(cfg.vpc_cidr, region_zones())
+        zones = sorted(plan.gpu)
         vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=cfg.vpc_cidr, enable_dns_hostnames=True,
                           enable_dns_support=True, tags={"Name": f"{name}-vpc"}, opts=opts)
         child = pulumi.ResourceOptions(parent=vpc)
@@ -76,12 +154,12 @@ class Network:
         public_rt = aws.ec2.RouteTable(f"{name}-public-rt", vpc_id=vpc.id,
                                        routes=[{"cidr_block": "0.0.0.0/0", "gateway_id": igw.id}], opts=child)
         publics = []
-        for i, cidr in enumerate(plan.public):
-            s = aws.ec2.Subnet(f"{name}-public-{i}", vpc_id=vpc.id, cidr_block=cidr,
-                               availability_zone=zones[i], map_public_ip_on_launch=False,
-                               tags={"Name": f"{name}-public-{i}", "kubernetes.io/role/elb": "1"}, opts=child)
-            aws.ec2.RouteTableAssociation(f"{name}-public-{i}", subnet_id=s.id, route_table_id=public_rt.id,
-                                          opts=child)
+        for zone, cidr in plan.public.items():
+            sname = f"{name}-public-{zone}"
+            s = aws.ec2.Subnet(sname, vpc_id=vpc.id, cidr_block=cidr, availability_zone=zone,
+                               map_public_ip_on_launch=False,
+                               tags={"Name": sname, "kubernetes.io/role/elb": "1"}, opts=child)
+            aws.ec2.RouteTableAssociation(sname, subnet_id=s.id, route_table_id=public_rt.id, opts=child)
             publics.append(s)
         eip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", opts=child)
         nat = aws.ec2.NatGateway(f"{name}-nat", subnet_id=publics[0].id, allocation_id=eip.id,
@@ -89,15 +167,30 @@ class Network:
         private_rt = aws.ec2.RouteTable(f"{name}-private-rt", vpc_id=vpc.id,
                                         routes=[{"cidr_block": "0.0.0.0/0", "nat_gateway_id": nat.id}],
                                         opts=child)
-        privates = []
-        specs = [(f"{name}-private-{i}", cidr, zones[i]) for i, cidr in enumerate(plan.private)]
-        specs.append((f"{name}-gpu", plan.gpu, block_zone))  # pinned to the Capacity Block's zone
-        for sname, cidr, zone in specs:
+
+        def private_subnet(sname: str, cidr: str, zone: str, tags: Dict[str, str]):
             s = aws.ec2.Subnet(sname, vpc_id=vpc.id, cidr_block=cidr, availability_zone=zone,
-                               tags={"Name": sname, "kubernetes.io/role/internal-elb": "1"}, opts=child)
+                               tags={"Name": sname, **tags}, opts=child)
             aws.ec2.RouteTableAssociation(sname, subnet_id=s.id, route_table_id=private_rt.id, opts=child)
-            privates.append(s)
+            return s
+
+        # the cluster's (control plane ENIs, internal load balancers) and the system nodes'
+        privates = [private_subnet(f"{name}-private-{zones[i]}", cidr, zones[i],
+                                   {"kubernetes.io/role/internal-elb": "1"})
+                    for i, cidr in enumerate(plan.private)]
+        # one per zone, fixed CIDRs: a block in another zone moves only the GPU node group
+        gpus = {zone: private_subnet(f"{name}-gpu-{zone}", cidr, zone, {"kimi-k3/purpose": "gpu-nodes"})
+                for zone, cidr in plan.gpu.items()}
         self.vpc_id = vpc.id
+        self.zones = zones
+        self.public_subnets, self.private_subnets, self.gpu_subnets = publics, privates, gpus
         self.public_subnet_ids = pulumi.Output.all(*[s.id for s in publics])
         self.private_subnet_ids = pulumi.Output.all(*[s.id for s in privates])
-        self.gpu_subnet_id = privates[-1].id
+        ids = {zone: s.id for zone, s in gpus.items()}
+        self.gpu_subnet_id = pulumi.Output.all(block_zone, pulumi.Output.all(**ids)).apply(
+            lambda a: pick_gpu_subnet(a[0], a[1]))
+
+
+def _warn(message: str, resource) -> None:
+    if message:
+        pulumi.log.warn(message, resource=resource)

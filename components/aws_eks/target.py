@@ -132,7 +132,8 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
         leftovers = LeftoverCheck(f"{name}-leftovers", {
             "clusterName": cluster_name, "region": region, **aws_inputs, **progress_inputs()},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[block]))
-        network = Network(name, cfg, block.availability_zone, self, depends_on=[block, leftovers])
+        network = Network(name, cfg, block.availability_zone, self, depends_on=[block, leftovers],
+                          public_endpoint=bool(shared.allowed_cidrs))
         cluster = Cluster(name, cluster_name, cfg, network, self, depends_on=[block, leftovers], region=region,
                           profile=(aws_inputs.get("aws") or {}).get("profile"))
         nodes_needed = shared.nodes * cfg.replicas

@@ -71,13 +71,13 @@ def test_gpu_node_group(adopt):
     assert ng["launchTemplate"] == {"id": "kimi-k3-gpu-lt-id", "version": "1"}
     assert ng["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
     assert ng["labels"]["kimi-k3/gpu-node"] == "true"
-    assert ng["subnetIds"] == ["kimi-k3-gpu-id"]
+    assert ng["subnetIds"] == [f"kimi-k3-gpu-{mo.MOCK_BLOCK_ZONE}-id"]
     # the block starts tomorrow: no nodes until then
     assert ng["scalingConfig"] == {"minSize": 0, "maxSize": 1, "desiredSize": 0}
 
 
 def test_gpu_subnet_is_pinned_to_the_blocks_zone(adopt):
-    subnet = one(adopt, "aws:ec2/subnet:Subnet", "kimi-k3-gpu")
+    subnet = one(adopt, "aws:ec2/subnet:Subnet", f"kimi-k3-gpu-{mo.MOCK_BLOCK_ZONE}")
     assert subnet["availabilityZone"] == mo.MOCK_BLOCK_ZONE
 
 

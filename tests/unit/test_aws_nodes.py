@@ -56,12 +56,32 @@ def test_node_group_args():
 
 
 def test_subnet_plan_is_disjoint_and_inside_the_vpc():
-    plan = network.subnet_plan("10.20.0.0/16")
-    nets = [ipaddress.ip_network(n) for n in (*plan.public, *plan.private, plan.gpu)]
+    zones = [f"us-east-1{c}" for c in "abcdef"]  # the widest region
+    plan = network.subnet_plan("10.20.0.0/16", zones)
+    nets = [ipaddress.ip_network(n) for n in (*plan.public.values(), *plan.private, *plan.gpu.values())]
     vpc = ipaddress.ip_network("10.20.0.0/16")
     assert all(n.subnet_of(vpc) for n in nets)
     assert not any(a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1:])
-    assert ipaddress.ip_network(plan.gpu).prefixlen == 18
+    assert sorted(plan.gpu) == sorted(plan.public) == zones
+    assert {ipaddress.ip_network(n).prefixlen for n in plan.gpu.values()} == {19}  # 8190 pod IPs
+
+
+def test_subnet_cidrs_follow_the_zone_letter_not_the_zone_list():
+    """A zone that appears (or is missing) never shifts another zone's CIDRs."""
+    two = network.subnet_plan("10.0.0.0/16", ["us-west-1b", "us-west-1c"])
+    three = network.subnet_plan("10.0.0.0/16", ["us-west-1a", "us-west-1b", "us-west-1c"])
+    assert two.gpu["us-west-1c"] == three.gpu["us-west-1c"] and two.public["us-west-1b"] == three.public["us-west-1b"]
+    # zones without a slot (a letter past f, a Local Zone name) get none; two usable are needed
+    odd = network.subnet_plan("10.0.0.0/16", ["us-east-1a", "us-east-1b", "us-east-1g"])
+    assert sorted(odd.gpu) == ["us-east-1a", "us-east-1b"]
+    with pytest.raises(ConfigError, match="EKS needs two"):
+        network.subnet_plan("10.0.0.0/16", ["us-east-1a", "us-east-1-bos-1a"])
+
+
+def test_pick_gpu_subnet_names_a_zone_without_one():
+    assert network.pick_gpu_subnet("us-east-2c", {"us-east-2b": "s-b", "us-east-2c": "s-c"}) == "s-c"
+    with pytest.raises(ConfigError, match="us-east-1g.*is in a zone kimi-k3's VPC has no GPU subnet in"):
+        network.pick_gpu_subnet("us-east-1g", {"us-east-1a": "s-a"})
 
 
 def test_pick_zone_subnet():
