@@ -15,15 +15,23 @@ recorded, never by a name match, and never orders twice.
      (no order, resumed);
    - anything else: a clear error ("exists and is not this stack's: ...");
 3. `create-delegate` (the service delegation E-HPC orders through);
-4. `hpc/create-cluster`, sent once (no idempotency token is documented). If its answer is lost,
-   the call lists clusters until one of this name appears - it appeared during this call, after
-   a listing without it, so it is this order's - or fails saying what to check; it never
-   re-sends.
+4. `hpc/create-cluster`, sent once (no idempotency token is documented). Accepted: the job and
+   order ids go into state at once; the cluster's UUID too when the listing right after shows it
+   (a failed listing leaves it "", HccCluster finds the cluster later by name in the VPC).
+   Its answer lost (timeout, reset, HTTP 5xx after sending): the order is recorded all the same,
+   as `origin: answer-lost-unconfirmed` with name, VPC and time (or `ordered-answer-lost` with
+   the UUID when the listing right after shows it: the listing before had no such cluster, so
+   it is this order's). `HccCluster` then looks for it by name inside that VPC for the whole
+   `createTimeoutS`, on this and every later `pulumi up`; create-cluster is never sent again on
+   its own (reference 6.4: whether a cluster is listed before its job ends is not documented).
+   The way out is explicit: `ctyun:adoptClusterUuid` (checked against name and VPC, `update`),
+   or clearing the record on purpose (`pulumi up --replace <URN of this order>`).
 
 `delete` removes the cluster this order made if it is still listed (a run interrupted before
 `HccCluster` existed), identified by the recorded UUID or by name inside the recorded VPC.
 `diff` replaces the order when its inputs change, and when E-HPC reports its job failed (the
-next `pulumi up` then orders anew; what the failed job left was removed by HccCluster).
+next `pulumi up` then orders anew; what the failed job left was removed by HccCluster); a new
+`adoptClusterUuid` on an order without a cluster UUID is an in-place `update` (adoption).
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from typing import Any, Dict, List, Optional
 
 import pulumi
 from pulumi.dynamic import (CheckResult, ConfigureRequest, CreateResult, DiffResult,
-                            ReadResult, ResourceProvider)
+                            ReadResult, ResourceProvider, UpdateResult)
 
 from . import cluster_inputs as ci
 from . import cluster_ops as ops
@@ -65,6 +73,8 @@ IGNORED_KEYS = ("computeNodeCount", "rootPassword", "adoptClusterUuid")
 OUTPUT_KEYS = ("jobUUID", "masterOrderID", "masterOrderNO", "clusterUUID", "orderedAt",
                "origin", "resolved")
 SETTING = "ctyun:createTimeoutS"
+#: the create answer was lost and no listing has shown the cluster yet (HccCluster looks for it)
+UNCONFIRMED = "answer-lost-unconfirmed"
 
 
 class NotOurs(CtyunError):
@@ -141,10 +151,36 @@ class HccClusterOrderProvider(ResourceProvider):
     def diff(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> DiffResult:
         o, n = _inputs(rt.strip(olds)), _inputs(rt.strip(news))
         changed = [k for k in rt.changed_inputs(o, n, INPUT_DEFAULTS) if k not in IGNORED_KEYS]
-        job = rt.strip(olds).get("jobUUID")
+        old = rt.strip(olds)
+        job = old.get("jobUUID")
         if not changed and job and self._job_failed(n, job):
             changed = ["jobUUID"]
+        if not changed and self._adopting(old, n):
+            return DiffResult(changes=True, replaces=[], delete_before_replace=True)
         return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=True)
+
+    @staticmethod
+    def _adopting(old: Dict[str, Any], n: Dict[str, Any]) -> bool:
+        """A new ctyun:adoptClusterUuid for an order whose cluster was never identified (a
+        lost answer, a failed listing): adopted in place, never by a new order."""
+        adopt = n.get("adoptClusterUuid") or ""
+        return bool(rt.known(adopt) and adopt and not old.get("clusterUUID")
+                    and adopt != (old.get("adoptClusterUuid") or ""))
+
+    def update(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> UpdateResult:
+        """Adopt `adoptClusterUuid` for an order that never saw its cluster: only a listed
+        cluster of this order's name inside this order's VPC."""
+        old, p = rt.strip(olds), _inputs(rt.strip(news))
+        adopt, name = p["adoptClusterUuid"], p["clusterName"]
+        cluster = rt.ehpc(p).get_cluster(adopt, rt.deadline_in(120))
+        if cluster is None or cluster.name != name or cluster.vpc_id != p["vpcID"]:
+            seen = "is not listed" if cluster is None else \
+                f"is {cluster.name} in VPC {cluster.vpc_id}"
+            raise NotOurs(f"ctyun:adoptClusterUuid={adopt!r} {seen}: this order is for {name} in "
+                          f"VPC {p['vpcID']}; set the UUID of that cluster "
+                          "(hpc/list-clusters), or unset the key")
+        log.info("order of %s: adopting %s (ctyun:adoptClusterUuid)", name, adopt)
+        return UpdateResult({**old, **p, "clusterUUID": cluster.uuid, "origin": "adopted"})
 
     @staticmethod
     def _job_failed(p: Dict[str, Any], job: str) -> bool:
@@ -185,11 +221,14 @@ class HccClusterOrderProvider(ResourceProvider):
         except TransportError as e:
             if not e.may_have_run:
                 raise
-            cluster = self._appeared(ctx, name, p, deadline, e)
-            return self._result(p, resolved, cluster.uuid, "", None, "ordered-answer-lost")
-        listed = [c for c in ops.same_named(ctx, name, deadline) if c.vpc_id == p["vpcID"]]
-        uuid = listed[0].uuid if len(listed) == 1 else ""
-        return self._result(p, resolved, uuid, order.job_uuid, order, "ordered")
+            # recorded as ordered all the same: HccCluster looks for it, nothing re-orders it
+            log.info("create-cluster: %s; not re-sent: the order is recorded and HccCluster "
+                     "looks for %s in VPC %s", e.detail, name, p["vpcID"])
+            uuid = self._listed(ctx, p, deadline)
+            return self._result(p, resolved, uuid, "", None,
+                                "ordered-answer-lost" if uuid else UNCONFIRMED)
+        return self._result(p, resolved, self._listed(ctx, p, deadline), order.job_uuid, order,
+                            "ordered")
 
     @staticmethod
     def _proven(p: Dict[str, Any], same: List[Any]) -> Optional[tuple]:
@@ -225,31 +264,18 @@ class HccClusterOrderProvider(ResourceProvider):
                              "the account's E-HPC authorisation in CTyun's console") from None
 
     @staticmethod
-    def _appeared(ctx: ops.Ctx, name: str, p: Dict[str, Any], deadline: float,
-                  err: TransportError):
-        """After a lost create answer: wait for a cluster of this name to appear (the listing
-        before the order had none, so one appearing now is this order's)."""
-        log.info("create-cluster: %s; not re-sent, watching list-clusters for %s", err.detail,
-                 name)
-
-        def probe():
-            mine = [c for c in ops.same_named(ctx, name, deadline) if c.vpc_id == p["vpcID"]]
-            return len(mine) == 1, (mine[0] if mine else None), \
-                f"{len(mine)} cluster(s) named {name} listed"
-        with ctx.phase("ehpc-order-identify", f"a cluster named {name} to be listed after a "
-                       "lost create-cluster answer", deadline) as ph:
-            try:
-                return ctx.waiter.until(f"cluster {name} to be listed", probe,
-                                        ctx.lost_deadline(deadline), "ctyun:lostAnswerWaitS",
-                                        ph)
-            except CtyunError:
-                raise CtyunError(
-                    f"create-cluster's answer was lost ({err.detail}) and no cluster named "
-                    f"{name} appeared within {ctx.lost_wait_s:.0f} s (ctyun:lostAnswerWaitS); "
-                    "it was not sent again. "
-                    f"Check hpc/list-clusters (or the console): if {name} appears, run `pulumi "
-                    f"config set ctyun:adoptClusterUuid <its uuid>` and `pulumi up`; if not, "
-                    "`pulumi up` orders again") from None
+    def _listed(ctx: ops.Ctx, p: Dict[str, Any], deadline: float) -> str:
+        """The UUID of the one cluster of this name in this VPC right after the order, or ""
+        (not listed yet, several, or the listing failed: the order must reach the state
+        anyway, and HccCluster finds the cluster by name in the VPC later)."""
+        try:
+            mine = [c for c in ops.same_named(ctx, p["clusterName"], deadline)
+                    if c.vpc_id == p["vpcID"]]
+        except CtyunError as e:
+            log.info("list-clusters after the order of %s failed (%s); the order is recorded "
+                     "without the cluster's UUID", p["clusterName"], e)
+            return ""
+        return mine[0].uuid if len(mine) == 1 else ""
 
     @staticmethod
     def _result(p, resolved: Resolved, uuid: str, job: str, order, origin: str) -> CreateResult:

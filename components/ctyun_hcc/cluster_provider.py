@@ -33,7 +33,7 @@ from . import cluster_ops as ops
 from . import provider_runtime as rt
 from .api import rules
 from .api.ehpc import ROLE_MASTER, Cluster, Node
-from .api.waits import JobFailed
+from .api.waits import DeadlineExceeded, JobFailed
 from .catalog import Resolved
 
 log = logging.getLogger("kimi_k3.ctyun")
@@ -105,6 +105,22 @@ def outputs(p: Dict[str, Any], c: Cluster, nodes: List[Node]) -> Dict[str, Any]:
     return out
 
 
+def unconfirmed_message(p: Dict[str, Any], e: DeadlineExceeded) -> str:
+    """What to do when an order whose answer was lost never showed its cluster: never "order
+    again" (a second order may bill a second cluster), but the two explicit ways out."""
+    name, vpc = p["clusterName"], p["vpcID"]
+    return (f"create-cluster of {name} lost its answer ({p['orderedAt']}) and was not sent again, "
+            "nor will it be on its own (a second order could bill a second cluster): no cluster "
+            f"named {name} is listed in VPC {vpc} within ctyun:createTimeoutS (last seen: "
+            f"{e.last_seen}). Check hpc/list-clusters or CTyun's console for {name}: if it is "
+            "(or later gets) listed, `pulumi up` again waits for it (raise ctyun:createTimeoutS "
+            "if E-HPC is slow to list it), or adopt it by UUID with `pulumi config set "
+            "ctyun:adoptClusterUuid <cl-...>` and `pulumi up`; only if you are sure no cluster "
+            "and no order exists (console: clusters, bare-metal servers, orders), clear the "
+            f"record deliberately with `pulumi up --replace <URN of the HccClusterOrder of "
+            f"{name}>` (`pulumi stack --show-urns`)")
+
+
 class HccClusterProvider(ResourceProvider):
     """The life of one ordered E-HPC cluster. Stateless: everything comes from props."""
 
@@ -136,6 +152,10 @@ class HccClusterProvider(ResourceProvider):
             self._clean_failed(ctx, p)
             raise JobFailed(f"creation of cluster {name} (what the job left was deleted; the "
                             "next `pulumi up` orders again)", e.job_uuid, e.status) from None
+        except DeadlineExceeded as e:
+            if p["orderJobUUID"] or p["orderClusterUUID"]:
+                raise
+            raise ops.ClusterProblem(unconfirmed_message(p, e)) from None
         self._check_group(p, cluster)
         want = int(p["computeNodeCount"])
         calls, nodes = ops.resize(ctx, cluster, want, _template(p), deadline,

@@ -116,11 +116,18 @@ class Stack:
     def _fast(self, inputs: Dict[str, Any]) -> Dict[str, Any]:
         return {**inputs, **{k: v for k, v in self.fast.items() if k in inputs}}
 
-    def up(self, ctyun=None, kimi=None) -> Dict[str, Any]:
+    def up(self, ctyun=None, kimi=None, replace=()) -> Dict[str, Any]:
         """One `pulumi up`: the cluster's outputs, or the first error (state kept as the
-        engine keeps it)."""
+        engine keeps it). `replace` names resources to replace (`pulumi up --replace URN`:
+        delete before replace, dependents first)."""
         cfg, shared = self.config(ctyun, kimi)
         e = self.engine
+        for name in replace:
+            if name in self.state:
+                for later in reversed(ORDER[ORDER.index(name):]):
+                    if later in self.state:
+                        lid, louts = self.state.pop(later)
+                        e.delete(later, self.providers[later], lid, louts)
         for name in ORDER:
             news = self._inputs(name, cfg, shared)
             p = self.providers[name]

@@ -6,12 +6,16 @@ them (reads do not count) and must stay empty. Interrupted and lost-answer creat
 what the stack recorded or can prove, never by a name match, and never order twice.
 """
 
+import time
+
 import pytest
 
 from components.ctyun_hcc import cluster as wiring
 from components.ctyun_hcc import provider_runtime as rt
+from components.ctyun_hcc.api.ehpc import Ehpc
+from components.ctyun_hcc.api.transport import RetryPolicy
+from components.ctyun_hcc.cluster_ops import ClusterProblem
 from components.ctyun_hcc.cluster_order import HccClusterOrderProvider, NotOurs
-from components.ctyun_hcc.api.errors import CtyunError
 from components.ctyun_hcc.network_provider import NotOurs as NetworkNotOurs
 from components.ctyun_hcc.sg_provider import GroupProblem
 from tests.emulators.ctyun.state import REGION, SUBNET, VPC
@@ -149,14 +153,99 @@ def test_the_create_answer_is_lost_and_the_new_cluster_is_proven_by_listing(emu)
     assert clean(emu)["leakedTotal"] == 0
 
 
-def test_a_lost_answer_whose_cluster_never_appears_says_what_to_check(emu):
+def test_a_lost_answer_whose_cluster_is_listed_only_after_its_job_is_never_ordered_twice(emu):
+    """Reference 6.4: a cluster may be listed only once its create job ends (bare metal takes
+    long). The lost order is recorded; every later `pulumi up` looks for it, none re-orders."""
+    emu.settings(list_during_create=False, job_seconds=1.0)
+    emu.faults({"path": "/v4/cthpc/hpc/create-cluster", "kind": "lost_response"})
+    s = Stack(fast={"createTimeoutS": 0.3})
+    with pytest.raises(ClusterProblem) as e:
+        s.up()
+    msg = str(e.value)
+    assert "not sent again" in msg and "adoptClusterUuid" in msg and "--replace" in msg
+    assert "orders again" not in msg
+    order = s.outs("order")
+    assert order["origin"] == "answer-lost-unconfirmed" and order["clusterUUID"] == ""
+    assert order["jobUUID"] == "" and order["orderedAt"] and order["vpcID"]
+    with pytest.raises(ClusterProblem, match="not sent again"):
+        s.up()  # still not listed: waits again, orders nothing
+    s.fast["createTimeoutS"] = 60
+    assert s.up()["clusterStatus"] == "available"
+    assert len(creates(emu)) == 1
+    s.destroy()
+    assert clean(emu)["leakedTotal"] == 0
+
+
+def test_an_unconfirmed_order_is_adopted_by_uuid_only_for_its_name_and_vpc(emu):
+    emu.settings(list_during_create=False, job_seconds=1.0)
+    emu.faults({"path": "/v4/cthpc/hpc/create-cluster", "kind": "lost_response"})
+    s = Stack(ctyun=SHARED, fast={"createTimeoutS": 0.3})
+    with pytest.raises(ClusterProblem):
+        s.up()
+    theirs = emu.seed_foreign(owner="other", vpc_id=VPC, cluster_name="k3-someone-else")
+    with pytest.raises(NotOurs, match="is k3-someone-else"):
+        s.up(ctyun={"adoptClusterUuid": theirs["clusterUUID"]})
+    mine = [c["id"] for c in emu.inventory()["clusters"]]
+    assert len(mine) == 1
+    ehpc = rt.ehpc({"regionID": REGION})
+    for _ in range(100):  # the console shows it; the API lists it once its job ended
+        if ehpc.get_cluster(mine[0]) is not None:
+            break
+        time.sleep(0.05)
+    s.fast["createTimeoutS"] = 60
+    out = s.up(ctyun={"adoptClusterUuid": mine[0]})
+    assert out["clusterUUID"] == mine[0] and s.outs("order")["origin"] == "adopted"
+    assert len(creates(emu)) == 1
+    s.destroy()
+    assert clean(emu)["leakedTotal"] == 0
+
+
+def test_a_lost_answer_whose_cluster_never_appears_is_reordered_only_deliberately(emu):
     emu.faults({"path": "/v4/cthpc/hpc/create-cluster", "kind": "drop"})  # never ran
-    s = Stack(fast={"timeoutS": 0.5})
-    with pytest.raises(CtyunError, match="answer was lost .* no cluster named .* appeared.*"
-                                         "adoptClusterUuid"):
+    s = Stack(fast={"createTimeoutS": 0.3})
+    for _ in range(2):
+        with pytest.raises(ClusterProblem, match="not sent again.*adoptClusterUuid.*--replace"):
+            s.up()
+    assert creates(emu) == [] and s.outs("order")["origin"] == "answer-lost-unconfirmed"
+    s.fast["createTimeoutS"] = 60
+    # the user checked the console, found nothing, and cleared the record on purpose
+    assert s.up(replace=("order",))["clusterStatus"] == "available"
+    assert len(creates(emu)) == 1
+    s.destroy()
+    assert clean(emu)["leakedTotal"] == 0
+
+
+def test_our_own_vpc_never_makes_a_same_named_cluster_elsewhere_ours(emu):
+    """The default stack creates its VPC: a same-named cluster of another stack in another VPC
+    is not resumed as ours (only one inside our VPC could be)."""
+    s = Stack()
+    name = s.config()[0].names.cluster
+    theirs = emu.seed_foreign(owner="other", cluster_name=name, vpc_name="other")
+    with pytest.raises(NotOurs, match="is not this stack's"):
         s.up()
     assert creates(emu) == [] and "order" not in s.state
-    s.fast["timeoutS"] = 60
-    assert s.up()["clusterStatus"] == "available" and len(creates(emu)) == 1
+    s.destroy()
+    report = clean(emu)
+    assert report["foreignTouched"] == [] and report["leakedTotal"] == 0
+    assert any(c["id"] == theirs["clusterUUID"] for c in report["held"]["clusters"])
+
+
+def test_an_accepted_order_reaches_the_state_when_the_listing_after_it_fails(emu, monkeypatch):
+    """The listing right after an accepted create fails for good: the order (job id) is kept,
+    the cluster is found later by name in the VPC."""
+    real = Ehpc.create_cluster
+
+    def then_break_the_listing(self, request, deadline=None):
+        accepted = real(self, request, deadline)
+        emu.faults({"path": "/v4/cthpc/hpc/list-clusters", "kind": "http502",
+                    "times": RetryPolicy().max_attempts})  # every retry of that listing
+        return accepted
+    monkeypatch.setattr(Ehpc, "create_cluster", then_break_the_listing)
+    monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, rng: 0.0)
+    s = Stack()
+    out = s.up()
+    order = s.outs("order")
+    assert order["origin"] == "ordered" and order["jobUUID"] and order["clusterUUID"] == ""
+    assert out["clusterStatus"] == "available" and len(creates(emu)) == 1
     s.destroy()
     assert clean(emu)["leakedTotal"] == 0
