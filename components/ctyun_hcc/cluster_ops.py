@@ -294,7 +294,7 @@ def teardown(ctx: Ctx, cluster_uuid: str, deadline: float, setting: str) -> bool
                           need_available=False)
         if c is None:
             return True
-        _remove_compute(ctx, c, deadline, setting, p)
+        kept = _remove_compute(ctx, c, deadline, setting, p)
         try:
             job = send_when_free(ctx, lambda: ctx.ehpc.delete_cluster(c.uuid, deadline),
                                  f"deletion of cluster {c.name}", deadline, setting, p)
@@ -305,6 +305,7 @@ def teardown(ctx: Ctx, cluster_uuid: str, deadline: float, setting: str) -> bool
             _deletion_started(ctx, c, deadline, setting, p)
         except ApiError:
             if ctx.ehpc.get_cluster(c.uuid, deadline) is None:
+                _prove_released(ctx, c, kept, deadline)
                 return True
             raise
         if job:
@@ -320,7 +321,45 @@ def teardown(ctx: Ctx, cluster_uuid: str, deadline: float, setting: str) -> bool
                 nodes = 0
             return False, None, f"cluster is {still.status}, {nodes} node(s) listed"
         ctx.waiter.until(f"deletion of cluster {c.name}", probe, deadline, setting, p)
+        _prove_released(ctx, c, kept, deadline)
     return True
+
+
+@dataclass(frozen=True)
+class KeptNode:
+    """The compute node shrink-cluster refused to remove, left to delete-cluster."""
+
+    node: Node
+    refusal: str
+
+
+def _prove_released(ctx: Ctx, c: Cluster, kept: Optional[KeptNode], deadline: float) -> None:
+    """After delete-cluster: was the node shrink refused to remove released with it? Only
+    hpc/list-nodes (with the node's UUID) can be asked; it either still shows the node (not
+    released) or, the cluster gone, shows or answers nothing. No documented API lists a server
+    outside its cluster (delete-cluster's effect on ordered servers: reference open question
+    3), so nothing can prove the release: the destroy fails naming the node and what to check,
+    rather than pass with a server that may still be billed."""
+    if kept is None:
+        return
+    n = kept.node
+    try:
+        listed = [x for x in ctx.ehpc.list_nodes(ctx.az_name, c.uuid, deadline,
+                                                 node_uuids=[n.uuid]) if x.uuid == n.uuid]
+        seen = (f"hpc/list-nodes still lists it, {listed[0].status}" if listed else
+                "hpc/list-nodes lists nothing for it")
+    except ApiError as e:
+        seen = f"hpc/list-nodes of the deleted cluster answers {e.code}"
+    raise ClusterProblem(
+        f"cluster {c.name} ({c.uuid}) was deleted, but its last compute node {n.name} (nodeUUID "
+        f"{n.uuid}, server resourceInstanceID {n.resource_instance_id or '(not given)'}) is not "
+        f"proven released: shrink-cluster refused to remove it ({kept.refusal}; open question 8), "
+        "delete-cluster's effect on ordered servers is undocumented (question 3) and no "
+        f"documented API lists a server once its cluster is gone ({seen}). It may still be "
+        f"billed: in CTyun's console look for bare-metal server "
+        f"{n.resource_instance_id or n.name} (server list, orders and billing) and release it "
+        "there if it is listed; then `pulumi destroy` again finishes (the cluster is no longer "
+        "listed). docs/ctyun-hcc.md, open question 8")
 
 
 def _deletion_started(ctx: Ctx, c: Cluster, deadline: float, setting: str, p) -> None:
@@ -340,22 +379,24 @@ def _deletion_started(ctx: Ctx, c: Cluster, deadline: float, setting: str, p) ->
             "`pulumi destroy` again") from None
 
 
-def _remove_compute(ctx: Ctx, c: Cluster, deadline: float, setting: str, p) -> None:
+def _remove_compute(ctx: Ctx, c: Cluster, deadline: float, setting: str,
+                    p) -> Optional[KeptNode]:
     """Shrink every compute node away, 10 per call. If E-HPC refuses to remove the last one
-    (undocumented: reference 6.8), one is left to delete-cluster and the final listing check
-    proves whether it went."""
-    keep = 0
+    (undocumented: reference 6.8), one is left to delete-cluster and returned: teardown then
+    checks, after the delete, whether anything proves it was released."""
+    kept: Optional[KeptNode] = None
     for _ in range(200):
         nodes = sorted(compute_nodes(ctx, c.uuid, deadline), key=lambda n: n.name)
-        if len(nodes) <= keep:
-            return
-        victims = nodes[keep:][:rules.SHRINK_BATCH[1]]
+        others = [n for n in nodes if kept is None or n.uuid != kept.node.uuid]
+        if not others:
+            return kept
+        victims = others[:rules.SHRINK_BATCH[1]]
         try:
             _shrink_batch(ctx, c, victims, deadline, "ctyun:deleteTimeoutS", p)
         except ApiError as e:
-            if keep or len(victims) != len(nodes):
+            if kept or len(victims) != len(nodes):
                 raise
-            log.info("shrink of the last compute node(s) refused (%s); leaving one to "
-                     "delete-cluster", e.code)
-            keep = 1
+            log.info("shrink of the last compute node(s) refused (%s); leaving %s to "
+                     "delete-cluster", e.code, nodes[0].name)
+            kept = KeptNode(nodes[0], f"{e.code}: {e.message}")
     raise ClusterProblem(f"{c.name}: compute nodes kept reappearing during teardown")

@@ -17,6 +17,7 @@ from components.ctyun_hcc.api.errors import ApiError
 from components.ctyun_hcc.api.transport import Credentials, Transport
 from components.ctyun_hcc.api.waits import DeadlineExceeded, JobFailed
 from components.ctyun_hcc.catalog import ResolveError
+from components.ctyun_hcc.cluster_ops import ClusterProblem
 from components.ctyun_hcc.cluster_order import HccClusterOrderProvider
 from components.ctyun_hcc.cluster_provider import HccClusterProvider
 from components.ctyun_hcc.network_provider import HccNetworkProvider
@@ -322,3 +323,27 @@ def test_the_stacks_own_group_is_found_again_and_holds_only_the_wanted_rules(emu
     assert "cluster" in s.state and len(emu.report()["orders"]) == 1
     s.destroy()
     assert clean(emu)["leakedTotal"] == 0
+
+
+@pytest.mark.parametrize("released", [False, True])
+def test_a_compute_node_shrink_refuses_to_remove_fails_the_destroy_naming_it(emu, released):
+    """Open question 8: when shrink keeps the last compute node, it goes to delete-cluster; no
+    documented API can then prove it was released, so the destroy says so loudly (even when
+    the emulator did release it) instead of passing with a server that may be billed."""
+    emu.settings(shrink_keeps_last_compute=True, delete_releases_compute=released)
+    s = Stack(kimi={"nodes": "3"})
+    out = s.up()
+    held = {n["nodeUUID"]: n for n in out["nodes"] if n["role"] == "compute"}
+    with pytest.raises(ClusterProblem, match="not proven released") as e:
+        s.destroy()
+    msg = str(e.value)
+    leaked = clean(emu)["leakedItems"]["nodes"]
+    assert len(leaked) == (0 if released else 1)
+    kept = [u for u in held if u in msg]
+    assert len(kept) == 1 and "console" in msg and "resourceInstanceID ss-" in msg
+    assert "cluster" in s.state  # the failed delete keeps the record (pulumi does the same)
+    if not released:  # the named node is the one still held (its subnet stays in use)
+        assert leaked[0]["id"] == kept[0]
+        return
+    s.destroy()  # the user checked the console: the cluster is gone, the rest goes
+    assert clean(emu)["leakedTotal"] == 0 and s.state == {}

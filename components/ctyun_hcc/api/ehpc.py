@@ -166,6 +166,8 @@ class Node:
     queue_name: Optional[str]
     subnet_id: Optional[str]
     specification_name: Optional[str]
+    #: the server behind the node (`resourceInstanceID`: what CTyun's server console shows)
+    resource_instance_id: Optional[str] = None
 
     @property
     def leaving(self) -> bool:
@@ -254,7 +256,8 @@ def parse_node(o: Obj) -> Node:
         public_ip=o.str("publicIP", required=False, nullable=True) or None,
         queue_name=o.str("queueName", required=False, nullable=True),
         subnet_id=o.str("subnetID", required=False, nullable=True),
-        specification_name=o.str("specificationName", required=False, nullable=True))
+        specification_name=o.str("specificationName", required=False, nullable=True),
+        resource_instance_id=o.str("resourceInstanceID", required=False, nullable=True))
 
 
 def parse_queue(o: Obj) -> Queue:
@@ -687,10 +690,12 @@ class Ehpc:
                  if c.uuid == cluster_uuid]
         return found[0] if found else None
 
-    def list_nodes(self, az_name: str, cluster_uuid: str, deadline=None) -> List[Node]:
+    def list_nodes(self, az_name: str, cluster_uuid: str, deadline=None,
+                   node_uuids: Sequence[str] = ()) -> List[Node]:
         def page(n: int) -> Any:
             return self._get(LIST_NODES, {
                 "regionID": self.region_id, "azName": az_name, "clusterUUID": cluster_uuid,
+                "nodeUUIDList": ",".join(node_uuids) or None,
                 "pageNo": n, "pageSize": self.PAGE_SIZE}, deadline)
         return [parse_node(o) for o in all_pages(LIST_NODES.name, page, "resultList")]
 
