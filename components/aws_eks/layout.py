@@ -21,10 +21,11 @@ MODELS_MOUNT = "/models"
 def weights_staging(shared: SharedSettings, cfg: AwsEksConfig) -> WeightsStaging:
     """The weights path (components/aws_eks/weights/): hub, your bucket, or the stack's mirror."""
     from .weights.layout import weights_staging as staging
+    from .weights.plan import stream_wait_s
     from .weights.settings import WeightsConfig
 
     w = cfg.weights or WeightsConfig("hub", False, MODELS[shared.model].repo_id)
-    return staging(w)
+    return staging(w, stream_wait_s(shared, cfg))
 
 
 def model_path(shared: SharedSettings, cfg: AwsEksConfig) -> str:

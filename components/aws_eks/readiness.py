@@ -34,10 +34,8 @@ from pulumi.dynamic import ResourceProvider
 from ..progress import ProgressLog, without_steering
 from . import aws_api
 from .capacity import _utc, fmt
+from .gate_budget import NODE_JOIN_S, Budget, budget_now
 from .kube_api import pod_summary, serving_pod
-
-#: instance launch, node join, device plugins and the vLLM image pull, before staging starts
-NODE_JOIN_S = 1200
 #: a block starting within this is waited for; later ones are gated by a later `up`/refresh
 BLOCK_WAIT_MAX_S = 1800
 #: one wait_ready slice against one pod before the pods are looked at again
@@ -67,7 +65,7 @@ class GateResult:
 def run_gate(cluster, *, namespace: str, selector: Mapping[str, str], model: str,
              api_key: Optional[str], deadline_s: float, phase, poll_s: float = POLL_S,
              clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
-             wait_ready=None, after_ready=None) -> GateResult:
+             wait_ready=None, after_ready=None, budget_why: str = "") -> GateResult:
     """Wait until `cluster`'s serving pod answers; GateResult, or GateFailed naming what was seen.
 
     `cluster` offers `pods()` and `forward(pod_name)` (a context manager with `.url`, the local
@@ -107,8 +105,9 @@ def run_gate(cluster, *, namespace: str, selector: Mapping[str, str], model: str
             last = f"pod {name}: waiting for {r.stage}; last seen: {r.last_seen}"
             if fw.last_error:
                 last += f"; {fw.last_error}"
+    why = f"; {budget_why}" if budget_why else ""
     raise GateFailed(f"the endpoint did not serve within {deadline_s:g} s (the plan's cold-start budget "
-                     f"plus {NODE_JOIN_S} s for the nodes to join); last seen: {last}")
+                     f"plus {NODE_JOIN_S} s for the nodes to join{why}); last seen: {last}")
 
 
 def after_ready(props: Mapping[str, Any], url: str, log: ProgressLog) -> Optional[Dict[str, Any]]:
@@ -150,8 +149,9 @@ def block_timing(block_start: Optional[str], now: datetime, wait_max_s: float) -
 
 
 def expected_by(block_start: Optional[str], now: datetime, expected_s: float) -> str:
+    """The block's start (or now) + the plan's block-start-to-first-token figure."""
     begin = max(_utc(block_start), _utc(now)) if block_start else _utc(now)
-    return fmt(begin + timedelta(seconds=NODE_JOIN_S + float(expected_s or 0)))
+    return fmt(begin + timedelta(seconds=float(expected_s or 0)))
 
 
 def deferred_outputs(props: Mapping[str, Any], now: datetime) -> Dict[str, Any]:
@@ -207,7 +207,8 @@ class EndpointReadinessProvider(ResourceProvider):
         return ProgressLog(p.get("progressFile"), secrets=[p.get("apiKey") or "", *aws_api.secret_values(p)],
                            expect=p.get("progressExpect"))
 
-    def _gate(self, p: Dict[str, Any], deadline_s: float, raise_on_fail: bool = True) -> Dict[str, Any]:
+    def _gate(self, p: Dict[str, Any], deadline_of: Callable[[Optional[Budget]], float],
+              raise_on_fail: bool = True) -> Dict[str, Any]:
         log = self._log(p)
         now = _now()
         timing = block_timing(p.get("blockStart"), now, float(p.get("blockWaitMaxS") or BLOCK_WAIT_MAX_S))
@@ -221,15 +222,18 @@ class EndpointReadinessProvider(ResourceProvider):
                 while _now() < _utc(p["blockStart"]):
                     ph.update(f"starts at {p['blockStart']}")
                     time.sleep(min(30.0, max(0.0, (_utc(p["blockStart"]) - _now()).total_seconds())))
+        budget = self._budget(p, log)
+        deadline_s = deadline_of(budget)
         cluster = self.cluster_factory(p)
         try:
             with log.phase("readiness-gate", f"{p['servedModelName']} to answer /health, /v1/models and a "
                            f"chat completion (pod of {p['namespace']}/{p['serviceName']})",
-                           deadline_s=deadline_s) as ph:
+                           deadline_s=deadline_s, **self._expect(p, budget)) as ph:
                 result = run_gate(cluster, namespace=p["namespace"], selector=p["podSelector"],
                                   model=p["servedModelName"], api_key=p.get("apiKey") or None,
                                   deadline_s=deadline_s, phase=ph, poll_s=float(p.get("pollIntervalS") or POLL_S),
-                                  after_ready=lambda url: after_ready(p, url, log))
+                                  after_ready=lambda url: after_ready(p, url, log),
+                                  budget_why="" if budget is None else budget.why)
                 ph.done(result.last_seen)
         except GateFailed as e:
             if raise_on_fail:
@@ -248,8 +252,31 @@ class EndpointReadinessProvider(ResourceProvider):
                 "readySeconds": result.elapsed_s, "servingExpectedBy": None, "endpoint": endpoint,
                 "acceptance": result.acceptance}
 
-    def _deadline(self, p: Mapping[str, Any]) -> float:
-        return float(p["budgetS"])
+    def _budget(self, p: Mapping[str, Any], log: ProgressLog) -> Optional[Budget]:
+        """With the stack's mirror: the figures for what the bucket holds now (gate_budget.py);
+        None: the plan's (`budgetS`)."""
+        m = p.get("mirror")
+        if not m:
+            return None
+        from .weights.watch import read_state
+
+        where = f"s3://{m['bucket']}/{m['prefix']}"
+        try:
+            st = read_state(aws_api.client("s3", p), m["bucket"], m["prefix"], int(m["totalBytes"]))
+        except Exception as e:  # noqa: BLE001 unreadable: budget for the longest case, and say why
+            log.say(f"readiness-gate: could not read the mirror {where}: {type(e).__name__}: {e}")
+            return budget_now(m, None)
+        return budget_now(m, st.complete, st.bytes_done)
+
+    @staticmethod
+    def _expect(p: Mapping[str, Any], budget: Optional[Budget]) -> Dict[str, Any]:
+        if budget is None:
+            return {}  # progressExpect: the plan's first token
+        return {"expected_s": budget.expected_s, "assumption": f"node start to first token; {budget.why}"}
+
+    @staticmethod
+    def _deadline(p: Mapping[str, Any]) -> Callable[[Optional[Budget]], float]:
+        return lambda b: float(p["budgetS"]) if b is None else float(b.deadline_s)
 
     def create(self, props):
         from pulumi.dynamic import CreateResult
@@ -280,8 +307,8 @@ class EndpointReadinessProvider(ResourceProvider):
         p = _inputs(props)
         begin = max(_utc(p["blockStart"]), _utc(p.get("checkedAt") or p["blockStart"])) \
             if p.get("blockStart") else _now()
-        left = float(p["budgetS"]) - (_now() - begin).total_seconds()
-        outs = self._gate(p, max(REFRESH_MIN_S, left), raise_on_fail=False)
+        used = (_now() - begin).total_seconds()
+        outs = self._gate(p, lambda b: max(REFRESH_MIN_S, self._deadline(p)(b) - used), raise_on_fail=False)
         return ReadResult(id_, {**p, **outs, "checkedAt": fmt(_now())})
 
     def delete(self, id_, props):

@@ -162,7 +162,7 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                           cluster.provider, self, depends_on=add_ons, service_depends_on=service_deps,
                           before_workload=weights.before_workload,
                           config_maps=rk.render_api_guard(spec, layout))
-        gate = self._readiness_gate(plan, spec, layout, objs, cluster, block, serving, add_ons)
+        gate = self._readiness_gate(plan, spec, layout, objs, cluster, block, serving, add_ons, weights)
         public = bool(layout.allowed_cidrs)
         pf = None if public else (f"kubectl -n {layout.namespace} port-forward svc/{rk.service_name(layout)} "
                                   f"{spec.port}:{spec.port}")
@@ -188,15 +188,17 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                 "readySeconds": r[5]}),
         })
 
-    def _readiness_gate(self, plan: Plan, spec: LaunchSpec, layout, objs, cluster, block, serving, add_ons):
+    def _readiness_gate(self, plan: Plan, spec: LaunchSpec, layout, objs, cluster, block, serving, add_ons, weights):
         """The gate after the workload and Service (readiness.py): budget from the plan."""
         import hashlib
         import json
 
         from ..progress_program import progress_inputs
-        from .readiness import BLOCK_WAIT_MAX_S, NODE_JOIN_S, EndpointReadiness
+        from .gate_budget import plan_budget
+        from .readiness import BLOCK_WAIT_MAX_S, EndpointReadiness
 
         c = plan.cold_start
+        budget = plan_budget(c)
         svc = serving.service_object
         fingerprint = hashlib.sha256(json.dumps(serving.workload_object, sort_keys=True).encode()).hexdigest()[:16]
         api_key = self.secrets.api_key if self.shared.has_api_key and self.secrets.api_key is not None else ""
@@ -206,11 +208,26 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
             "port": spec.port, "podSelector": dict(svc["spec"]["selector"]),
             "servedModelName": spec.served_model_name, "apiKey": api_key,
             "blockStart": block.start_date, "reservationId": block.reservation_id,
-            "budgetS": NODE_JOIN_S + c.stage_s + c.startup_timeout_s, "expectedS": c.stage_s + c.estimate_s,
+            "budgetS": budget.deadline_s, "expectedS": budget.expected_s,
+            "mirror": self._mirror_input(plan, weights),
             "blockWaitMaxS": BLOCK_WAIT_MAX_S, "launchFingerprint": fingerprint,
             **self._acceptance_inputs(plan),
             **self.aws_inputs, **progress_inputs(plan),
         }, opts=pulumi.ResourceOptions(parent=self, depends_on=[serving.workload, serving.service, *add_ons]))
+
+    def _mirror_input(self, plan: Plan, weights) -> Optional[Dict[str, Any]]:
+        """The stack's mirror, for the gate to budget from what it holds (gate_budget.py)."""
+        from ..inference.catalog import MODELS
+        from ..inference.coldstart import MIRROR_FILL_RATE
+        from .gate_budget import mirror_inputs
+        from .weights.plan import fill_rate
+
+        if weights.bucket is None:
+            return None
+        return {"bucket": weights.bucket.name, "prefix": self.cfg.weights.mirror_prefix,
+                **mirror_inputs(plan.cold_start, checkpoint_bytes=MODELS[plan.model].download_bytes,
+                                fill_gb_per_s=fill_rate(self.cfg) or MIRROR_FILL_RATE[0],
+                                stream=self.cfg.weights.stream)}
 
     def _acceptance_inputs(self, plan: Plan) -> Dict[str, Any]:
         """The acceptance gate's size (kimi-k3:acceptLoad, the plan's concurrency) and hardware."""

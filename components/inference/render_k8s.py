@@ -69,6 +69,8 @@ class WeightsStaging:
     stream: bool = False
     revision: str = "main"
     compile_cache: bool = False
+    #: streaming from the mirror: how long the pods wait for it to be complete (0: the default)
+    stream_wait_s: int = 0
 
     def __post_init__(self):
         if self.source not in ("hub", "s3", "mirror"):

@@ -266,11 +266,12 @@ def test_offline_plan_of_the_shipped_stack_warns_and_records_the_requirement(tmp
 # ---------------------------------------------------------------- readiness gate (issue 9, item 4)
 
 def test_the_readiness_gate_follows_the_workload_with_the_plans_budget(adopt):
-    from components.aws_eks.readiness import NODE_JOIN_S
+    from components.aws_eks.gate_budget import NODE_JOIN_S
 
     gate = one(adopt, "pulumi-python:dynamic/aws:EndpointReadiness")
     c = adopt.inference.plan.cold_start
     assert gate["budgetS"] == NODE_JOIN_S + c.stage_s + c.startup_timeout_s
+    assert gate["expectedS"] == c.first_token_s
     assert gate["servedModelName"] == "Kimi-K3" and gate["serviceName"] == "kimi-k3-api"
     assert gate["podSelector"] == one(adopt, "kubernetes:core/v1:Service")["spec"]["selector"]
     assert gate["apiKey"] == SECRET  # the key reaches the gate only as a secret

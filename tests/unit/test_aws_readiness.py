@@ -165,7 +165,7 @@ def test_a_block_in_the_future_returns_at_once_and_a_later_up_gates(tmp_path, mo
     outs = created.outs
     assert outs["ready"] is False and outs["state"] == "waiting-for-block"
     assert outs["servingExpectedBy"] == rd.fmt(datetime(2026, 12, 2, 11, 30, tzinfo=timezone.utc)
-                                              + timedelta(seconds=rd.NODE_JOIN_S + 3444))
+                                              + timedelta(seconds=3444))  # expectedS: block start to first token
     assert "run `pulumi up` (or `pulumi refresh`) after that" in outs["lastSeen"]
     # the next `up`: nothing changed in the inputs, but not ready -> an update, which gates
     assert p.diff(created.id, outs, props(start)).changes is True

@@ -11,8 +11,9 @@ from .settings import WeightsConfig
 STREAM_MODEL_REF = "${MODEL_URI}"
 
 
-def weights_staging(w: WeightsConfig) -> WeightsStaging:
+def weights_staging(w: WeightsConfig, stream_wait_s: int = 0) -> WeightsStaging:
     return WeightsStaging(
+        stream_wait_s=stream_wait_s if w.stream and w.source == "mirror" else 0,
         source=w.source,
         repo_id=w.repo_id,
         s3_uri=str(w.s3_uri) if w.s3_uri is not None else "",

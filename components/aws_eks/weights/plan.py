@@ -4,10 +4,12 @@ weights path (source resolved, node-ready time, compile cache, mirror fill rate,
 from __future__ import annotations
 
 import dataclasses
+import math
 from datetime import datetime, timezone
 from typing import Optional
 
-from ...inference.coldstart import MIRROR_FILL_RATE
+from ...inference.catalog import MODELS
+from ...inference.coldstart import COLD_START_SAFETY, MIRROR_FILL_RATE, mirror_fill_seconds
 from ...inference.planner import PlanRequest
 from ...settings import SharedSettings
 from . import model
@@ -37,8 +39,31 @@ def plan_request(shared: SharedSettings, cfg) -> PlanRequest:
         weights_source=w.source,
         node_ready_s=model.NODE_READY_S,
         compile_cache=w.compile_cache,
-        mirror_fill_gb_per_s=model.mirror_fill_gb_per_s(cfg.system_instance_type, MIRROR_FILL_RATE[0]),
+        mirror_fill_gb_per_s=fill_rate(cfg),
         # a bought block's earliest start bounds how long the mirror has; an adopted block's start
         # is known only once it is read (the target warns then if the mirror cannot make it)
         block_lead_s=None if cfg.capacity.adopt else _lead_s(cfg.capacity.earliest_start),
     )
+
+
+def fill_rate(cfg) -> Optional[float]:
+    """The mirror's planned fill rate (GB/s): the hub's, bounded by the system node's network."""
+    return model.mirror_fill_gb_per_s(cfg.system_instance_type, MIRROR_FILL_RATE[0])
+
+
+def mirror_fill_s(shared: SharedSettings, cfg) -> int:
+    """Seconds the plan gives the mirror Job to fill the bucket (the same figure as the plan's)."""
+    return int(round(mirror_fill_seconds(MODELS[shared.model].download_bytes, fill_rate(cfg))))
+
+
+def stream_wait_s(shared: SharedSettings, cfg) -> int:
+    """How long a streaming pod waits for the mirror (it cannot fall back to the hub): the whole
+    planned fill (a block that starts at once) x the cold-start safety factor, rounded up to a
+    minute, at least STREAM_WAIT_S. Longer than the gate allows for the same wait (the plan's
+    figure, gate_budget.py), so the pods never give up before the gate does."""
+    from .render import STREAM_WAIT_S
+
+    w = cfg.weights
+    if w is None or not (w.stream and w.source == "mirror"):
+        return 0
+    return max(STREAM_WAIT_S, int(math.ceil(mirror_fill_s(shared, cfg) * COLD_START_SAFETY / 60.0)) * 60)

@@ -27,8 +27,9 @@ SYSTEM_NODE_LABEL = "kimi-k3/system-node"
 #: S3 transfer settings of the stage script (AWS CLI v2: CRT client, target bandwidth)
 STAGE_S3 = {"KK3_S3_CLIENT": "crt", "KK3_S3_TARGET_GBPS": "100", "KK3_S3_CONCURRENCY": "64",
             "KK3_S3_CHUNK_MB": "64"}
-#: how long a streaming pod waits for the mirror to complete (it cannot fall back to the hub)
-STREAM_WAIT_S = 6 * 3600
+#: how long a streaming pod waits for the mirror to complete (it cannot fall back to the hub), at
+#: least; the layout sets it to the planned fill time x the safety factor (weights/plan.py)
+STREAM_WAIT_S = 3600
 
 
 def names(app: str) -> Dict[str, str]:
@@ -82,7 +83,7 @@ def init_containers(spec, layout, role, single_node: bool, serving: bool) -> Lis
         if w.source == "mirror":
             out.append(_script("wait-for-mirror", AWS_CLI_IMAGE, "stage.sh", [
                 *_uri_env(w, app), *_region_env(w, app), _env("KK3_CHECK_ONLY", "1"),
-                _env("KK3_ON_INCOMPLETE", "wait"), _env("KK3_WAIT_S", str(STREAM_WAIT_S))], []))
+                _env("KK3_ON_INCOMPLETE", "wait"), _env("KK3_WAIT_S", str(w.stream_wait_s or STREAM_WAIT_S))], []))
     elif w.source == "hub":
         out.append(_script("stage-weights", spec.image, "stage_hub.sh", hub_env, models))
     else:
