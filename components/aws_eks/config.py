@@ -146,6 +146,28 @@ def _ids(raw, key, pattern, example) -> Tuple[str, ...]:
     return out
 
 
+def check_own_namespace(namespace: str) -> None:
+    """Refuse a namespace this stack would declare as its own but did not create.
+
+    The serving objects go into a `Namespace` the stack declares, so `pulumi destroy` deletes it
+    with everything in it. `default` and every `kube-*` namespace (kube-system, kube-public,
+    kube-node-lease, and any the cluster's system adds) exist in every cluster; the add-ons'
+    Helm releases own theirs (kube-system, lws-system: addons.py). Any other namespace that
+    already exists (HyperPod's existing cluster) makes the Namespace's create fail with
+    AlreadyExists (pulumi-kubernetes >= 4.29.0 creates client-side; no upsert is configured),
+    so it is never adopted either.
+    """
+    from .addons import charts
+
+    owned = sorted({c.namespace for c in charts(multi_node=True)} - {"kube-system"})
+    if namespace == "default" or namespace.startswith("kube-") or namespace in owned:
+        what = "the namespace of the add-ons' Helm release" if namespace in owned else \
+            "a namespace of the cluster's own (default, kube-*)"
+        raise ConfigError("kimi-k3:namespace", namespace, "use a namespace of the stack's own, such as "
+                          "kimi-k3 (the default): unset kimi-k3:namespace",
+                          f"is {what}; the stack would declare it as its own and delete it on destroy")
+
+
 def _when(raw, key) -> Optional[str]:
     v = _s(raw, key)
     if v is None:
@@ -305,6 +327,7 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
     if not _DNS_LABEL.match(namespace):
         raise ConfigError("kimi-k3:namespace", namespace, "use lower-case letters, digits and '-'",
                           "is not a Kubernetes namespace name")
+    check_own_namespace(namespace)
     hp_cluster = _s(raw, "hyperpodClusterName")
     if serving == "hyperpod" and hp_cluster is None:
         raise ConfigError("kimi-k3:hyperpodClusterName", None, "give the name of the EKS cluster that "

@@ -258,9 +258,9 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
         iec = rk.render_hyperpod(plan, spec, layout)
         pulumi.log.warn(hyperpod_gate_warning(self.shared.accept_load), resource=self)
         ns_name = iec["metadata"]["namespace"]
+        # never default/kube-* (config.check_own_namespace): a namespace of the stack's own
         ns = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name},
-                                   opts=pulumi.ResourceOptions(parent=self, provider=provider,
-                                                               retain_on_delete=ns_name == "default"))
+                                   opts=pulumi.ResourceOptions(parent=self, provider=provider))
         waits = [ns]
         data = secret_data(self.secrets.api_key if self.shared.has_api_key else None,
                            self.secrets.hf_token if self.shared.has_hf_token else None)
