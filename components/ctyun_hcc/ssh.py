@@ -9,7 +9,10 @@ Everything the bootstrap and the Slurm service do on the cluster goes through `S
   pin the key is accepted once (first contact) and reported (`runner.host_key`,
   `runner.bastion_host_key`) for the caller to store and verify from then on;
 - it authenticates the master with a private key or the root password, the bastion only with
-  a key (`bastion_private_key`, else `private_key`): the root password never goes to a bastion;
+  `bastion_private_key`: never the root password, never the master's key (after first contact
+  that is the stack's generated login key, installed on the master only). Which key the
+  bastion gets (kimi-k3:sshBastionPrivateKey, else kimi-k3:sshPrivateKey) is the program's
+  choice (target.bastion_login_key), made once, so no step falls back to another key;
 - every command runs as `bash -c 'set -euo pipefail; ...'` with a deadline; connection loss is
   retried with a fresh connection (callers only send idempotent commands);
 - stdout/stderr are returned and put into errors with every secret value replaced by `[secret]`;
@@ -88,8 +91,8 @@ class SshTarget:
 class SshCredentials:
     """Secret login material. `repr` never shows it.
 
-    `private_key`/`password` log in to the master; the bastion gets `bastion_private_key`, or
-    `private_key` when that is unset, and never the password."""
+    `private_key`/`password` log in to the master; the bastion gets `bastion_private_key` and
+    nothing else (no fallback: the master's key may be the stack's login key)."""
 
     private_key: Optional[str] = field(default=None, repr=False)
     password: Optional[str] = field(default=None, repr=False)
@@ -208,9 +211,15 @@ class SshRunner:
         t, c = self.target, self._creds
         sock = None
         if t.bastion_host:
+            if not c.bastion_private_key:  # checked before connecting: nothing is offered
+                raise SshError(
+                    f"no credentials for bastion {t.bastion_user}@{t.bastion_host}:"
+                    f"{t.bastion_port}: set kimi-k3:sshBastionPrivateKey (or kimi-k3:sshPrivateKey)"
+                    " and run `pulumi up`; the bastion is never sent the root password or the "
+                    "stack's login key")
             self._bastion, seen_b = self._open(
                 "bastion", t.bastion_host, t.bastion_port, t.bastion_user, self.bastion_host_key,
-                c.bastion_private_key or c.private_key, None)
+                c.bastion_private_key, None)
             self.bastion_host_key = seen_b
             sock = self._bastion.open_channel("direct-tcpip", (t.host, t.port), ("127.0.0.1", 0),
                                               timeout=t.connect_timeout_s)

@@ -131,6 +131,25 @@ def parse_serve_config(raw: Mapping[str, object]) -> HccServeConfig:
     return cfg
 
 
+def bastion_login_key(cfg: HccServeConfig, private_key, bastion_private_key):
+    """The key the bastion logs in with: kimi-k3:sshBastionPrivateKey, else kimi-k3:sshPrivateKey
+    (values or secret Outputs; None = unset); "" without a bastion.
+
+    Chosen here once and passed to every SSH step as `sshBastionPrivateKey`, because after first
+    contact the steps' `sshPrivateKey` is the stack's generated login key (installed on the
+    master only) and the root password never goes to a bastion: no step may fall back to them.
+    """
+    if not cfg.ssh_bastion:
+        return ""
+    for key in (bastion_private_key, private_key):
+        if key is not None and key != "":
+            return key
+    raise ConfigError("kimi-k3:sshBastionPrivateKey", NOT_SHOWN,
+                      "set it (pulumi config set --secret kimi-k3:sshBastionPrivateKey < key) "
+                      "or kimi-k3:sshPrivateKey: the bastion is never sent the root password",
+                      "is needed with kimi-k3:sshBastion")
+
+
 def slurm_layout(plan: Plan, cfg: HccServeConfig, partition: str = "batch") -> SlurmLayout:
     """Where the scripts, weights and image live on the nodes; checked (ConfigError)."""
     model_dir = f"{cfg.model_root.rstrip('/')}/{MODELS[plan.model].local_dir_name}"
@@ -204,7 +223,7 @@ class CtyunHccTarget(InferenceTarget):
         ssh: Dict[str, Any] = {
             "sshHost": cfg.ssh_host or cluster.master_public_ip, "sshPort": cfg.ssh_port,
             "sshUser": cfg.ssh_user, "sshBastion": cfg.ssh_bastion,
-            "sshBastionPrivateKey": bastion_key if bastion_key is not None else "",
+            "sshBastionPrivateKey": bastion_login_key(cfg, key, bastion_key),
         }
         ssh.update(progress_inputs(plan))  # progress: steering inputs of every step (docs/progress.md)
 

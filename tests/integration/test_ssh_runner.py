@@ -139,8 +139,12 @@ def test_changed_host_key_is_an_error(services):
 
 def test_bastion_hop(services):
     port = int(services["KK3_SSH_PORT"])
-    r = key_runner(services, bastion_host="127.0.0.1", bastion_port=port,
-                   bastion_host_key=host_key(services), host_key=host_key(services))
+    key = Path(services["KK3_SSH_KEY"]).read_text()
+    # the bastion gets its own key input (no fallback to the master's key: test_ctyun_bastion)
+    r = SshRunner(SshTarget(services["KK3_SSH_HOST"], port, bastion_host="127.0.0.1",
+                            bastion_port=port, bastion_host_key=host_key(services),
+                            host_key=host_key(services)),
+                  SshCredentials(private_key=key, bastion_private_key=key), sleep=lambda s: None)
     with r:
         assert r.run("echo via-bastion").stdout == "via-bastion\n"
 

@@ -107,3 +107,29 @@ def test_serve_inputs_carry_rendered_scripts_and_no_plain_secrets(recorded):
     import json
     assert "sk-never-shown" not in json.dumps(run.resources)
     assert "Kk3-Pass-w0rd9" not in json.dumps(run.resources)
+
+
+def test_bastion_key_is_the_bastion_key_else_the_users_key():
+    from components.ctyun_hcc.target import bastion_login_key
+    via = parse_serve_config({"sshBastion": "jump@203.0.113.5", "sshPrivateKey": "K"})
+    assert bastion_login_key(via, "USER-KEY", "BASTION-KEY") == "BASTION-KEY"
+    assert bastion_login_key(via, "USER-KEY", None) == "USER-KEY"
+    assert bastion_login_key(parse_serve_config({}), "USER-KEY", "BASTION-KEY") == ""
+    with pytest.raises(ConfigError, match="kimi-k3:sshBastionPrivateKey"):
+        bastion_login_key(via, None, None)
+
+
+@pytest.mark.parametrize("keys", [{"kimi-k3:sshPrivateKey": "USER-KEY-TEXT"},
+                                  {"kimi-k3:sshBastionPrivateKey": "BASTION-KEY-TEXT"}])
+def test_every_ssh_step_gets_the_bastion_key_chosen_once(keys):
+    """With a bastion, every SSH step (first contact, later steps, service, acceptance) is given
+    the bastion's key as its own input: a later step's sshPrivateKey is the stack's login key,
+    which must never be offered to the bastion (docs/ctyun-bootstrap.md)."""
+    run = run_program("ctyun-hcc", {**CLUSTER_KEYS, "kimi-k3:sshBastion": "jump@203.0.113.5",
+                                    **keys})
+    steps = [r for r in run.resources
+             if r["type"].startswith("pulumi-python:dynamic/ctyun:") and "sshHost" in r["inputs"]]
+    assert len(steps) >= 8, [r["name"] for r in steps]
+    for r in steps:
+        assert r["inputs"]["sshBastion"] == "jump@203.0.113.5:22", r["name"]
+        assert r["inputs"]["sshBastionPrivateKey"] == "[secret]", r["name"]
