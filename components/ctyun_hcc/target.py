@@ -77,8 +77,13 @@ def parse_bastion(key: str, value: str) -> str:
     return f"{user}@{'[' + host + ']' if ':' in host else host}:{port_n}"
 
 
-def parse_serve_config(raw: Mapping[str, object]) -> HccServeConfig:
+def parse_serve_config(raw: Mapping[str, object],
+                       model_port: Optional[int] = None) -> HccServeConfig:
     """Typed HccServeConfig from the target's `kimi-k3:*` keys; ConfigError on bad input.
+
+    `model_port` (kimi-k3:port) is the vLLM endpoint's port, also on the master: SSH cannot
+    listen on it too (one of the two would fail to bind, or the security group would open the
+    model port to the SSH CIDRs and SSH to the endpoint's).
 
     Every value that reaches a script or a remote command is held to a grammar here (paths
     under the data roots, plain names, hosts, an http(s) URL), so the refusal names the key the
@@ -117,6 +122,11 @@ def parse_serve_config(raw: Mapping[str, object]) -> HccServeConfig:
         sif_source=choice("sifSource", ("cthpc", "url"), "cthpc"),
         sif_url=grammar.optional(grammar.http_url, k("sifUrl"), s.get("sifUrl")) or "",
         mount_disks=mount == "true")
+    if model_port is not None and cfg.ssh_port == model_port:
+        raise ConfigError("kimi-k3:sshPort", cfg.ssh_port,
+                          "give kimi-k3:sshPort or kimi-k3:port another value",
+                          f"is also kimi-k3:port={model_port} (SSH and the model endpoint are "
+                          "both on the master)")
     if cfg.sif_source == "url" and not cfg.sif_url:
         raise ConfigError("kimi-k3:sifUrl", None, "give the SIF download URL (https://...)",
                           "is required for sifSource=url")
@@ -309,7 +319,7 @@ def create(name: str, shared: SharedSettings, secrets: Any) -> InferenceTarget:
     """The ctyun-hcc target; every `ctyun:*` and target `kimi-k3:*` key checked first."""
     from .cluster import deploy_requirements, load_hcc_config
 
-    serve_cfg = parse_serve_config(dict(shared.target_config))
+    serve_cfg = parse_serve_config(dict(shared.target_config), model_port=shared.port)
     hcc = load_hcc_config(shared)
     target = CtyunHccTarget(name, shared, hcc, serve_cfg, secrets)
     # what a real `pulumi up` would refuse (the offline plan records it in plan.json)

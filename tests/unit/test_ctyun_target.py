@@ -133,3 +133,14 @@ def test_every_ssh_step_gets_the_bastion_key_chosen_once(keys):
     for r in steps:
         assert r["inputs"]["sshBastion"] == "jump@203.0.113.5:22", r["name"]
         assert r["inputs"]["sshBastionPrivateKey"] == "[secret]", r["name"]
+
+
+def test_ssh_port_equal_to_the_model_port_is_refused_naming_both_keys():
+    from components.ctyun_hcc.target import create
+    from components.settings import parse_settings
+    assert parse_serve_config({"sshPort": "2222"}, model_port=11025).ssh_port == 2222
+    raw = {"target": "ctyun-hcc", "port": "2222", "sshPort": "2222"}
+    with pytest.raises(ConfigError) as err:
+        create("kimi-k3", parse_settings(raw, stack="ctyun-hcc"), None)
+    msg = str(err.value)
+    assert msg.startswith("kimi-k3:sshPort=2222 ") and "kimi-k3:port=2222" in msg
