@@ -26,11 +26,13 @@ def hcc_network(inputs: Mapping[str, Any]) -> Dict[str, Any]:
 def hcc_security_group(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     sg = inputs.get("securityGroup")
     created = sg in (None, "create")
-    rules = len(inputs.get("sshCidrs") or []) + len(inputs.get("endpointCidrs") or [])
+    wanted = [(inputs.get("sshPort") or 22, c) for c in inputs.get("sshCidrs") or []] + \
+        [(inputs.get("endpointPort"), c) for c in inputs.get("endpointCidrs") or []]
+    own = [{"id": f"sgr-mock-{i}", "port": str(port), "cidr": cidr}
+           for i, (port, cidr) in enumerate(wanted) if created]
     return {"securityGroupID": "sg-mock" if created else sg,
             "securityGroupName": inputs.get("groupName") or "mock-sg",
-            "ruleIDs": [f"sgr-mock-{i}" for i in range(rules) if created],
-            "created": created}
+            "ruleIDs": [r["id"] for r in own], "ownRules": own, "created": created}
 
 
 def hcc_cluster_order(inputs: Mapping[str, Any]) -> Dict[str, Any]:

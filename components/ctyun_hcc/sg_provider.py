@@ -7,8 +7,15 @@ port; nothing else is opened, and nothing at all for an empty list.
 - `securityGroup: "create"`: a group of this stack, named `groupName` and marked with the
   stack's owner token in its description. An interrupted run finds it again by exact name and
   marker; a same-named group without the marker is never adopted (the create stops and says
-  how to choose). Its ingress rules are kept equal to the wanted ones; egress rules are left
-  as CTyun creates them. Destroy deletes the group.
+  how to choose). Egress rules are left as CTyun creates them. Destroy deletes the group.
+- its ingress rules: each rule the stack adds carries the marker plus `ssh`/`endpoint` in its
+  description, and its id is kept in state (`ruleIDs`, `ownRules`). A rule is the stack's when
+  its id is in state or its description carries this stack's marker (an add whose answer was
+  lost); only such rules are revoked when no longer wanted (a CIDR list shrank) and a wanted one
+  that is missing is added again (refresh, then up). Rules someone else added to the group are
+  never revoked, whatever they open (a warning names them). The one exception is a group this
+  very call created: its ingress rules are what CTyun put in a new group (undocumented), not
+  anyone's addition, and are revoked unless wanted.
 - an existing group id: never changed. The provider checks that its rules already admit what
   kimi-k3 needs and otherwise stops, listing the rules to add (kimi-k3 does not rewrite the
   rules of a group it did not create). Destroy leaves it alone.
@@ -41,17 +48,25 @@ INPUT_DEFAULTS: Dict[str, Any] = {
     "pollIntervalS": 5, "progressFile": None,
 }
 REPLACE_KEYS = ("regionID", "vpcID", "securityGroup", "groupName")
-OUTPUT_KEYS = ("securityGroupID", "securityGroupName", "ruleIDs", "created")
+OUTPUT_KEYS = ("securityGroupID", "securityGroupName", "ruleIDs", "ownRules", "created")
 
 
 class GroupProblem(CtyunError):
     """The group cannot be used as asked (named in the message)."""
 
 
+def rule_description(token: Optional[str], what: str) -> str:
+    """`kimi-k3 owner <token> ssh`: the stack's marker on every rule it adds (proof it is ours
+    even when the add's answer was lost); without a token (a group not ours) no marker."""
+    return f"{owner_marker(token)} {what}" if token else f"kimi-k3 {what}"
+
+
 def wanted_rules(p: Dict[str, Any]) -> List[IngressRule]:
     """SSH from each SSH CIDR, the model port from each endpoint CIDR; nothing else."""
-    out = [IngressRule(int(p["sshPort"]), str(c), "kimi-k3 ssh") for c in p["sshCidrs"] or []]
-    out += [IngressRule(int(p["endpointPort"]), str(c), "kimi-k3 endpoint")
+    token = p.get("ownerToken") or None
+    out = [IngressRule(int(p["sshPort"]), str(c), rule_description(token, "ssh"))
+           for c in p["sshCidrs"] or []]
+    out += [IngressRule(int(p["endpointPort"]), str(c), rule_description(token, "endpoint"))
             for c in p["endpointCidrs"] or []]
     seen, unique = set(), []
     for r in out:
@@ -107,6 +122,17 @@ def _inputs(props: Dict[str, Any]) -> Dict[str, Any]:
     return rt.with_defaults(props, INPUT_DEFAULTS)
 
 
+def is_own_rule(rule: Rule, recorded_ids, token: Optional[str]) -> bool:
+    """Provably this stack's: its id is in state, or its description carries our marker."""
+    return rule.rule_id in set(recorded_ids or ()) or is_ours(rule.description, token or "")
+
+
+def own_rules(rules_: List[Rule]) -> List[Dict[str, str]]:
+    """The state's record of our ingress rules: id, port (range) and CIDR, sorted by id."""
+    return sorted(({"id": r.rule_id, "port": r.port_range, "cidr": r.cidr} for r in rules_),
+                  key=lambda r: r["id"])
+
+
 def covers(rule: Rule, want: IngressRule) -> bool:
     """Does an existing accept-ingress rule already admit `want` (port and whole CIDR)?"""
     if rule.direction != "ingress" or rule.action != "accept":
@@ -143,9 +169,24 @@ class HccSecurityGroupProvider(ResourceProvider):
     def diff(self, id_, olds, news) -> DiffResult:
         o, n = _inputs(rt.strip(olds)), _inputs(rt.strip(news))
         changed = rt.changed_inputs(o, n, INPUT_DEFAULTS)
-        return DiffResult(changes=bool(changed),
+        return DiffResult(changes=bool(changed) or self._drifted(rt.strip(olds), n),
                           replaces=[k for k in changed if k in REPLACE_KEYS],
                           delete_before_replace=False)
+
+    @staticmethod
+    def _drifted(old: Dict[str, Any], n: Dict[str, Any]) -> bool:
+        """A group of ours whose rules (as the last refresh saw them) are not the wanted ones:
+        a rule of ours was revoked by hand, so `up` must add it again."""
+        recorded = old.get("ownRules")
+        if not old.get("created") or not isinstance(recorded, list) or not all(
+                rt.known(n.get(k)) for k in ("sshCidrs", "endpointCidrs", "sshPort",
+                                              "endpointPort")):
+            return False
+        try:
+            want = {(str(w.port), w.cidr) for w in wanted_rules(n)}
+        except (TypeError, ValueError):
+            return False
+        return {(str(r.get("port")), r.get("cidr")) for r in recorded} != want
 
     def create(self, props) -> CreateResult:
         p = _inputs(rt.strip(props))
@@ -168,13 +209,14 @@ class HccSecurityGroupProvider(ResourceProvider):
         # described even when just created: what rules CTyun puts in a new group is not
         # documented, and an ingress rule it added must not stay open
         group = self._describe(api, gid, deadline)
-        rule_ids = self._sync(api, group, wanted_rules(p), deadline)
-        return CreateResult(gid, self._outs(p, group, rule_ids, True))
+        mine = self._sync(api, group, p, [], deadline, fresh=not ours)
+        return CreateResult(gid, self._outs(p, group, mine, True))
 
     @staticmethod
-    def _outs(p, group: SecurityGroup, rule_ids, created) -> Dict[str, Any]:
+    def _outs(p, group: SecurityGroup, mine: List[Rule], created) -> Dict[str, Any]:
         return {**p, "securityGroupID": group.group_id, "securityGroupName": group.name,
-                "ruleIDs": sorted(rule_ids), "created": created}
+                "ruleIDs": sorted(r.rule_id for r in mine), "ownRules": own_rules(mine),
+                "created": created}
 
     @staticmethod
     def _describe(api: VpcApi, gid: str, deadline) -> SecurityGroup:
@@ -201,30 +243,49 @@ class HccSecurityGroupProvider(ResourceProvider):
         return group
 
     @staticmethod
-    def _sync(api: VpcApi, group: SecurityGroup, wanted: List[IngressRule],
-              deadline) -> List[str]:
-        """Make the ingress rules of a group this stack created equal `wanted`."""
-        want = {w.key(): w for w in wanted}
-        keep: List[str] = []
+    def _sync(api: VpcApi, group: SecurityGroup, p: Dict[str, Any], recorded_ids,
+              deadline, fresh: bool = False) -> List[Rule]:
+        """Make this stack's ingress rules in a group it created equal the wanted ones: revoke
+        ours that are no longer wanted (or repeat a kept one), add the missing ones; never
+        touch a rule that is not provably ours (`is_own_rule`), except in a group created by
+        this very call (`fresh`: what is in it came with it from CTyun). Our rules after it."""
+        want = {w.key(): w for w in wanted_rules(p)}
+        kept: List[Rule] = []
+        foreign: List[Rule] = []
         for r in group.rules:
             if r.direction != "ingress":
                 continue  # egress as CTyun made it
+            if not (fresh or is_own_rule(r, recorded_ids, p.get("ownerToken"))):
+                foreign.append(r)
+                continue
             if r.key() in want:  # the first of identical rules is kept, repeats revoked
-                keep.append(r.rule_id)
+                kept.append(r)
                 want.pop(r.key())
             else:
                 api.revoke_ingress(group.group_id, r.rule_id, deadline)
+        if foreign:
+            log.warning("security group %s: left alone %d ingress rule(s) kimi-k3 did not add: "
+                        "%s", group.group_id, len(foreign), "; ".join(
+                            f"{r.action} {r.protocol} {r.port_range or 'any'} from "
+                            f"{r.cidr or 'any'} ({r.rule_id})" for r in foreign))
         if want:
-            keep += api.add_ingress(group.group_id, list(want.values()), deadline)
-        return keep
+            ids = api.add_ingress(group.group_id, list(want.values()), deadline)
+            kept += [Rule(i, "ingress", "accept", w.protocol, "", str(w.port), w.cidr,
+                          w.priority, w.description) for i, w in zip(ids, want.values())]
+        return kept
 
     def read(self, id_, props) -> ReadResult:
         p, old = _inputs(rt.strip(props)), rt.strip(props)
         group = rt.vpc(p).describe_security_group(id_, rt.deadline_in(p["timeoutS"]))
         if group is None:
             return ReadResult(None, {})
-        ids = [r.rule_id for r in group.rules if r.rule_id in set(old.get("ruleIDs") or [])]
-        return ReadResult(id_, {**old, "securityGroupName": group.name, "ruleIDs": sorted(ids)})
+        if not old.get("created"):
+            return ReadResult(id_, {**old, "securityGroupName": group.name})
+        mine = [r for r in group.rules if r.direction == "ingress" and
+                is_own_rule(r, old.get("ruleIDs"), p.get("ownerToken"))]
+        return ReadResult(id_, {**old, "securityGroupName": group.name,
+                                "ruleIDs": sorted(r.rule_id for r in mine),
+                                "ownRules": own_rules(mine)})
 
     def update(self, id_, olds, news) -> UpdateResult:
         p = _inputs(rt.strip(news))
@@ -235,8 +296,8 @@ class HccSecurityGroupProvider(ResourceProvider):
             group = self._existing(api, {**p, "securityGroup": id_}, deadline)
             return UpdateResult(self._outs(p, group, [], False))
         group = self._describe(api, id_, deadline)
-        rule_ids = self._sync(api, group, wanted_rules(p), deadline)
-        return UpdateResult(self._outs(p, group, rule_ids, True))
+        mine = self._sync(api, group, p, old.get("ruleIDs"), deadline)
+        return UpdateResult(self._outs(p, group, mine, True))
 
     def delete(self, id_, props) -> None:
         p, old = _inputs(rt.strip(props)), rt.strip(props)

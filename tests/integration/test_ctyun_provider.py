@@ -303,23 +303,28 @@ def test_check_stops_a_deploy_without_ssh_before_anything_is_created(emu):
     assert inv["vpcs"] and not inv["securityGroups"] and not inv["clusters"]
 
 
-def test_the_stacks_own_group_is_found_again_and_holds_only_the_wanted_rules(emu):
+def test_the_stacks_own_group_is_found_again_and_its_own_rules_follow_the_config(emu, caplog):
     s = Stack()
     s.up()
     gid = s.outs("sg")["securityGroupID"]
     api = rt.vpc({"regionID": REGION})
-    api.add_ingress(gid, [vpcapi.IngressRule(3389, "0.0.0.0/0")])  # not ours to keep open
+    # someone else's rule in the stack's group: never the stack's to revoke (review item 6,
+    # docs/ctyun-hcc.md "security group rules"), only named in a warning
+    (foreign,) = api.add_ingress(gid, [vpcapi.IngressRule(3389, "0.0.0.0/0")])
     s.state.pop("cluster"), s.state.pop("order"), s.state.pop("sg")  # an interrupted run
-    s.up()
+    with caplog.at_level("WARNING", logger="kimi_k3.ctyun"):
+        s.up()
     assert s.outs("sg")["securityGroupID"] == gid
+    assert f"accept TCP 3389 from 0.0.0.0/0 ({foreign})" in caplog.text
     ingress = sorted(r.port_range for r in api.describe_security_group(gid).rules
                      if r.direction == "ingress")
-    assert ingress == ["11025", "22"] and len(emu.report()["orders"]) == 1
+    assert ingress == ["11025", "22", "3389"] and len(emu.report()["orders"]) == 1
+    assert len(s.outs("sg")["ruleIDs"]) == 2  # the stack's own rules, found by their marker
     s.up(kimi={"allowedCidrs": "203.0.113.0/24,192.0.2.0/24"})  # rules change in place
     ingress = sorted((r.port_range, r.cidr) for r in api.describe_security_group(gid).rules
                      if r.direction == "ingress")
     assert ingress == [("11025", "192.0.2.0/24"), ("11025", "203.0.113.0/24"),
-                       ("22", "198.51.100.7/32")]
+                       ("22", "198.51.100.7/32"), ("3389", "0.0.0.0/0")]
     assert "cluster" in s.state and len(emu.report()["orders"]) == 1
     s.destroy()
     assert clean(emu)["leakedTotal"] == 0

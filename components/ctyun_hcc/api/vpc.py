@@ -93,6 +93,8 @@ class Rule:
     port_range: str
     cidr: str
     priority: Optional[int]
+    #: the rule's `description` (reference 3.9); where kimi-k3 writes its owner marker
+    description: str = ""
 
     def key(self) -> Tuple[str, str, str, str, str]:
         return (self.direction, self.action, self.protocol, self.port_range, self.cidr)
@@ -174,7 +176,8 @@ def parse_rule(o: Obj) -> Rule:
                 o.str("ethertype", required=False, nullable=True) or "",
                 o.str("range", required=False, nullable=True) or "",
                 o.str("destCidrIp", required=False, nullable=True) or "",
-                o.int("priority", required=False, nullable=True))
+                o.int("priority", required=False, nullable=True),
+                _text(o, "description"))
 
 
 def parse_security_group(o: Obj) -> SecurityGroup:
