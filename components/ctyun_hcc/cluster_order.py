@@ -137,6 +137,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@rt.redacting
 class HccClusterOrderProvider(ResourceProvider):
     """Orders one E-HPC cluster (or adopts one this stack can prove is its own)."""
 

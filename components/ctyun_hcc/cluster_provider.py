@@ -121,6 +121,7 @@ def unconfirmed_message(p: Dict[str, Any], e: DeadlineExceeded) -> str:
             f"{name}>` (`pulumi stack --show-urns`)")
 
 
+@rt.redacting
 class HccClusterProvider(ResourceProvider):
     """The life of one ordered E-HPC cluster. Stateless: everything comes from props."""
 

@@ -92,6 +92,7 @@ def _own_or_none(found, kind: str, name: str, token: str, hint: str):
                   f"this stack in its description): {hint}")
 
 
+@rt.redacting
 class HccNetworkProvider(ResourceProvider):
     """Creates (or checks existing) VPC and subnet. Holds nothing."""
 

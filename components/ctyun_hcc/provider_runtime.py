@@ -10,12 +10,17 @@ the stack: the host reports it as "stack"; the program passes names in as inputs
 
 from __future__ import annotations
 
+import contextvars
+import functools
+import logging
 import os
 import time
-from typing import Any, Dict, Iterable, Mapping
+from typing import Any, Dict, Iterable, List, Mapping
 
+from ..inference.errors import ConfigError
 from ..progress import STEERING_INPUTS, ProgressLog
 from .api.ehpc import Ehpc
+from .api.redact import redact_text, scrub, secret_fields
 from .api.transport import Transport, credentials_from
 from .api.vpc import VpcApi
 from .api.waits import Waiter
@@ -86,9 +91,82 @@ def waiter(props: Mapping[str, Any]) -> Waiter:
     return Waiter(float(props.get("pollIntervalS") or 30))
 
 
+def credential_values() -> List[str]:
+    """The access key pair in use (to redact), or nothing when none is configured."""
+    try:
+        c = credentials_from(os.environ, RUNTIME_CONFIG)
+    except ConfigError:
+        return []
+    return [c.ak, c.sk]
+
+
+def provider_secrets(*bags: Any) -> List[str]:
+    """Every secret a CTyun provider operation may meet: the secret-named inputs it was given
+    (`rootPassword`) and the credentials."""
+    found: List[str] = []
+    for bag in bags:
+        found += [v for v in secret_fields(bag) if known(v)]
+    return [s for s in found + credential_values() if isinstance(s, str) and s]
+
+
+#: the secrets of the provider operation running in this context (for the log filter)
+_ACTIVE: contextvars.ContextVar = contextvars.ContextVar("kk3_ctyun_secrets", default=())
+
+
+class _RedactingFilter(logging.Filter):
+    """Redacts every record of the `kimi_k3.ctyun` logger (api/redact.py)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except (TypeError, ValueError):
+            return True
+        red = redact_text(text, [*_ACTIVE.get(), *credential_values()])
+        if red != text:
+            record.msg, record.args = red, ()
+        return True
+
+
+LOG = logging.getLogger("kimi_k3.ctyun")
+if not any(isinstance(f, _RedactingFilter) for f in LOG.filters):
+    LOG.addFilter(_RedactingFilter())
+
+_METHODS = ("check", "diff", "create", "read", "update", "delete")
+
+
+def redacting(cls):
+    """Class decorator for a CTyun dynamic provider: whatever its operations raise or log is
+    redacted of the operation's secrets (its inputs' secret fields, the credentials) before it
+    leaves, chained exceptions included (Pulumi's host prints the whole traceback)."""
+    for name in _METHODS:
+        fn = cls.__dict__.get(name)
+        if fn is None or getattr(fn, "_kk3_redacting", False):
+            continue
+
+        def wrap(fn):
+            @functools.wraps(fn)
+            def guarded(self, *args):
+                secrets = provider_secrets(*[a for a in args if isinstance(a, Mapping)])
+                token = _ACTIVE.set(tuple(secrets))
+                try:
+                    return fn(self, *args)
+                except Exception as e:
+                    scrub(e, secrets)
+                    raise
+                finally:
+                    _ACTIVE.reset(token)
+            guarded._kk3_redacting = True
+            return guarded
+
+        setattr(cls, name, wrap(fn))
+    return cls
+
+
 def progress(props: Mapping[str, Any], secrets: Iterable[str] = ()) -> ProgressLog:
-    """The progress log the program named (`progressFile`), or one that records nothing."""
+    """The progress log the program named (`progressFile`), or one that records nothing.
+    Besides `secrets`, the credentials are redacted from what it records."""
     path = props.get("progressFile")
+    secrets = [*secrets, *credential_values()]
     return ProgressLog(path if known(path) else None, secrets=[s for s in secrets if s],
                        expect=props.get("progressExpect") if known(
                            props.get("progressExpect")) else None)

@@ -155,6 +155,7 @@ def covers(rule: Rule, want: IngressRule) -> bool:
         return False
 
 
+@rt.redacting
 class HccSecurityGroupProvider(ResourceProvider):
     """CRUD of this stack's security group (or a check of an existing one). Holds nothing."""
 

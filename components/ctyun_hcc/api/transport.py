@@ -13,6 +13,9 @@ in one place:
   shrink, delete, create-delegate) have no documented idempotency token and are never repeated
   after a timeout, a reset or an HTTP 5xx: the caller gets `TransportError(may_have_run=True)`
   and decides by listing what exists;
+- no error or log line carries a secret: every CtyunError leaving `call` is redacted
+  (api/redact.py) of the request's secret fields (`rootPassword`), the credentials and the
+  signed header values, and of any `secret-field=value` echo in CTyun's text;
 - a request that provably did not run (connection refused, connect timeout, HTTP 429 or 503)
   and a throttled one (refused, so not executed) are retried with exponential backoff and full jitter, within the
   caller's deadline.
@@ -36,7 +39,8 @@ import requests
 
 from ...inference.errors import ConfigError
 from . import envelope, signing
-from .errors import ApiError, ThrottledError, TransportError
+from .errors import ApiError, CtyunError, ThrottledError, TransportError
+from .redact import redact_text, scrub, secret_fields
 
 log = logging.getLogger("kimi_k3.ctyun")
 
@@ -171,10 +175,20 @@ class Transport:
         query = signing.canonical_query(params)
         payload = b"" if body is None else json.dumps(
             body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        # what no error text may carry: secret fields of the request, and (added by _once) the
+        # credentials and signed header values of each attempt (api/redact.py)
+        secrets = secret_fields(body) + secret_fields(dict(params or {}))
+        try:
+            return self._attempts(op, query, payload, deadline, secrets)
+        except CtyunError as e:
+            scrub(e, secrets)
+            raise
+
+    def _attempts(self, op: Operation, query: str, payload: bytes, deadline, secrets) -> Any:
         attempt = 0
         while True:
             try:
-                return self._once(op, query, payload)
+                return self._once(op, query, payload, secrets)
             except _Fault as f:
                 if f.may_have_run and not op.repeatable:
                     raise TransportError(op.name, f.detail, may_have_run=True,
@@ -189,15 +203,18 @@ class Transport:
                                              t.request_id) from None
                     raise TransportError(op.name, f.detail, may_have_run=f.may_have_run,
                                          retried=True) from None
-                log.info("CTyun %s: %s; retry %d/%d in %.1f s", op.name, f.detail, attempt,
-                         self._retry.max_attempts - 1, wait)
+                log.info("CTyun %s: %s; retry %d/%d in %.1f s", op.name,
+                         redact_text(f.detail, secrets), attempt, self._retry.max_attempts - 1,
+                         wait)
                 self._sleep(wait)
 
-    def _once(self, op: Operation, query: str, payload: bytes) -> Any:
+    def _once(self, op: Operation, query: str, payload: bytes, secrets: list) -> Any:
         creds = self._credentials()
         request_id = self._new_request_id()
         headers = signing.sign_headers(creds.ak, creds.sk, request_id,
                                        signing.eop_date(self._now()), query, payload)
+        auth = headers.get("Eop-Authorization", "")
+        secrets += [creds.ak, creds.sk, auth, auth.rpartition("Signature=")[2]]
         if op.method == "POST":
             headers["Content-Type"] = "application/json"
         url = resolve_endpoint(op.product, self._endpoint) + op.path
