@@ -7,7 +7,9 @@ Two dynamic resources whose work happens on `delete`:
   its NLB), then this waits, bounded, until no load balancer tagged for that Service remains,
   and only then lets the cluster and the network go. A load balancer still there at the
   deadline fails the destroy naming it (a VPC cannot be deleted under it anyway).
-- `LeftoverCheck`: created first (the VPC and the cluster depend on it), so it is deleted last.
+- `LeftoverCheck`: depends on the VPC's resources (subnets, NAT gateway, route tables) and the
+  cluster depends on it (target.py), so destroy runs it after the cluster is gone and before any
+  subnet is deleted: a leftover is named here, not met as a subnet's DependencyViolation.
   It lists load balancers (ELBv2 and classic), network interfaces, EBS volumes and security
   groups still tagged for this cluster; it retries a few minutes (EKS and the VPC CNI clean up
   asynchronously), then fails the destroy with every id, the way to remove them and how to

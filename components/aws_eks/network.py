@@ -126,6 +126,9 @@ class Network:
                  depends_on: List[pulumi.Resource], public_endpoint: bool = False):
         opts = pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
         self.parent = parent
+        #: every resource of a VPC this stack creates (none for an existing VPC): what the
+        #: destroy-time leftover check must run before (cleanup.py, target.py)
+        self.resources: List[pulumi.Resource] = []
         if cfg.vpc_id:
             self._existing(cfg, block_zone, public_endpoint)
         else:
@@ -159,7 +162,8 @@ class Network:
             s = aws.ec2.Subnet(sname, vpc_id=vpc.id, cidr_block=cidr, availability_zone=zone,
                                map_public_ip_on_launch=False,
                                tags={"Name": sname, "kubernetes.io/role/elb": "1"}, opts=child)
-            aws.ec2.RouteTableAssociation(sname, subnet_id=s.id, route_table_id=public_rt.id, opts=child)
+            self.resources.append(aws.ec2.RouteTableAssociation(sname, subnet_id=s.id, route_table_id=public_rt.id,
+                                                                opts=child))
             publics.append(s)
         eip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", opts=child)
         nat = aws.ec2.NatGateway(f"{name}-nat", subnet_id=publics[0].id, allocation_id=eip.id,
@@ -171,7 +175,8 @@ class Network:
         def private_subnet(sname: str, cidr: str, zone: str, tags: Dict[str, str]):
             s = aws.ec2.Subnet(sname, vpc_id=vpc.id, cidr_block=cidr, availability_zone=zone,
                                tags={"Name": sname, **tags}, opts=child)
-            aws.ec2.RouteTableAssociation(sname, subnet_id=s.id, route_table_id=private_rt.id, opts=child)
+            self.resources.append(aws.ec2.RouteTableAssociation(sname, subnet_id=s.id, route_table_id=private_rt.id,
+                                                                opts=child))
             return s
 
         # the cluster's (control plane ENIs, internal load balancers) and the system nodes'
@@ -181,6 +186,7 @@ class Network:
         # one per zone, fixed CIDRs: a block in another zone moves only the GPU node group
         gpus = {zone: private_subnet(f"{name}-gpu-{zone}", cidr, zone, {"kimi-k3/purpose": "gpu-nodes"})
                 for zone, cidr in plan.gpu.items()}
+        self.resources += [vpc, igw, public_rt, eip, nat, private_rt, *publics, *privates, *gpus.values()]
         self.vpc_id = vpc.id
         self.zones = zones
         self.public_subnets, self.private_subnets, self.gpu_subnets = publics, privates, gpus

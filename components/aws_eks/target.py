@@ -127,13 +127,14 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
         from ..progress_program import progress_inputs
         from .cleanup import LeftoverCheck, LoadBalancerGone
 
-        # deleted last (the network and the cluster depend on it): lists what is still tagged for
-        # the cluster after destroy, loudly
+        network = Network(name, cfg, block.availability_zone, self, depends_on=[block],
+                          public_endpoint=bool(shared.allowed_cidrs))
+        # destroy: deleted after the cluster (which depends on it) and before the VPC, its
+        # subnets and NAT gateway (it depends on them): lists what is still tagged for the
+        # cluster by name, before a leftover ENI could only show as a subnet's DependencyViolation
         leftovers = LeftoverCheck(f"{name}-leftovers", {
             "clusterName": cluster_name, "region": region, **aws_inputs, **progress_inputs()},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[block]))
-        network = Network(name, cfg, block.availability_zone, self, depends_on=[block, leftovers],
-                          public_endpoint=bool(shared.allowed_cidrs))
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[block, *network.resources]))
         cluster = Cluster(name, cluster_name, cfg, network, self, depends_on=[block, leftovers], region=region,
                           profile=(aws_inputs.get("aws") or {}).get("profile"))
         nodes_needed = shared.nodes * cfg.replicas

@@ -299,16 +299,18 @@ def test_destroy_checks_are_declared(adopt, two_nodes):
     # no LoadBalancer Service (no allowedCidrs): nothing to wait for, the leftover check stays
     assert not two_nodes.of_type("pulumi-python:dynamic/aws:LoadBalancerGone")
     assert two_nodes.of_type("pulumi-python:dynamic/aws:LeftoverCheck")
-    # registered before the network and the cluster, which depend on it (so it is deleted last)
+    # registered after the network (it depends on it) and before the cluster (which depends on
+    # it): destroy runs it between the two (tests/integration/test_aws_destroy_order.py)
     order = [r["type"] for r in adopt.resources]
-    assert order.index("pulumi-python:dynamic/aws:LeftoverCheck") < order.index("aws:ec2/vpc:Vpc")
+    assert order.index("aws:ec2/vpc:Vpc") < order.index("pulumi-python:dynamic/aws:LeftoverCheck") \
+        < order.index("eks:index:Cluster")
 
 
 def test_destroy_order_service_before_its_load_balancer_wait_before_the_network(adopt):
     deps = {r["name"]: r["dependencies"] for r in adopt.resources}
     assert "kimi-k3-lb-gone" in deps["kimi-k3-svc"]  # the Service is deleted before the wait runs
     assert "kimi-k3-eks" in deps["kimi-k3-lb-gone"]  # the wait runs before the cluster goes
-    assert "kimi-k3-leftovers" in deps["kimi-k3-vpc"] and "kimi-k3-leftovers" in deps["kimi-k3-eks"]
+    assert "kimi-k3-vpc" in deps["kimi-k3-leftovers"] and "kimi-k3-leftovers" in deps["kimi-k3-eks"]
 
 
 # ---------------------------------------------------------------- the API-key guard (issue 10, item 3)
