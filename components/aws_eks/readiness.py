@@ -215,7 +215,14 @@ class EndpointReadinessProvider(ResourceProvider):
         if timing == "defer":
             outs = deferred_outputs(p, now)
             log.say(outs["lastSeen"])
+            self._say_mirror(p, log)
             return outs
+        # the mirror Job's progress reaches the progress file while this waits (weights-mirror)
+        with self._mirror_watch(p, log):
+            return self._wait(p, log, now, timing, deadline_of, raise_on_fail)
+
+    def _wait(self, p: Dict[str, Any], log: ProgressLog, now: datetime, timing: str,
+              deadline_of: Callable[[Optional[Budget]], float], raise_on_fail: bool) -> Dict[str, Any]:
         if timing == "wait":
             with log.phase("block-start", f"Capacity Block {p.get('reservationId')} to start at {p['blockStart']}",
                            deadline_s=(_utc(p["blockStart"]) - now).total_seconds()) as ph:
@@ -258,15 +265,42 @@ class EndpointReadinessProvider(ResourceProvider):
         m = p.get("mirror")
         if not m:
             return None
-        from .weights.watch import read_state
-
-        where = f"s3://{m['bucket']}/{m['prefix']}"
         try:
-            st = read_state(aws_api.client("s3", p), m["bucket"], m["prefix"], int(m["totalBytes"]))
+            st = self._mirror_reader(p)()
         except Exception as e:  # noqa: BLE001 unreadable: budget for the longest case, and say why
-            log.say(f"readiness-gate: could not read the mirror {where}: {type(e).__name__}: {e}")
+            log.say(f"readiness-gate: could not read the mirror {_where(m)}: {type(e).__name__}: {e}")
             return budget_now(m, None)
         return budget_now(m, st.complete, st.bytes_done)
+
+    @staticmethod
+    def _mirror_reader(p: Mapping[str, Any]):
+        """A function reading the stack's mirror bucket now (weights/watch.py), as the stack."""
+        from .weights.watch import read_state
+
+        m = p["mirror"]
+        return lambda: read_state(aws_api.client("s3", p), m["bucket"], m["prefix"], int(m["totalBytes"]))
+
+    def _mirror_watch(self, p: Mapping[str, Any], log: ProgressLog):
+        """Phase `weights-mirror` while the gate waits (a no-op without the stack's mirror)."""
+        import contextlib
+
+        from .weights.watch import POLL_S as MIRROR_POLL_S, MirrorWatch
+
+        m = p.get("mirror")
+        if not m:
+            return contextlib.nullcontext()
+        return MirrorWatch(log, self._mirror_reader(p), _where(m), float(m["fillGbPerS"]),
+                           poll_s=float(p.get("pollIntervalS") or MIRROR_POLL_S))
+
+    def _say_mirror(self, p: Mapping[str, Any], log: ProgressLog) -> None:
+        """A deferred gate (`pulumi up` does not wait): one line on how far the mirror is."""
+        m = p.get("mirror")
+        if not m:
+            return
+        try:
+            log.say(f"weights-mirror: {self._mirror_reader(p)().text(_where(m))}")
+        except Exception as e:  # noqa: BLE001 informative only
+            log.say(f"weights-mirror: could not read {_where(m)}: {type(e).__name__}: {e}")
 
     @staticmethod
     def _expect(p: Mapping[str, Any], budget: Optional[Budget]) -> Dict[str, Any]:
@@ -313,6 +347,10 @@ class EndpointReadinessProvider(ResourceProvider):
 
     def delete(self, id_, props):
         return None
+
+
+def _where(m: Mapping[str, Any]) -> str:
+    return f"s3://{m['bucket']}/{m['prefix']}"
 
 
 class EndpointReadiness(pulumi.dynamic.Resource, module="aws", name="EndpointReadiness"):

@@ -1,4 +1,4 @@
-"""How far the S3 mirror is, read from the bucket itself.
+"""How far the S3 mirror is, read from the bucket itself, and a watcher that records it.
 
 The mirror Job (mirror.py) runs on the system node, unawaited; `pulumi up` waits for it only
 through the readiness gate (the pods need it). What the bucket shows, with the S3 API only
@@ -15,11 +15,14 @@ The total is the plan's checkpoint size (the hub's own listing is only known to 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from typing import Dict
+from typing import Callable, Dict, Optional
 
 BOOK = ".kimi-k3"  # mirror.py's bookkeeping folder under the prefix
 COMPLETE = f"{BOOK}/complete"
+#: how often the watcher lists the bucket (a handful of LIST requests each time)
+POLL_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -71,3 +74,67 @@ def read_state(s3, bucket: str, prefix: str, total_bytes: int) -> MirrorState:
                 in_flight[key] = max(in_flight.get(key, 0), size)
     done = sum(objects.values()) + sum(in_flight.values())
     return MirrorState(complete, done, len(objects), int(total_bytes))
+
+
+class MirrorWatch:
+    """While `pulumi up` waits (the gate), records the mirror's progress as phase `weights-mirror`.
+
+    `with MirrorWatch(log, read, where, rate_gb_per_s):` reads the bucket every `poll_s` in a
+    thread and updates the phase with the bytes copied (the status bar's fraction) and what is
+    left at the plan's fill rate; the phase's expectation is the plan's fill figure
+    (`progressExpect`, components/progress_plan.py). It is done when the mirror is complete; if
+    the wait ends first (a node staged from the hub and served, or the gate gave up), it is
+    closed saying that `pulumi up` stopped watching, and how far the mirror was.
+    """
+
+    def __init__(self, log, read: Callable[[], MirrorState], where: str,
+                 rate_gb_per_s: Optional[float] = None, poll_s: float = POLL_S):
+        self.log, self.read, self.where, self.poll_s = log, read, where, poll_s
+        self.rate = rate_gb_per_s
+        self.last: Optional[MirrorState] = None
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._phase = None
+
+    def _text(self, st: MirrorState) -> str:
+        text = st.text(self.where)
+        if not st.complete and self.rate:
+            left = max(0, st.total_bytes - st.bytes_done) / (self.rate * 1e9)
+            text += f"; ~{left / 60:.0f} min left at the plan's {self.rate:g} GB/s"
+        return text
+
+    def _look(self) -> bool:
+        """One look; True once the mirror is complete."""
+        try:
+            st = self.read()
+        except Exception as e:  # noqa: BLE001 the bucket may be briefly unreadable; say so, go on
+            self._phase.update(f"could not read {self.where}: {type(e).__name__}: {e}")
+            return False
+        self.last = st
+        if st.complete:
+            self._phase.update(self._text(st), fraction=1.0)
+            self._phase.done(self._text(st))
+            return True
+        self._phase.update(self._text(st), fraction=st.fraction)
+        return False
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            if self._look():
+                return
+
+    def __enter__(self) -> "MirrorWatch":
+        self._phase = self.log.phase("weights-mirror", f"the mirror Job to fill {self.where}").start()
+        if not self._look():
+            self._thread = threading.Thread(target=self._run, name="weights-mirror-watch", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if not self._phase.closed and not self._look():
+            seen = self._text(self.last) if self.last else "nothing read"
+            self._phase.done(f"pulumi up stopped watching (its wait is over); the mirror Job goes on: {seen}")
+        return False
