@@ -3,7 +3,9 @@
 Pure arithmetic over the planner (components/inference/coldstart.py): no cloud, no timing. The
 aws-eks node-ready assumption (components/aws_eks/weights/model.py) is included, so the figures
 are "from the Capacity Block's start", and the mirror fills at the rate the stack plans with
-(weights/plan.py: the hub rate bounded by the default system node's baseline bandwidth).
+(weights/plan.py: the hub rate bounded by the default system node's baseline bandwidth). The last
+column is the readiness gate's deadline for that path (components/aws_eks/gate_budget.py: node
+join + mirror wait + staging + vLLM's startup timeout), what `pulumi up` waits at most.
 Prints a table; asserts nothing.
 
     .venv/bin/python bench/weights_coldstart.py
@@ -17,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from components.aws_eks.config import DEFAULT_SYSTEM_INSTANCE_TYPE  # noqa: E402
+from components.aws_eks.gate_budget import plan_budget  # noqa: E402
 from components.aws_eks.weights.model import NODE_READY_S, mirror_fill_gb_per_s  # noqa: E402
 from components.inference.coldstart import MIRROR_FILL_RATE  # noqa: E402
 from components.inference.catalog import NODE_SHAPES  # noqa: E402
@@ -46,8 +49,8 @@ def smallest(shape: str, **kw):
 
 def main() -> None:
     print("| shape | nodes | path | first token (min) | with compile cache (min) | stage s | load s | "
-          "timeout s | GPU node-h saved vs hub |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "timeout s | GPU node-h saved vs hub | gate deadline s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for shape in sorted(k for k, v in NODE_SHAPES.items() if v.accelerator.platform == "cuda"):
         for label, kw in PATHS:
             p = smallest(shape, **kw)
@@ -56,7 +59,8 @@ def main() -> None:
             c = p.cold_start
             cached = "-" if c.first_token_cached_s is None else f"{c.first_token_cached_s / 60:.1f}"
             print(f"| {shape} | {p.nodes} | {label} | {c.first_token_s / 60:.1f} | {cached} | "
-                  f"{c.stage_s} | {c.load_s} | {c.startup_timeout_s} | {c.gpu_node_s_saved / 3600:.2f} |")
+                  f"{c.stage_s} | {c.load_s} | {c.startup_timeout_s} | {c.gpu_node_s_saved / 3600:.2f} | "
+                  f"{plan_budget(c).deadline_s} |")
     p = smallest("p6-b300.48xlarge", weights_source="mirror")
     print(f"\nmirror fill (before the block, {DEFAULT_SYSTEM_INSTANCE_TYPE} system node at "
           f"{FILL_GB_PER_S:g} GB/s): {p.cold_start.mirror_fill_s / 60:.0f} min; node ready assumed {NODE_READY_S} s")
