@@ -158,3 +158,16 @@ def test_a_gate_that_ends_first_says_it_stopped_watching(env, tmp_path, monkeypa
     last = mirror_records(path)[-1]
     assert last["event"] == "done" and last["detail"].startswith("pulumi up stopped watching")
     assert "0.0 of 0 GB" in last["detail"] or "(0%)" in last["detail"]
+
+
+def test_a_gate_that_does_not_wait_says_how_far_the_mirror_is(env, tmp_path, monkeypatch, capsys):
+    s3, bucket = env.client(), env.new_bucket()
+    s3.put_object(Bucket=bucket, Key=f"{PREFIX}/model-0.safetensors", Body=b"w" * PART)
+    monkeypatch.setattr(rd, "_now", lambda: datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc))
+    m = {"bucket": bucket, "prefix": PREFIX, "totalBytes": TOTAL, "fillGbPerS": 0.19525, "stream": False,
+         "nodeReadyS": 600, "startupTimeoutS": 1320, "estimateS": 498, "mirrorStageS": 312, "hubStageS": 3122}
+    created = rd.EndpointReadinessProvider().create(
+        props("2026-12-02T11:30:00Z", mirror=m, progressFile=str(tmp_path / "p.jsonl")))
+    assert created.outs["state"] == "waiting-for-block"
+    err = capsys.readouterr().err
+    assert f"weights-mirror: 0.0 of 0 GB (25%), 1 files whole, in s3://{bucket}/{PREFIX}" in err
