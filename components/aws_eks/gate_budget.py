@@ -37,6 +37,9 @@ class Budget:
     deadline_s: int
     expected_s: int
     why: str  # the path the figures are for, in words
+    #: at least this long from now, however long ago the block started (a refresh): streaming
+    #: from a mirror still filling needs the rest of the fill and then vLLM's start
+    from_now_s: int = 0
 
 
 def _phase(c: ColdStart, name: str) -> int:
@@ -70,12 +73,14 @@ def budget_now(m: Mapping[str, Any], complete: Optional[bool], bytes_done: int =
     """The figures for a gate starting now, given the mirror (`complete` None: unknown, read
     as not complete with nothing copied: the longest the plan would expect)."""
     node = int(m["nodeReadyS"])
+    from_now = 0
     if complete:
         wait, stage = 0, int(m["mirrorStageS"])
         why = "the mirror is complete: " + ("vLLM streams it" if m["stream"] else "the nodes stage from it")
     elif m["stream"]:
         fill = remaining_fill_s(m, 0 if complete is None else bytes_done)
         wait, stage = max(0, fill - node), 0
+        from_now = fill + int(m["startupTimeoutS"])
         why = (f"the mirror is not complete: streaming waits for the rest of the fill (~{fill} s at "
                f"{float(m['fillGbPerS']):g} GB/s)")
     else:
@@ -84,4 +89,5 @@ def budget_now(m: Mapping[str, Any], complete: Optional[bool], bytes_done: int =
     if complete is None:
         why += " (the bucket could not be read; assumed empty)"
     before = wait + stage
-    return Budget(NODE_JOIN_S + before + int(m["startupTimeoutS"]), node + before + int(m["estimateS"]), why)
+    return Budget(NODE_JOIN_S + before + int(m["startupTimeoutS"]), node + before + int(m["estimateS"]), why,
+                  from_now)

@@ -342,7 +342,9 @@ class EndpointReadinessProvider(ResourceProvider):
         begin = max(_utc(p["blockStart"]), _utc(p.get("checkedAt") or p["blockStart"])) \
             if p.get("blockStart") else _now()
         used = (_now() - begin).total_seconds()
-        outs = self._gate(p, lambda b: max(REFRESH_MIN_S, self._deadline(p)(b) - used), raise_on_fail=False)
+        # what is left since the block started; with a mirror still filling, at least its rest
+        outs = self._gate(p, lambda b: max(REFRESH_MIN_S, self._deadline(p)(b) - used,
+                                           0 if b is None else b.from_now_s), raise_on_fail=False)
         return ReadResult(id_, {**p, **outs, "checkedAt": fmt(_now())})
 
     def delete(self, id_, props):

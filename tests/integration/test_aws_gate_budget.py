@@ -148,3 +148,30 @@ def test_staged_weights_fall_back_to_the_hubs_figure_until_the_mirror_is_complet
     assert p._budget(props, log).deadline_s == 1200 + 3122 + 1320
     env.client().put_object(Bucket=bucket, Key=f"{PREFIX}/.kimi-k3/complete", Body=b"done")
     assert p._budget(props, log).deadline_s == 1200 + 312 + 1320
+
+
+def test_a_refresh_long_after_the_block_started_still_allows_the_rest_of_the_fill(env, tmp_path, monkeypatch):
+    """`pulumi refresh` gates what is left since the block started; streaming from a mirror that
+    is still filling needs at least the rest of the fill and vLLM's start, from now."""
+    from datetime import datetime, timezone
+
+    from components.progress import read_records
+    from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble
+    from tests.unit.test_aws_readiness import FakeCluster, pod, props as gate_props
+
+    s3, bucket = env.client(), env.new_bucket()
+    m = mirror_props(bucket, stream=True)["mirror"]
+    total = m["totalBytes"]
+    m["fillGbPerS"] = (total / 2) / 1e9 / 4000  # half copied: 4000 s left
+    s3.put_object(Bucket=bucket, Key=f"{PREFIX}/a.safetensors", Body=b"x" * (total // 2))
+    monkeypatch.setattr(rd, "_now", lambda: datetime(2026, 12, 2, 13, 30, tzinfo=timezone.utc))  # 2 h in
+    path = str(tmp_path / "p.jsonl")
+    with VllmOpenAIDouble(DoubleConfig()) as d:
+        monkeypatch.setattr(rd.EndpointReadinessProvider, "cluster_factory",
+                            lambda *a: FakeCluster(d.url, [(9e9, [pod()])]))
+        read = rd.EndpointReadinessProvider().read("kimi-k3/kimi-k3-api", {
+            **gate_props("2026-12-02T11:30:00Z", budgetS=20, mirror=m, progressFile=path), "ready": False})
+    assert read.outs["ready"] is True
+    start = next(r for r in read_records(path) if r["phase"] == "readiness-gate" and r["event"] == "start")
+    # 1200 + (4000 - 600) + 1440 = 6040 s from the block's start is spent (7200 s ago); from now:
+    assert start["deadline_s"] == 4000 + 1440
