@@ -171,3 +171,27 @@ def test_a_gate_that_does_not_wait_says_how_far_the_mirror_is(env, tmp_path, mon
     assert created.outs["state"] == "waiting-for-block"
     err = capsys.readouterr().err
     assert f"weights-mirror: 0.0 of 0 GB (25%), 1 files whole, in s3://{bucket}/{PREFIX}" in err
+
+
+def test_without_the_multipart_listing_permission_whole_files_still_count(env):
+    """A deployer allowed ListBucket but not ListBucketMultipartUploads still sees progress."""
+    s3, bucket = env.client(), env.new_bucket()
+    s3.put_object(Bucket=bucket, Key=f"{PREFIX}/a.safetensors", Body=b"a" * PART)
+    up = s3.create_multipart_upload(Bucket=bucket, Key=f"{PREFIX}/b.safetensors")
+    s3.upload_part(Bucket=bucket, Key=f"{PREFIX}/b.safetensors", UploadId=up["UploadId"], PartNumber=1,
+                   Body=b"b" * PART)
+
+    class Denied:
+        def __init__(self, real):
+            self.real = real
+
+        def get_paginator(self, op):
+            if op == "list_multipart_uploads":
+                from botocore.exceptions import ClientError
+
+                raise ClientError({"Error": {"Code": "AccessDenied", "Message": "denied"}}, "ListMultipartUploads")
+            return self.real.get_paginator(op)
+
+    st = read_state(Denied(s3), bucket, PREFIX, TOTAL)
+    assert (st.bytes_done, st.files_done, st.complete) == (PART, 1, False)
+    assert "whole files only: uploads in flight not readable: ClientError" in st.text("x")

@@ -31,6 +31,8 @@ class MirrorState:
     bytes_done: int  # whole objects + uploaded parts of uploads in flight
     files_done: int  # whole objects
     total_bytes: int  # the plan's checkpoint size
+    #: why uploads in flight were not counted ('' = they were): whole objects only then
+    partial: str = ""
 
     @property
     def fraction(self) -> float:
@@ -41,8 +43,9 @@ class MirrorState:
     def text(self, where: str) -> str:
         if self.complete:
             return f"complete: {self.files_done} files, {self.bytes_done / 1e9:,.1f} GB in {where}"
-        return (f"{self.bytes_done / 1e9:,.1f} of {self.total_bytes / 1e9:,.0f} GB "
+        text = (f"{self.bytes_done / 1e9:,.1f} of {self.total_bytes / 1e9:,.0f} GB "
                 f"({100 * self.fraction:.0f}%), {self.files_done} files whole, in {where}")
+        return f"{text} (whole files only: {self.partial})" if self.partial else text
 
 
 def _pages(s3, op: str, **kw):
@@ -62,18 +65,29 @@ def read_state(s3, bucket: str, prefix: str, total_bytes: int) -> MirrorState:
             elif not o["Key"].startswith(book):
                 objects[o["Key"]] = int(o["Size"])
     in_flight: Dict[str, int] = {}
+    partial = ""
     if not complete:
-        for page in _pages(s3, "list_multipart_uploads", Bucket=bucket, Prefix=base):
-            for u in page.get("Uploads", []):
-                key = u["Key"]
-                if key in objects or key.startswith(book):
-                    continue
-                size = sum(int(p["Size"]) for pp in _pages(s3, "list_parts", Bucket=bucket, Key=key,
-                                                          UploadId=u["UploadId"])
-                           for p in pp.get("Parts", []))
-                in_flight[key] = max(in_flight.get(key, 0), size)
+        try:
+            in_flight = _in_flight(s3, bucket, base, book, objects)
+        except Exception as e:  # noqa: BLE001 e.g. no s3:ListBucketMultipartUploads: whole files only
+            partial = f"uploads in flight not readable: {type(e).__name__}"
     done = sum(objects.values()) + sum(in_flight.values())
-    return MirrorState(complete, done, len(objects), int(total_bytes))
+    return MirrorState(complete, done, len(objects), int(total_bytes), partial)
+
+
+def _in_flight(s3, bucket: str, base: str, book: str, objects: Dict[str, int]) -> Dict[str, int]:
+    """key -> bytes of the parts uploaded so far, for model files not yet whole objects."""
+    out: Dict[str, int] = {}
+    for page in _pages(s3, "list_multipart_uploads", Bucket=bucket, Prefix=base):
+        for u in page.get("Uploads", []):
+            key = u["Key"]
+            if key in objects or key.startswith(book):
+                continue
+            size = sum(int(p["Size"]) for pp in _pages(s3, "list_parts", Bucket=bucket, Key=key,
+                                                      UploadId=u["UploadId"])
+                       for p in pp.get("Parts", []))
+            out[key] = max(out.get(key, 0), size)
+    return out
 
 
 class MirrorWatch:
