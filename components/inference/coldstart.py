@@ -116,7 +116,8 @@ def path(*, source: str, stream: bool, checkpoint_bytes: int, bytes_per_node: fl
                             f"{checkpoint_bytes / 1e9:,.0f} GB from the hub on the system node "
                             f"({MIRROR_FILL_RATE[1] if mirror_fill_gb_per_s is None else f'{mirror_fill_gb_per_s:g} GB/s'})"
                             + ("" if ready else "; the block starts before it is full, so this "
-                               "start stages from the hub")))
+                               + ("start's pods wait for it (streaming cannot fall back to the hub)"
+                                  if stream else "start stages from the hub"))))
         if not ready and not stream:
             staged_from = "hub"
     if node_ready_s:

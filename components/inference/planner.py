@@ -442,14 +442,16 @@ def plan(req: PlanRequest) -> Plan:
         notes.append(req.source_note)
     if cold.mirror_fill_s is not None:
         fill = _minutes(cold.mirror_fill_s)
+        # streaming reads the bucket itself: its first start waits for the mirror instead
+        late = "waits for it on the GPU clock (streaming cannot fall back to the hub)" \
+            if req.stream_weights else "stages from the hub"
         if req.block_lead_s is not None and req.block_lead_s < cold.mirror_fill_s:
             notes.append(f"the S3 mirror needs ~{fill} to fill but the block starts in "
-                         f"{_minutes(req.block_lead_s)}: this first start stages from the hub, "
+                         f"{_minutes(req.block_lead_s)}: this first start {late}, "
                          f"later starts from the mirror")
         else:
             notes.append(f"the S3 mirror fills in ~{fill} on the system node: run `pulumi up` "
-                         f"at least that long before the block starts, or its first start stages "
-                         f"from the hub")
+                         f"at least that long before the block starts, or its first start {late}")
     memory = Memory(
         device_memory_gib=shape.accelerator.hbm_gib,
         gpu_memory_utilization=fit.util,

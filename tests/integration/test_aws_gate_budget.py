@@ -175,3 +175,23 @@ def test_a_refresh_long_after_the_block_started_still_allows_the_rest_of_the_fil
     start = next(r for r in read_records(path) if r["phase"] == "readiness-gate" and r["event"] == "start")
     # 1200 + (4000 - 600) + 1440 = 6040 s from the block's start is spent (7200 s ago); from now:
     assert start["deadline_s"] == 4000 + 1440
+
+
+def test_a_streamed_late_block_is_described_as_waiting_not_as_a_hub_fallback():
+    from components.aws_eks.weights.resources import late_mirror_warning
+
+    c, _ = gate_of({"kimi-k3:capacityEarliestStart": _when(-1), "kimi-k3:streamWeights": "true"})
+    mirror = next(p for p in c.phases if p.name == "mirror")
+    assert "pods wait for it (streaming cannot fall back to the hub)" in mirror.source
+    assert "stages from the hub" not in mirror.source
+    run = run_program("aws-eks", {**PURCHASE, "kimi-k3:capacityEarliestStart": _when(-1),
+                                  "kimi-k3:streamWeights": "true"})
+    notes = run.inference.plan.notes
+    assert any("this first start waits for it on the GPU clock" in n for n in notes)
+    assert not any("stages from the hub" in n for n in notes)
+    now = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+    msg = late_mirror_warning("2026-12-01T11:30:00Z", 10000, now, stream=True)
+    assert "its pods wait for it" in msg and "until about 17 min after the block starts" in msg
+    assert "stages each node from the hub" not in msg
+    # staged weights keep their wording
+    assert "stages each node from the hub" in late_mirror_warning("2026-12-01T11:30:00Z", 10000, now)

@@ -99,7 +99,8 @@ class PodRole:
             opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on))
 
 
-def late_mirror_warning(block_start: Optional[str], mirror_fill_s: Optional[int], now=None) -> Optional[str]:
+def late_mirror_warning(block_start: Optional[str], mirror_fill_s: Optional[int], now=None,
+                        stream: bool = False) -> Optional[str]:
     """The warning for a block that starts before the mirror can be full (None: it can)."""
     from datetime import datetime, timezone
 
@@ -109,9 +110,14 @@ def late_mirror_warning(block_start: Optional[str], mirror_fill_s: Optional[int]
     lead = (start - (now or datetime.now(timezone.utc))).total_seconds()
     if lead >= mirror_fill_s:
         return None
-    return (f"the Capacity Block starts in {max(lead, 0) / 60:.0f} min but the S3 mirror needs about "
-            f"{mirror_fill_s / 60:.0f} min to fill: its first start stages each node from the hub "
-            f"(about as slow as weightsSource=hub), later starts from the mirror")
+    head = (f"the Capacity Block starts in {max(lead, 0) / 60:.0f} min but the S3 mirror needs about "
+            f"{mirror_fill_s / 60:.0f} min to fill: ")
+    if stream:
+        return (head + "with streamWeights its pods wait for it (streaming cannot fall back to the "
+                f"hub), on the GPU clock until about {max(0.0, mirror_fill_s - max(lead, 0)) / 60:.0f} min "
+                "after the block starts; unset kimi-k3:streamWeights to stage from the hub meanwhile")
+    return head + ("its first start stages each node from the hub "
+                   "(about as slow as weightsSource=hub), later starts from the mirror")
 
 
 class Weights:
@@ -138,7 +144,7 @@ class Weights:
             self.aws_resources += self.bucket.resources
             if block_start is not None:
                 pulumi.Output.from_input(block_start).apply(
-                    lambda st: _warn(late_mirror_warning(st, mirror_fill_s), parent))
+                    lambda st: _warn(late_mirror_warning(st, mirror_fill_s, stream=w.stream), parent))
         else:
             bucket_name, model_prefix = w.s3_uri.bucket, w.s3_uri.prefix
             self.s3_uri, self.cache_uri = str(w.s3_uri), ""
