@@ -195,3 +195,15 @@ def test_a_streamed_late_block_is_described_as_waiting_not_as_a_hub_fallback():
     assert "stages each node from the hub" not in msg
     # staged weights keep their wording
     assert "stages each node from the hub" in late_mirror_warning("2026-12-01T11:30:00Z", 10000, now)
+
+
+@pytest.mark.parametrize("extra,budget", [
+    ({"kimi-k3:weightsSource": "hub"}, 1200 + 3122 + 1320),
+    ({"kimi-k3:weightsSource": "s3", "kimi-k3:weightsS3Uri": "s3://my-bucket/k3"}, 1200 + 312 + 1320),
+], ids=["hub", "your-bucket"])
+def test_without_the_stacks_mirror_the_gate_keeps_the_plans_figures(extra, budget):
+    run = run_program("aws-eks", {"kimi-k3:capacityReservationId": "cr-0123456789abcdef0",
+                                  "kimi-k3:apiAccessCidrs": "203.0.113.10/32", **extra})
+    g = run.of_type(GATE)[0]["inputs"]
+    assert g.get("mirror") is None  # nothing to read: the plan's budget stands
+    assert (g["budgetS"], g["expectedS"]) == (budget, run.inference.plan.cold_start.first_token_s)
