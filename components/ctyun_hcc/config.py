@@ -22,7 +22,6 @@ key) opens SSH. Both pass `settings.check_exposure`.
 from __future__ import annotations
 
 import ipaddress
-import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Tuple
 
@@ -30,6 +29,7 @@ from ..config_keys import unknown_key
 from ..inference.errors import ConfigError
 from ..settings import SharedSettings, check_exposure, parse_cidrs
 from .api import rules
+from .api.transport import check_endpoint
 from .ownership import Names, default_cluster_name, names_for
 
 STORAGE_TYPES = ("sfs", "oceanfs")
@@ -256,9 +256,8 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
             raise ConfigError("ctyun:rootPassword", "(hidden)", "set another with `pulumi "
                               "config set --secret ctyun:rootPassword ...`", problem)
     endpoint = _str(raw, "endpoint")
-    if endpoint and not re.match(r"^https?://[^\s/]+", endpoint):
-        raise ConfigError("ctyun:endpoint", endpoint, "give a URL such as https://host:port",
-                          "is not an http(s) URL")
+    if endpoint:  # https, no credentials, query or fragment (printed without them)
+        check_endpoint("ctyun:endpoint", endpoint)
     target = dict(shared.target_config)
     ssh = parse_cidrs(target.get("sshAllowedCidrs"), SSH_CIDRS_KEY)
     check_exposure(ssh, SSH_CIDRS_KEY, shared.allow_internet)

@@ -60,8 +60,8 @@ class ScriptedNetwork(BaseAdapter):
 def transport(script=(), **kw):
     net = ScriptedNetwork(script)
     session = requests.Session()
-    session.mount("http://", net)
+    session.mount("https://", net)
     sleeps = []
-    t = Transport(credentials=Credentials(AK, SK), endpoint="http://api.test", session=session,
+    t = Transport(credentials=Credentials(AK, SK), endpoint="https://api.test", session=session,
                   sleep=sleeps.append, rng=random.Random(7), **kw)
     return t, net, sleeps

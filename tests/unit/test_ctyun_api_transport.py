@@ -46,7 +46,7 @@ def test_get_sends_exactly_the_signed_query():
     assert t.call(READ, params=params) == {"x": 1}
     req = net.requests[0]
     query = signing.canonical_query(params)
-    assert req.url == f"http://api.test{READ.path}?{query}"
+    assert req.url == f"https://api.test{READ.path}?{query}"
     assert query == "pageNo=1&regionID=r+1%2Fx"
     auth = req.headers["Eop-Authorization"]
     sig = signing.signature(AK, SK, req.headers["ctyun-eop-request-id"],

@@ -34,6 +34,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Optional, Union
+from urllib.parse import urlsplit
 
 import requests
 
@@ -96,6 +97,67 @@ def credentials_from(env: Mapping[str, str] = os.environ,
 
 
 ENDPOINT_RE = re.compile(r"^https?://[^\s/?#]+(/[^\s?#]*)?$")
+#: hosts plain http may be used with: this machine only (the emulator, a local test gateway)
+LOOPBACK_HOSTS = ("localhost",)
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+    if host.lower() in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def shown_endpoint(url: str) -> str:
+    """`url` as an error may print it: scheme, host, port and path; never a user or password
+    part, a query or a fragment (any of which may carry a credential)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "<not shown: not a URL>"
+    cred = ""
+    if "@" in url:
+        if parts.scheme not in ("http", "https") or "@" not in parts.netloc or \
+                "@" in parts.path + parts.query + parts.fragment:
+            return "<not shown: it holds an '@'>"
+        cred = "<credentials hidden>@"
+    rest = "?<hidden>" if parts.query or "?" in url else ""
+    rest += "#<hidden>" if parts.fragment or "#" in url else ""
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{cred}{host}{port}{parts.path}{rest}"
+
+
+def check_endpoint(key: str, url: str) -> str:
+    """The API base URL `url` (config key `key`), checked: https (plain http only to this
+    machine, for the emulator), a host, no user or password in it, no query, no fragment.
+    ConfigError otherwise, printing the URL without the parts that may hold a credential."""
+    url = url or ""
+    try:
+        parts = urlsplit(url)
+        port_ok = parts.port is None or 0 < parts.port
+    except ValueError:
+        parts, port_ok = None, False
+    if "@" in url:  # a user[:password]@ part (anywhere: a password may hold '/' or '?')
+        raise ConfigError(key, shown_endpoint(url), "remove the user and password from the URL:"
+                          " the access keys go in CTYUN_AK/CTYUN_SK or ctyun:accessKey/secretKey "
+                          "(secret)", "carries credentials")
+    if "?" in url or "#" in url:
+        raise ConfigError(key, shown_endpoint(url), "give only scheme, host, port and path (the "
+                          "API paths and signed query strings are added per call)",
+                          "has a query or a fragment")
+    if parts is None or not port_ok or not ENDPOINT_RE.match(url) or not parts.hostname:
+        raise ConfigError(key, url, "give a URL such as https://host:port",
+                          "is not an http(s) URL")
+    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+        raise ConfigError(key, url, "use https:// (plain http is accepted only for a loopback "
+                          "address, e.g. the local emulator)", "is not https: the signed "
+                          "requests and the root password would travel unencrypted")
+    return url
 
 
 def resolve_endpoint(product: str, override: Optional[str] = None,
@@ -103,9 +165,7 @@ def resolve_endpoint(product: str, override: Optional[str] = None,
     """Base URL for a product: explicit override, then CTYUN_ENDPOINT, then CTyun's host."""
     base = override or env.get("CTYUN_ENDPOINT")
     if base:
-        if not ENDPOINT_RE.match(base):
-            raise ConfigError("ctyun:endpoint", base, "give a URL such as https://host:port",
-                              "is not an http(s) URL")
+        check_endpoint("ctyun:endpoint" if override else "CTYUN_ENDPOINT", base)
         return base.rstrip("/")
     if product not in PRODUCT_HOSTS:
         raise ValueError(f"unknown CTyun product {product!r}")
