@@ -172,6 +172,8 @@ def test_quota_refusal_is_clear_and_leaves_nothing(emu):
     with pytest.raises(ApiError, match="Hpc.Quota.Exceeded") as e:
         s.up()
     assert PASSWORD not in str(e.value)
+    # not throttling: failed on the first answer, never sent again (tests/unit/test_ctyun_quota)
+    assert emu.calls()["/v4/cthpc/hpc/create-cluster"] == 1 and e.value.message
     s.destroy()
     assert clean(emu)["leakedTotal"] == 0
 

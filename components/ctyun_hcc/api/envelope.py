@@ -5,7 +5,10 @@ the verdict is `statusCode`: success iff `str(statusCode) == "800"` (it arrives 
 string). Three envelope variants are in use: E-HPC puts its code in `error`, the older E-HPC
 family and VPC in `errorCode` (VPC writes `SUCCESS` there on success), and the text is `message`
 then `description`. Throttling has no documented code (reference 1.4): HTTP 429, or a refusal
-whose code or message reads like throttling, is treated as "refused before it ran".
+whose code or message reads like throttling, is treated as "refused before it ran". Quota,
+balance and "limit exceeded" refusals have no documented code either (reference 1.4, open
+question 2) and are never throttling, even on HTTP 429: waiting does not raise a quota or pay a
+bill, so they fail at once with CTyun's code and message.
 """
 
 from __future__ import annotations
@@ -18,8 +21,15 @@ from typing import Any, Optional
 from .errors import ApiError, ResponseError
 
 #: spellings of "too many requests" (no code is documented; these cover the usual gateway words)
-THROTTLE_RE = re.compile(r"throttl|flow.?control|rate.?limit|limit.?exceed|too.?many|qps|限流",
-                         re.I)
+THROTTLE_RE = re.compile(r"throttl|flow.?control|rate.?limit|request.?limit|too.?many"
+                         r"|qps|限流|请求过于频繁", re.I)
+#: spellings of a quota, a limit or the account's money: never throttling, never retried
+#: (a bare "limit exceeded" is a resource limit, "instance limit exceeded"; a request or rate
+#: limit is throttling)
+_NOT_A_RATE = r"(?<!request)(?<!request[ _.-])(?<!rate)(?<!rate[ _.-])(?<!qps)(?<!qps[ _.-])"
+QUOTA_RE = re.compile(r"quota|" + _NOT_A_RATE + r"limit.?exceed|exceed.{0,20}(?<!request )"
+                      r"(?<!qps )(?<!rate )limit|balance|insufficient|arrear|overdue|not.?enough"
+                      r"|配额|余额|欠费|超出|超过.{0,10}限", re.I)
 #: placeholders that mean "no error" inside a success or failure envelope
 NO_ERROR = ("", "SUCCESS")
 
@@ -78,5 +88,7 @@ def judge(api: str, http_status: int, raw: bytes, request_id: str = "") -> Verdi
     code = error_code(doc) or f"statusCode {status}"
     text = error_text(doc) or "no message"
     err = ApiError(api, code, text, http_status, request_id)
-    throttled = http_status == 429 or bool(THROTTLE_RE.search(f"{code} {text}"))
+    said = f"{code} {text}"
+    throttled = (http_status == 429 or bool(THROTTLE_RE.search(said))) and \
+        not QUOTA_RE.search(said)
     return Verdict(False, error=err, throttled=throttled)
