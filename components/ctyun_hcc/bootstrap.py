@@ -25,13 +25,13 @@ the cluster's own disks and go with the cluster; `pulumi destroy` removes the se
 from __future__ import annotations
 
 import logging
-import shlex
 import time
 from typing import Any, Dict, List, Optional
 
 import pulumi
 import pulumi.dynamic
 
+from ..inference.quoting import shell_word
 from ..progress import without_steering
 from .slurm_jobs import JobFailed, log_tail, partition_nodes, submit, wait_done
 from .ssh import (HostKeyChanged, SshRunner, credentials_from_props, fingerprint,
@@ -44,7 +44,8 @@ SEED_LAUNCHER_CONF = "/usr/local/galaxy/cluster/default/galaxy-launcher/etc/laun
 
 
 def _q(s: Any) -> str:
-    return shlex.quote(str(s))
+    """One shell word (the project's one shell quoting function)."""
+    return shell_word(s)
 
 
 # ---- HostKeyPin ----------------------------------------------------------------------------------
@@ -353,7 +354,7 @@ class BroadcastProvider(SshStepProvider):
             ok = runner.run(f"grep -q '^broadcast complete' {_q(wd)}/logs/bcast_{job_id}.out",
                             check=False, label="bcast result").code == 0
             if not (info.state == "GONE" and ok):
-                tail = log_tail(runner, [f"{wd}/logs/bcast_{job_id}*"])
+                tail = log_tail(runner, f"{wd}/logs", [f"bcast_{job_id}*"])
                 raise JobFailed(f"broadcast job {job_id} ended {info.state}; log tail:\n{tail}")
         return {"jobId": job_id}
 

@@ -33,13 +33,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import shlex
 import time
 from typing import Any, Dict, Mapping, Optional
 
 import pulumi
 import pulumi.dynamic
 
+from ..inference.quoting import shell_word
 from ..inference.render_slurm import API_GUARD_FILE
 from ..progress import current_phase
 from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_name, job, jobs_named, \
@@ -93,7 +93,7 @@ class SlurmServiceProvider(SshStepProvider):
         deadline = started + float(p["startupTimeoutS"])
         wd, name = p["workDir"], p["jobName"]
         gres = gres_name(runner, p["partition"])
-        runner.run(f"mkdir -p {shlex.quote(wd)}/logs", label="mkdir work dir")
+        runner.run(f"mkdir -p {shell_word(wd + '/logs')}", label="mkdir work dir")
         runner.upload(f"{wd}/srun.sh", p["srunSh"], 0o755)
         runner.upload(f"{wd}/node.sh", p["nodeSh"], 0o755)
         runner.upload(f"{wd}/check.sh", p["checkSh"], 0o755)
@@ -139,7 +139,8 @@ class SlurmServiceProvider(SshStepProvider):
                 "readySeconds": round(time.monotonic() - started, 1)}
 
     def _check(self, runner: SshRunner, p, url: str, what: str) -> bool:
-        res = runner.run(f"{shlex.quote(p['workDir'])}/check.sh {shlex.quote(url)} {what}",
+        res = runner.run(f"{shell_word(p['workDir'] + '/check.sh')} {shell_word(url)} "
+                         f"{shell_word(what)}",
                          check=False, timeout_s=120, label=f"check.sh {what}")
         return res.code == 0
 
@@ -156,13 +157,14 @@ class SlurmServiceProvider(SshStepProvider):
                                    + (f" on {','.join(info.nodes)}; next: {gates[0]}" if info.nodes else ""))
             check_startable(info)
             if info.state not in ACTIVE:
-                tail = log_tail(runner, [f"{wd}/logs/job_{job_id}.*", f"{wd}/logs/node_{job_id}.*"])
+                tail = log_tail(runner, f"{wd}/logs", [f"job_{job_id}.*", f"node_{job_id}.*"])
                 raise JobFailed(f"Slurm job {job_id} ended during start-up ({info.state}"
                                 f"{', ' + info.reason if info.reason not in ('', 'None') else ''})"
                                 f"; log tail:\n{tail}")
             if info.state == "RUNNING" and node0 is None:
-                out = runner.run(f"grep -o 'endpoint: http://[^ ]*' {shlex.quote(wd)}/logs/"
-                                 f"job_{job_id}.out 2>/dev/null || true", label="endpoint line")
+                out = runner.run("grep -o 'endpoint: http://[^ ]*' "
+                                 f"{shell_word(f'{wd}/logs/job_{job_id}.out')} 2>/dev/null "
+                                 "|| true", label="endpoint line")
                 if out.stdout.strip():
                     node0 = out.stdout.split("//", 1)[1].split(":", 1)[0]
             while node0 and gates and self._check(runner, p, f"http://{node0}:{int(p['port'])}",
@@ -171,7 +173,7 @@ class SlurmServiceProvider(SshStepProvider):
             if not gates:
                 return info, node0
             if time.monotonic() + interval > deadline:
-                tail = log_tail(runner, [f"{wd}/logs/job_{job_id}.*", f"{wd}/logs/node_{job_id}.*"])
+                tail = log_tail(runner, f"{wd}/logs", [f"job_{job_id}.*", f"node_{job_id}.*"])
                 raise TimeoutError(
                     f"Slurm job {job_id} ({info.state}) not ready within {p['startupTimeoutS']} s"
                     f" (waiting for {gates[0]}); log tail:\n{tail}")

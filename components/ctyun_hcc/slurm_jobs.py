@@ -9,10 +9,10 @@ accounting (`sacct`) configured.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from ..inference.quoting import shell_word, shell_words
 from ..progress import current_phase
 from .ssh import CommandFailed, SshRunner
 from .ssh_resource import poll
@@ -53,7 +53,7 @@ def parse_job(job_id: str, text: str) -> JobInfo:
 def job(runner: SshRunner, job_id: str) -> JobInfo:
     """The job as Slurm sees it now (state GONE when it has been purged)."""
     res = runner.run(
-        f"out=$(scontrol show job -o {shlex.quote(job_id)} 2>&1) || true; echo \"$out\"; "
+        f"out=$(scontrol show job -o {shell_word(job_id)} 2>&1) || true; echo \"$out\"; "
         f"nl=$(printf '%s' \"$out\" | tr ' ' '\\n' | awk -F= '$1 == \"NodeList\" {{print $2}}'); "
         "if [ -n \"$nl\" ] && [ \"$nl\" != '(null)' ]; then echo \"HOSTS $(scontrol show hostnames \"$nl\" | tr '\\n' ' ')\"; fi",
         label=f"scontrol show job {job_id}")
@@ -76,8 +76,8 @@ def submit(runner: SshRunner, work_dir: str, script: str, args: Tuple[str, ...] 
             raise ValueError(f"--export {k}={v!r} is not a plain variable and value")
     if export:
         opts.append("--export=ALL," + ",".join(f"{k}={v}" for k, v in sorted(export.items())))
-    cmd = (f"cd {shlex.quote(work_dir)} && sbatch --parsable "
-           + " ".join(shlex.quote(o) for o in opts) + f" {shlex.quote(script)}")
+    cmd = (f"cd {shell_word(work_dir)} && sbatch --parsable "
+           + " ".join(shell_word(o) for o in opts) + f" {shell_word(script)}")
     out = runner.run(cmd, label=f"sbatch {script}").stdout.strip()
     job_id = out.split(";")[0].strip()
     if not job_id.isdigit():
@@ -85,9 +85,18 @@ def submit(runner: SshRunner, work_dir: str, script: str, args: Tuple[str, ...] 
     return job_id
 
 
-def log_tail(runner: SshRunner, patterns: List[str], lines: int = 30) -> str:
-    """The last `lines` lines of each existing file matching `patterns` (shell globs)."""
-    globs = " ".join(patterns)  # callers pass globs made of safe paths
+#: file-name globs `log_tail` accepts: names, `.`, `-`, `_` and `*` (no '/', no space, no '$')
+LOG_GLOB_RE = re.compile(r"^[A-Za-z0-9_.*-]+$")
+
+
+def log_tail(runner: SshRunner, directory: str, names: List[str], lines: int = 30) -> str:
+    """The last `lines` lines of each existing file in `directory` matching one of the file-name
+    globs `names`. The directory is one quoted shell word; only the globs' `*` expand."""
+    for name in names:
+        if not LOG_GLOB_RE.match(name):
+            raise ValueError(f"log file glob {name!r} is not a plain file-name pattern")
+    d = shell_word(directory.rstrip("/") or "/")
+    globs = " ".join(f"{d}/{name}" for name in names)
     res = runner.run(
         f"for f in {globs}; do [ -s \"$f\" ] || continue; echo \"==> $f <==\"; "
         f"tail -n {int(lines)} \"$f\"; done", check=False, label="log tail")
@@ -113,21 +122,21 @@ def wait_done(runner: SshRunner, job_id: str, deadline: float, interval_s: float
     try:
         return poll(f"Slurm job {job_id}", done, deadline, interval_s)
     except JobFailed:
-        runner.run(f"scancel {shlex.quote(job_id)} 2>/dev/null || true", label="scancel")
+        runner.run(f"scancel {shell_word(job_id)} 2>/dev/null || true", label="scancel")
         raise
 
 
 def cancel(runner: SshRunner, job_id: str, deadline: float, interval_s: float) -> JobInfo:
     """`scancel` and wait until Slurm reports the job finished or gone."""
-    runner.run(f"scancel {shlex.quote(job_id)} 2>/dev/null || true", label=f"scancel {job_id}")
+    runner.run(f"scancel {shell_word(job_id)} 2>/dev/null || true", label=f"scancel {job_id}")
     return wait_done(runner, job_id, deadline, interval_s)
 
 
 def jobs_named(runner: SshRunner, name: str, user: Optional[str] = None
                ) -> List[Tuple[str, str, str]]:
     """(job id, state, comment) of the active jobs called `name` (of `user`, when given)."""
-    who = f" -u {shlex.quote(user)}" if user else ""
-    out = runner.run(f"squeue -h -n {shlex.quote(name)}{who} -o '%i|%T|%k'",
+    who = f" -u {shell_word(user)}" if user else ""
+    out = runner.run(f"squeue -h -n {shell_word(name)}{who} -o '%i|%T|%k'",
                      label=f"squeue -n {name}").stdout
     rows = []
     for line in out.splitlines():
@@ -139,7 +148,7 @@ def jobs_named(runner: SshRunner, name: str, user: Optional[str] = None
 
 def gres_name(runner: SshRunner, partition: str) -> str:
     """The accelerator GRES name the partition's nodes declare (`gpu`, `npu`), or '' if none."""
-    out = runner.run(f"sinfo -h -p {shlex.quote(partition)} -o '%G'",
+    out = runner.run(f"sinfo -h -p {shell_word(partition)} -o '%G'",
                      label=f"sinfo -p {partition}").stdout
     names = set()
     for field in out.split():
@@ -154,7 +163,7 @@ def gres_name(runner: SshRunner, partition: str) -> str:
 
 
 def partition_nodes(runner: SshRunner, partition: str) -> List[str]:
-    out = runner.run(f"sinfo -h -N -p {shlex.quote(partition)} -o '%N'",
+    out = runner.run(f"sinfo -h -N -p {shell_word(partition)} -o '%N'",
                      label=f"sinfo -N -p {partition}").stdout
     return sorted(set(out.split()))
 
@@ -169,11 +178,11 @@ def stop_instances(runner: SshRunner, partition: str, name: str, nodes: List[str
         return ""
     node_list = ",".join(nodes)
     script = (f"for i in $(apptainer instance list 2>/dev/null | awk 'NR > 1 {{print $1}}'); do "
-              f"case \"$i\" in {shlex.quote(name)}) apptainer instance stop \"$i\" >/dev/null "
+              f"case \"$i\" in {shell_word(name)}) apptainer instance stop \"$i\" >/dev/null "
               f"&& echo \"$(hostname -s) stopped $i\";; esac; done")
     res = runner.run(
-        f"timeout {int(timeout_s)} srun --immediate={int(timeout_s)} -p {shlex.quote(partition)} -N {len(nodes)} "
-        f"-w {shlex.quote(node_list)} --ntasks-per-node=1 --time=5 bash -c {shlex.quote(script)}",
+        f"timeout {int(timeout_s)} srun --immediate={int(timeout_s)} -p {shell_word(partition)} -N {len(nodes)} "
+        f"-w {shell_word(node_list)} --ntasks-per-node=1 --time=5 bash -c {shell_word(script)}",
         check=False, timeout_s=timeout_s + 30, label="stop leftover apptainer instances")
     if res.code != 0:
         raise CommandFailed("stop leftover apptainer instances", res.code, res.stdout, res.stderr)
@@ -185,11 +194,14 @@ def preflight(runner: SshRunner, partition: str, nodes: int, command: str,
     """Run `command` (e.g. `npu-smi info`: is the accelerator driver up?) once on `nodes` nodes
     of the partition; returns the hosts that passed, raises JobFailed naming the ones that did
     not, with their output."""
-    script = (f"if out=$({command} 2>&1); then echo \"$(hostname -s) ok\"; "
+    words = command.split()
+    if not words or not all(re.match(r"^[A-Za-z0-9_./=:-]+$", w) for w in words):
+        raise ValueError(f"preflight command {command!r} is not plain words (e.g. npu-smi info)")
+    script = (f"if out=$({shell_words(words)} 2>&1); then echo \"$(hostname -s) ok\"; "
               f"else echo \"$(hostname -s) FAILED: $(printf '%s' \"$out\" | tail -n 3 | tr '\\n' ' ')\"; fi")
     res = runner.run(
-        f"timeout {int(timeout_s)} srun --immediate={int(timeout_s)} -p {shlex.quote(partition)} "
-        f"-N {int(nodes)} --ntasks-per-node=1 --time=5 bash -c {shlex.quote(script)}",
+        f"timeout {int(timeout_s)} srun --immediate={int(timeout_s)} -p {shell_word(partition)} "
+        f"-N {int(nodes)} --ntasks-per-node=1 --time=5 bash -c {shell_word(script)}",
         check=False, timeout_s=timeout_s + 30, label=f"preflight `{command}`")
     lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
     bad = [ln for ln in lines if " FAILED: " in ln]

@@ -28,13 +28,14 @@ import hashlib
 import io
 import logging
 import posixpath
-import shlex
 import socket
 import time
 from dataclasses import dataclass, field
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 import paramiko
+
+from ..inference.quoting import shell_word
 
 log = logging.getLogger("kimi_k3.ctyun.ssh")
 
@@ -249,8 +250,8 @@ class SshRunner:
 
     def wrap(self, cmd: str) -> str:
         """The exact remote command line: bash, strict mode, exported non-secret env."""
-        exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in self.target.env)
-        return "bash -c " + shlex.quote(f"set -euo pipefail; {exports}{cmd}")
+        exports = "".join(f"export {k}={shell_word(v)}; " for k, v in self.target.env)
+        return "bash -c " + shell_word(f"set -euo pipefail; {exports}{cmd}")
 
     def _with_retries(self, what: str, fn):
         attempts = max(1, self.target.retries)
@@ -320,8 +321,8 @@ class SshRunner:
         """Write `content` (str or bytes) to `path` atomically (temp file + rename), with `mode`.
 
         The bytes travel on the command's stdin, so no SFTP subsystem is needed on the node."""
-        q = shlex.quote(path)
-        self.run(f"mkdir -p {shlex.quote(posixpath.dirname(path))}; cat > {q}.kk3tmp; "
+        q = shell_word(path)
+        self.run(f"mkdir -p {shell_word(posixpath.dirname(path))}; cat > {q}.kk3tmp; "
                  f"chmod {mode:o} {q}.kk3tmp; mv -f {q}.kk3tmp {q}",
                  stdin=content, label=f"upload {path}")
 
@@ -342,9 +343,9 @@ class SshRunner:
         """Write `content` to a root-only file (dir 0700, file 0600) atomically, on stdin: no
         other user can read it or swap it (the API-key guard vLLM imports, the secrets)."""
         d = posixpath.dirname(path)
-        self.run(f"umask 077; mkdir -p {shlex.quote(d)}; chmod 700 {shlex.quote(d)}; "
-                 f"cat > {shlex.quote(path)}.kk3tmp; chmod 600 {shlex.quote(path)}.kk3tmp; "
-                 f"mv -f {shlex.quote(path)}.kk3tmp {shlex.quote(path)}",
+        self.run(f"umask 077; mkdir -p {shell_word(d)}; chmod 700 {shell_word(d)}; "
+                 f"cat > {shell_word(path)}.kk3tmp; chmod 600 {shell_word(path)}.kk3tmp; "
+                 f"mv -f {shell_word(path)}.kk3tmp {shell_word(path)}",
                  stdin=content, label=label or f"write root-only file {path}")
 
 
