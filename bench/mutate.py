@@ -67,6 +67,8 @@ _IO = "talks to AWS through boto3 (covered by botocore-Stubber tests, not pure l
 _TRANSPORT = "sends the request through the transport (I/O wrapper, not request building)"
 _PARSE = "parses answers (strict response parsing is not in this scope)"
 _IMPORT = "only runs while the module is imported (mutmut cannot tell its tests apart)"
+_FACTORY = ("builds an answer reader while the module is imported (ANSWERS); mutmut switches a mutant "
+            "on only in calls made during a test, so the readers the tests use are never mutated")
 
 SCOPE: Dict[str, Module] = {
     "catalog": Module("components/inference/catalog.py"),
@@ -99,10 +101,12 @@ SCOPE: Dict[str, Module] = {
     "ctyun_hcc.api.ehpc": Module("components/ctyun_hcc/api/ehpc.py", (
         ("x_parse_*", _PARSE), ("xǁClusterTypeǁ*", _PARSE), ("xǁImageǁ*", _PARSE),
         ("xǁEhpcǁ*", _TRANSPORT), ("x__op", _IMPORT),
+        ("x__page_reader", _FACTORY), ("x__list_reader", _FACTORY),
     )),
     "ctyun_hcc.api.vpc": Module("components/ctyun_hcc/api/vpc.py", (
         ("x_parse_*", _PARSE), ("x__text", _PARSE), ("x__lower_enum", _PARSE),
         ("xǁRuleǁ*", _PARSE), ("xǁVpcApiǁ*", _TRANSPORT), ("x__op", _IMPORT),
+        ("x__created", _FACTORY), ("x__paged", _FACTORY), ("x__empty", _FACTORY),
     )),
 }
 

@@ -83,10 +83,14 @@ def test_without_a_key_no_authorization_header_and_nothing_else_is_sent(stubs, t
                                "max_tokens": 8}
 
 
-@pytest.mark.parametrize("endpoint", ["http://h:8000/v1/", "http://h:8000/v1//", "http://h:8000/v1"])
-def test_an_endpoint_with_a_trailing_slash_reaches_the_same_path(stubs, tmp_path, endpoint):
+@pytest.mark.parametrize("endpoint,url", [
+    ("http://h:8000/v1/", "http://h:8000/v1/chat/completions"),
+    ("http://h:8000/v1//", "http://h:8000/v1/chat/completions"),
+    ("http://h:8000/v1", "http://h:8000/v1/chat/completions"),
+    ("http://K3-BOX/", "http://K3-BOX/chat/completions")])
+def test_an_endpoint_with_a_trailing_slash_reaches_the_same_path(stubs, tmp_path, endpoint, url):
     argv = paste(chat_curl(endpoint, "m", False, "hi", 8), stubs, tmp_path)["curl"]
-    assert argv[1] == "http://h:8000/v1/chat/completions"
+    assert argv[1] == url
 
 
 def test_max_tokens_is_a_json_integer():
