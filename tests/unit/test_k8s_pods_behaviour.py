@@ -73,6 +73,7 @@ def _resolve(container, labels=None, lws=None, configmaps=None):
                 env[e["name"]] = POD_IP
             else:
                 label = re.fullmatch(r"metadata\.labels\['(.+)'\]", path).group(1)
+                assert label in (labels or {}), f"{e['name']} reads label {label} the pod does not carry"
                 env[e["name"]] = labels[label]
         elif "configMapKeyRef" in src:
             ref = src["configMapKeyRef"]
@@ -122,6 +123,19 @@ def test_on_one_node_every_placeholder_is_the_pods_own():
     assert not any("${" in a or "$(" in a for a in argv)
 
 
+@pytest.mark.parametrize("nodes,rank", [("1", "0"), ("2", "1")])
+def test_the_compile_cache_is_keyed_by_the_pods_own_rank(nodes, rank):
+    p, spec, layout = _built(nodes=nodes)
+    assert layout.weights.compile_cache
+    objs = rk.render(p, spec, layout)
+    pod = _deployment_pod(objs) if nodes == "1" else _lws_pods(objs)[1]
+    (restore,) = [x for x in pod["initContainers"] if x["name"] == "restore-compile-cache"]
+    lws = {"LWS_LEADER_ADDRESS": LEADER, "LWS_GROUP_SIZE": nodes, "LWS_WORKER_INDEX": rank}
+    labels = {rk.LWS_INDEX_LABEL: rank} if nodes != "1" else {}  # a Deployment's pod has no LWS label
+    env, _ = _resolve(restore, labels=labels, lws=lws if nodes != "1" else None, configmaps=_cms(layout))
+    assert env["KK3_RANK"] == rank
+
+
 def test_across_nodes_the_head_is_the_leaders_address_and_the_rank_the_workers_index():
     p, spec, layout = _built(nodes="2")
     objs = rk.render(p, _probed(spec), layout)
@@ -166,10 +180,19 @@ def test_an_obsolete_variable_anywhere_in_the_spec_drops_only_itself():
         n for n in names if n in dict(spec.head.env) or n == "KK3_T_HEAD"]
 
 
-@pytest.mark.parametrize("kw", [{}, {"nodes": "2"}, {"streamWeights": "true"}])
+#: the API group/version of each kind we render (Kubernetes API reference; LWS's CRD
+#: config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml)
+API_VERSIONS = {"Namespace": "v1", "ConfigMap": "v1", "Service": "v1", "ServiceAccount": "v1",
+                "Deployment": "apps/v1", "Job": "batch/v1", "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1"}
+
+
+@pytest.mark.parametrize("kw", [{}, {"nodes": "2"}, {"streamWeights": "true"}, {"apiKey": "k"}])
 def test_each_manifest_file_is_the_yaml_of_its_object(kw):
     p, spec, layout = _built(**kw)
     objs = rk.render(p, spec, layout) + rk.render_weights(spec, layout) + rk.render_api_guard(spec, layout)
+    assert bool(rk.render_api_guard(spec, layout)) == ("apiKey" in kw)
+    for o in objs:
+        assert o["apiVersion"] == API_VERSIONS[o["kind"]], o["kind"]
     files = rk.manifest_files(objs)
     assert sorted(files) == sorted(rk.object_file_name(o) for o in objs)
     for o in objs:
