@@ -121,3 +121,58 @@ def test_every_way_to_a_block_gives_the_same_outputs():
         by_tag = cap.acquire(client, BUY, NOW)
     assert set(by_id) == OUTPUT_KEYS and by_id["upfront_fee_usd"] is None and by_id["purchased"] is False
     assert set(by_tag) == OUTPUT_KEYS | {"adopted_by_tag"} and by_tag["upfront_fee_usd"] is None
+
+
+def test_within_the_preferred_zone_the_cheapest_offering_wins():
+    offers = [offer_api("cb-dear", 88_000, az="us-east-2b"), offer_api("cb-cheap", 70_000, az="us-east-2b"),
+              offer_api("cb-else", 60_000, az="us-east-2a")]
+    client = ec2_client()
+    with Stubber(client) as stub:
+        stub.add_response("describe_capacity_reservations", {"CapacityReservations": []}, LOOKUP)
+        stub.add_response("describe_capacity_block_offerings", {"CapacityBlockOfferings": offers}, OFFERS)
+        stub.add_response("purchase_capacity_block", {"CapacityReservation": _bought("cr-0aaaaaaaaaaaaaaaa")},
+                          purchase_params("cb-cheap"))
+        cap.acquire(client, BUY, NOW, prefer_zone="us-east-2b")
+        stub.assert_no_pending_responses()
+
+
+def test_buying_needs_the_stacks_identity():
+    with pytest.raises(ValueError) as e:
+        cap.acquire(ec2_client(), {k: v for k, v in BUY.items() if k != "stack_identity"}, NOW)
+    assert str(e.value) == "stack_identity is required to buy (the program passes it)"
+
+
+@pytest.fixture
+def shanghai(monkeypatch):
+    """A deployer's machine in UTC+8 (time.tzset re-reads TZ)."""
+    import time
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.parametrize("start", [T0, T0.replace(tzinfo=None), T0.astimezone(timezone(timedelta(hours=8)))])
+def test_block_times_are_utc_whatever_the_deployers_zone(shanghai, start):
+    """AWS's times (aware, or naive meaning UTC) are kept and printed in UTC on any machine."""
+    block = cap.Block.from_api({**reservation_api(), "StartDate": start, "EndDate": start + timedelta(hours=24)})
+    out = block.outputs()
+    assert (out["start_date"], out["end_date"]) == ("2026-12-01T11:30:00Z", "2026-12-02T11:30:00Z")
+    cap.check_block(block, ITYPE, 1, NOW)  # compares with an aware "now" without error
+
+
+@pytest.mark.parametrize("olds_count,want_count,refused", [(2, 2, False), (2, 1, False), (2, 3, True),
+                                                             (None, 1, True)])
+def test_a_running_block_holds_the_same_or_a_smaller_request(olds_count, want_count, refused):
+    olds = {"instance_type": ITYPE, "reservation_id": "cr-0aaaaaaaaaaaaaaaa", "end_date": "2026-12-02T11:30:00Z"}
+    if olds_count is not None:
+        olds["instance_count"] = olds_count
+    err = cap.request_refusal(olds, {**BUY, "instance_count": want_count})
+    assert (err is not None) is refused
+    if refused:
+        assert str(err) == (
+            f"kimi-k3:nodes='{want_count} x {ITYPE}' does not fit Capacity Block cr-0aaaaaaaaaaaaaaaa that "
+            f"this stack bought ({olds_count or 0} x {ITYPE}); a purchase cannot be cancelled, so kimi-k3 "
+            "does not buy another while it runs; keep the request the block holds, adopt a block that fits "
+            "with kimi-k3:capacityReservationId, or change it after the block ends (2026-12-02T11:30:00Z)")
