@@ -217,6 +217,20 @@ def test_spec_invariants_are_enforced():
         L.LaunchSpec(**{**d, "worker": L.RoleSpec("worker", -1, ("vllm", "serve", "/m"), ())})
 
 
+def test_the_api_key_guard_invariants_are_enforced():
+    from components.inference import api_guard as guard
+    _, keyed = _spec("mxfp4", "p6-b300.48xlarge", 1, CUDA, api_key=True)
+    assert keyed.api_guard and guard.IMPORT_PATH in keyed.head.argv
+    d = keyed.__dict__
+    with pytest.raises(ValueError) as e:
+        L.LaunchSpec(**{**d, "api_guard": False})
+    assert str(e.value) == "api_guard and the head's --middleware flag disagree"
+    rust = L.RoleSpec("head", 0, keyed.head.argv, tuple(keyed.head.env) + ((guard.RUST_FRONTEND_ENV, "1"),))
+    with pytest.raises(ValueError) as e:
+        L.LaunchSpec(**{**d, "head": rust})
+    assert str(e.value) == "vLLM's Rust front end refuses --middleware: the guard needs the Python front end"
+
+
 def test_spec_round_trips_through_its_dict():
     for args in (("w4a8", "atlas-800-a3", 4, ASCEND, 131072), ("mxfp4", "p6-b300.48xlarge", 1, CUDA, None)):
         _, spec = _spec(*args[:4], max_model_len=args[4], api_key=True)
