@@ -8,7 +8,8 @@ reason in docs/benchmarks.md). This script picks the mutants in SCOPE, runs mutm
 and prints per module: generated, killed, survived, no tests, timeouts, and the score
 (killed / everything in scope), then the survivors (with their diffs under --diff).
 
-Usage: ./run mutate [--max-children N] [--diff] [--report-only] [--sample N [--seed S]] [MODULE ...]
+Usage: ./run mutate [--max-children N] [--diff] [--report-only] [--unkilled] [--fresh-stats]
+                    [--sample N [--seed S]] [MODULE ...]
   MODULE: a key of SCOPE, e.g. planner, render_slurm, aws_eks.config, ctyun_hcc.api.signing,
   or a prefix (aws_eks, ctyun_hcc); none = the whole scope (about an hour on 2 cores).
   --report-only: print the last results without running anything.
@@ -322,11 +323,18 @@ def main() -> int:
     ap.add_argument("--report-only", action="store_true", help="print the last results, run nothing")
     ap.add_argument("--unkilled", action="store_true",
                     help="rerun only mutants not killed yet (after adding tests; changed code is rerun anyway)")
+    ap.add_argument("--fresh-stats", action="store_true",
+                    help="collect again which tests reach which function (mutmut keeps that map and "
+                         "extends it only for new tests: an existing test that reaches a new or changed "
+                         "function is not run on its mutants until the map is collected again)")
     ap.add_argument("--sample", type=int, help="run only N mutants drawn at random from the scope")
     ap.add_argument("--seed", type=int, default=13, help="seed of --sample (default 13)")
     args = ap.parse_args()
     modules = select(args.modules)
     seconds = 0.0
+    stats = MUTANTS / "mutmut-stats.json"
+    if args.fresh_stats and stats.exists() and not args.report_only:
+        stats.replace(stats.with_name("mutmut-stats.old.json"))  # the next mutmut run collects it
     if args.sample or not all((MUTANTS / (m.path + ".meta")).exists() for m in modules.values()):
         generate()  # the sample is drawn from the current code's mutants
     only = sample(modules, args.sample, args.seed) if args.sample else None
