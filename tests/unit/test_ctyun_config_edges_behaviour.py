@@ -26,3 +26,8 @@ def test_the_local_raid_choices_reach_the_server_order():
     got = dict(parse(localSystemVolumeRaidUuid="raid-sys-1", localDataVolumeRaidUuid="raid-data-2").server_fields)
     assert (got["localSystemVolumeRaidUuid"], got["localDataVolumeRaidUuid"]) == ("raid-sys-1", "raid-data-2")
     assert dict(parse().server_fields)["localSystemVolumeRaidUuid"] == ""
+
+
+def test_the_vpc_and_subnet_ranges_are_read_as_given():
+    c = parse(vpcId="create", subnetId="create", vpcCidr="10.20.0.0/16", subnetCidr="10.20.3.0/24")
+    assert (c.vpc_cidr, c.subnet_cidr) == ("10.20.0.0/16", "10.20.3.0/24")
