@@ -33,3 +33,11 @@ def test_without_a_known_start_the_plan_says_how_long_before_to_run_up(stream, l
     (note,) = [n for n in _plan(stream, None).notes if "S3 mirror" in n]
     assert re.fullmatch(r"the S3 mirror fills in ~\d+ min on the system node: run `pulumi up` at least "
                         rf"that long before the block starts, or its first start {re.escape(late)}", note), note
+
+
+def test_the_first_token_clock_starts_with_the_block_on_aws_and_with_the_nodes_on_ctyun():
+    def line(p):
+        (got,) = [x for x in p.explain().splitlines() if x.startswith("first token")]
+        return got
+    assert re.search(r" after the block starts \(mirror\); hub path ", line(_plan(False, None)))
+    assert re.search(r" after the nodes are up \(cthpc\)$", line(plan(PlanRequest("w4a8", "atlas-800-a3", 2))))
