@@ -4,7 +4,6 @@ with host bits is refused (CTyun's VPC API takes a network address: reference 3,
 
 import pytest
 
-from components.ctyun_hcc import config as cfg
 from components.inference.errors import ConfigError
 from tests.unit.test_ctyun_config_behaviour import parse
 
