@@ -16,7 +16,6 @@ from components.aws_eks import readiness as rd
 from components.aws_eks.weights import render as wr
 from components.mockrun import run_program
 from components.progress import ProgressLog
-from tests.integration.local_s3 import LocalS3
 
 PURCHASE = {"kimi-k3:maxUpfrontFeeUsd": "90000", "kimi-k3:apiAccessCidrs": "203.0.113.10/32"}
 GATE = "pulumi-python:dynamic/aws:EndpointReadiness"
@@ -87,19 +86,9 @@ def test_an_adopted_block_budgets_from_the_bucket_not_from_the_plan():
 
 # ---------------------------------------------------------------- the provider against a real S3 API
 
-@pytest.fixture(scope="module")
-def s3():
-    server = LocalS3().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
-def env(s3, monkeypatch):
-    for k, v in s3.env().items():
-        if k.startswith("AWS_"):
-            monkeypatch.setenv(k, v)
-    return s3
+def env(s3_env):
+    return s3_env
 
 
 def mirror_props(bucket, stream):

@@ -19,7 +19,6 @@ from components.aws_eks.weights.watch import MirrorWatch, read_state
 from components.cli import main
 from components.progress import ProgressLog, read_records
 from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble
-from tests.integration.local_s3 import LocalS3
 from tests.unit.test_aws_readiness import FakeCluster, pod, props
 
 PREFIX = "models/moonshotai/Kimi-K3"
@@ -28,20 +27,10 @@ TOTAL = 4 * PART
 FILL_S = 7995  # the plan's fill figure handed in as progressExpect
 
 
-@pytest.fixture(scope="module")
-def s3():
-    server = LocalS3().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
-def env(s3, monkeypatch):
-    for k, v in s3.env().items():
-        if k.startswith("AWS_"):
-            monkeypatch.setenv(k, v)
+def env(s3_env, monkeypatch):
     monkeypatch.setattr(progress, "MIN_UPDATE_INTERVAL_S", 0.0)  # every change recorded
-    return s3
+    return s3_env
 
 
 def expect():

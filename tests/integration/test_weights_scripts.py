@@ -22,7 +22,6 @@ import pytest
 from components.aws_eks.weights import mirror as m
 from components.aws_eks.weights import scripts
 from tests.doubles.hf_hub_double import HubDouble, Repo
-from tests.integration.local_s3 import LocalS3
 
 REPO_ID = "moonshotai/Kimi-K3"
 TOKEN = "hf_test_token_never_printed"
@@ -40,13 +39,6 @@ def _files(seed: int = 1) -> dict:
         "model-00003-of-00003.safetensors": rnd(4096, 3),
         "tokenizer/tiktoken.model": rnd(2048, 4),
     }
-
-
-@pytest.fixture(scope="module")
-def s3():
-    server = LocalS3().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
