@@ -8,7 +8,6 @@ releases own theirs (components/aws_eks/addons.py: kube-system, lws-system).
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -63,15 +62,6 @@ def test_a_hyperpod_cluster_name_that_eks_cannot_have_is_refused():
 def test_your_bucket_is_kept_as_given():
     assert parse(weightsSource="s3", weightsS3Uri="s3://my-bucket/k3").weights_s3_uri == "s3://my-bucket/k3"
     assert parse().weights_s3_uri is None
-
-
-@pytest.fixture
-def shanghai(monkeypatch):
-    monkeypatch.setenv("TZ", "Asia/Shanghai")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 @pytest.mark.parametrize("given,utc", [("2026-12-01T19:30:00+08:00", "2026-12-01T11:30:00Z"),

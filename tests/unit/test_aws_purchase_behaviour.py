@@ -142,17 +142,6 @@ def test_buying_needs_the_stacks_identity():
     assert str(e.value) == "stack_identity is required to buy (the program passes it)"
 
 
-@pytest.fixture
-def shanghai(monkeypatch):
-    """A deployer's machine in UTC+8 (time.tzset re-reads TZ)."""
-    import time
-    monkeypatch.setenv("TZ", "Asia/Shanghai")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
 @pytest.mark.parametrize("start", [T0, T0.replace(tzinfo=None), T0.astimezone(timezone(timedelta(hours=8)))])
 def test_block_times_are_utc_whatever_the_deployers_zone(shanghai, start):
     """AWS's times (aware, or naive meaning UTC) are kept and printed in UTC on any machine."""
