@@ -9,11 +9,11 @@ import pulumi
 
 from components.inference.component import K3Inference
 from components.inference.errors import KimiK3Error
-from components.config_keys import check_namespaces
-from components.plan_and_launch import all_config_keys, plan_and_launch, raw_shared_config
-from components.progress_program import announce as announce_progress
-from components.settings import default_exposures, exposure_warnings, parse_settings
-from components.targets import Secrets, build_target
+from components.config.keys import check_namespaces
+from components.program.pipeline import all_config_keys, plan_and_launch, raw_shared_config
+from components.progress.program import announce as announce_progress
+from components.config.shared import default_exposures, exposure_warnings, parse_settings
+from components.program.registry import Secrets, build_target
 
 config = pulumi.Config("kimi-k3")
 try:

@@ -28,7 +28,7 @@ from components.ctyun_hcc.bootstrap import (  # noqa: E402
     NvmeMountProvider, SifImageProvider)
 from components.ctyun_hcc.service import SlurmServiceProvider, fingerprint  # noqa: E402
 from components.ctyun_hcc.ssh_resource import STATS  # noqa: E402
-from components.inference.render_slurm import render_all  # noqa: E402
+from components.ctyun_hcc.scripts import render_all  # noqa: E402
 from tests.integration.slurm_env import (  # noqa: E402
     _env_file, default_plan_spec, inject_fault, layout_for, ssh_props)
 

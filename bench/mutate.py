@@ -10,7 +10,7 @@ and prints per module: generated, killed, survived, no tests, timeouts, and the 
 
 Usage: ./run mutate [--max-children N] [--diff] [--report-only] [--unkilled] [--fresh-stats]
                     [--sample N [--seed S]] [MODULE ...]
-  MODULE: a key of SCOPE, e.g. planner, render_slurm, aws_eks.config, ctyun_hcc.api.signing,
+  MODULE: a key of SCOPE, e.g. planner, ctyun_hcc.scripts, aws_eks.config, ctyun_hcc.api.signing,
   or a prefix (aws_eks, ctyun_hcc); none = the whole scope (about an hour on 2 cores).
   --report-only: print the last results without running anything.
   --sample N: run (and report) only N mutants drawn at random (seeded) from the scope: a score
@@ -78,12 +78,12 @@ SCOPE: Dict[str, Module] = {
     "launch": Module("components/inference/launch.py"),
     "profiles": Module("components/inference/profiles.py"),
     "vllm_flags": Module("components/inference/vllm_flags.py"),
-    "render_slurm": Module("components/inference/render_slurm.py"),
+    "ctyun_hcc.scripts": Module("components/ctyun_hcc/scripts.py"),
     "render_k8s": Module("components/inference/render_k8s.py"),
     "quoting": Module("components/inference/quoting.py"),
     "grammar": Module("components/inference/grammar.py"),
     "curl": Module("components/inference/curl.py"),
-    "settings": Module("components/settings.py"),
+    "config.shared": Module("components/config/shared.py"),
     "aws_eks.config": Module("components/aws_eks/config.py"),
     "aws_eks.layout": Module("components/aws_eks/layout.py"),
     "aws_eks.nodegroup": Module("components/aws_eks/nodegroup.py", (

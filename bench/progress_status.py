@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from components.progress import ProgressLog, RecordReader  # noqa: E402
-from components.progress_view import latest_run, plain, summarize, view_lines  # noqa: E402
+from components.progress.record import ProgressLog, RecordReader  # noqa: E402
+from components.progress.view import latest_run, plain, summarize, view_lines  # noqa: E402
 
 
 class Clock:

@@ -1,7 +1,7 @@
-"""Entry point: `python -m components plan ...` (see components/cli.py)."""
+"""Entry point: `python -m components plan ...` (see components/cli/main.py)."""
 
 import sys
 
-from .cli import main
+from .cli.main import main
 
 sys.exit(main())

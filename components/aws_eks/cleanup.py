@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 import pulumi
 from pulumi.dynamic import ResourceProvider
 
-from ..progress import ProgressLog
+from ..progress.record import ProgressLog
 from . import aws_api
 
 CLUSTER_TAG_PREFIX = "kubernetes.io/cluster/"

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Mapping, Optional, Tuple
 
 from ..inference.errors import ConfigError
-from ..settings import SharedSettings, check_exposure, parse_cidrs, reject_unknown
+from ..config.shared import SharedSettings, check_exposure, parse_cidrs, reject_unknown
 from .weights.settings import WeightsConfig
 from .weights.settings import parse as parse_weights
 

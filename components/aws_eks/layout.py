@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..inference.catalog import MODELS, NODE_SHAPES
 from ..inference.launch import Runtime
 from ..inference.render_k8s import K8sLayout, WeightsStaging
-from ..settings import SharedSettings
+from ..config.shared import SharedSettings
 from .config import AwsEksConfig
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}

@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 import pulumi
 from pulumi.dynamic import ResourceProvider
 
-from ..progress import ProgressLog, without_steering
+from ..progress.record import ProgressLog, without_steering
 from . import aws_api
 from .capacity import _utc, fmt
 from .gate_budget import NODE_JOIN_S, Budget, budget_now

@@ -19,8 +19,8 @@ from ..inference.curl import chat_curl
 from ..inference.errors import ConfigError
 from ..inference.launch import LaunchSpec, Runtime
 from ..inference.planner import Plan
-from ..inference.target import InferenceTarget, Served
-from ..settings import SharedSettings
+from ..program.contract import InferenceTarget, Served
+from ..config.shared import SharedSettings
 from . import config as cfgmod
 from . import layout as lay
 
@@ -124,7 +124,7 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
             if b[0] else None)
         # nothing else is created before the block exists (a refused purchase stops everything)
         cluster_name = f"{name}-{shared.stack}"[:100]
-        from ..progress_program import progress_inputs
+        from ..progress.program import progress_inputs
         from .cleanup import LeftoverCheck, LoadBalancerGone
 
         network = Network(name, cfg, block.availability_zone, self, depends_on=[block],
@@ -194,7 +194,7 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
         import hashlib
         import json
 
-        from ..progress_program import progress_inputs
+        from ..progress.program import progress_inputs
         from .gate_budget import plan_budget
         from .readiness import BLOCK_WAIT_MAX_S, EndpointReadiness
 
@@ -324,7 +324,7 @@ def create(name: str, shared: SharedSettings, secrets) -> AwsEksCluster:
     A deployment that could not reach the EKS API stops here, before anything is created; the
     offline plan records the same requirement (`deploy_requirements`, plan.json) and goes on.
     """
-    from ..mockrun import offline
+    from ..offline.runner import offline
     from .reachability import api_requirement
 
     cfg = cfgmod.parse(shared)

@@ -27,7 +27,7 @@ import pulumi
 import pulumi.dynamic
 from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
-from ..progress import ProgressLog
+from ..progress.record import ProgressLog
 from .port_forward import LocalForward
 from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider, strip
 

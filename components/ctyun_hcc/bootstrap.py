@@ -32,7 +32,7 @@ import pulumi
 import pulumi.dynamic
 
 from ..inference.quoting import shell_word
-from ..progress import without_steering
+from ..progress.record import without_steering
 from .slurm_jobs import JobFailed, log_tail, partition_nodes, submit, wait_done
 from .ssh import (HostKeyChanged, SshRunner, credentials_from_props, fingerprint,
                   generate_login_key, key_matches, target_from_props)

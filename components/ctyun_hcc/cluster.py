@@ -36,8 +36,8 @@ from typing import Any, Dict, Iterable, List, Optional
 import pulumi
 
 from ..inference.errors import ConfigError
-from ..progress import progress_file_for
-from ..settings import SharedSettings
+from ..progress.record import progress_file_for
+from ..config.shared import SharedSettings
 from .cluster_order import HccClusterOrder
 from .cluster_provider import HccCluster
 from .config import SSH_CIDRS_KEY, HccConfig, parse_hcc_config
@@ -86,7 +86,7 @@ def load_hcc_config(shared: SharedSettings, other_known: Iterable[str] = ()) -> 
     A real preview/up without SSH access stops here, before any resource; the offline plan
     warns and goes on (`deploy_requirements`).
     """
-    from ..mockrun import offline
+    from ..offline.runner import offline
 
     hcc = parse_hcc_config(raw_ctyun_config(), shared, other_known,
                            organization=pulumi.get_organization(),

@@ -9,7 +9,7 @@ documentation settles (reference sections 2.7-2.13):
 - expand orders at most 50 nodes per call, shrink removes at most 10, each call's job awaited;
 - teardown removes every compute node, calls delete-cluster (whose effect on ordered servers is
   undocumented), then polls until neither the cluster nor its nodes are listed;
-- every wait has a deadline and records progress (components/progress.py).
+- every wait has a deadline and records progress (components/progress/record.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Sequence, TypeVar
 
-from ..progress import ProgressLog
+from ..progress.record import ProgressLog
 from .api import rules
 from .api.ehpc import (Billing, Cluster, ComputeOrder, Ehpc, ExpandClusterRequest, Node,
                        ROLE_COMPUTE, ServerOrder)

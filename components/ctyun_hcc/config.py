@@ -25,16 +25,16 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Tuple
 
-from ..config_keys import unknown_key
+from ..config.keys import unknown_key
 from ..inference.errors import ConfigError
-from ..settings import SharedSettings, check_exposure, parse_cidrs
+from ..config.shared import SharedSettings, check_exposure, parse_cidrs
 from .api import rules
 from .api.transport import check_endpoint
 from .ownership import Names, default_cluster_name, names_for
 
 STORAGE_TYPES = ("sfs", "oceanfs")
 SECRET_KEYS = frozenset({"rootPassword", "accessKey", "secretKey"})
-#: what the offline plan puts in place of a secret it cannot decrypt (components/mockrun.py)
+#: what the offline plan puts in place of a secret it cannot decrypt (components/offline/runner.py)
 OFFLINE_SECRET = "[secret]"
 KNOWN_KEYS = frozenset({
     "regionId", "azName", "clusterName", "clusterType", "adoptClusterUuid",

@@ -18,7 +18,7 @@ import time
 from typing import Any, Dict, Iterable, List, Mapping
 
 from ..inference.errors import ConfigError
-from ..progress import STEERING_INPUTS, ProgressLog
+from ..progress.record import STEERING_INPUTS, ProgressLog
 from .api.ehpc import Ehpc
 from .api.redact import redact_text, scrub, secret_fields
 from .api.transport import Transport, credentials_from

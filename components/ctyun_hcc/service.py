@@ -40,8 +40,8 @@ import pulumi
 import pulumi.dynamic
 
 from ..inference.quoting import shell_word
-from ..inference.render_slurm import API_GUARD_FILE
-from ..progress import current_phase
+from .scripts import API_GUARD_FILE
+from ..progress.record import current_phase
 from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_name, job, jobs_named, \
     log_tail, partition_nodes, preflight, stop_instances, submit
 from .ssh import SshRunner

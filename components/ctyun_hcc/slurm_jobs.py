@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from ..inference.quoting import shell_word, shell_words
-from ..progress import current_phase
+from ..progress.record import current_phase
 from .ssh import CommandFailed, SshRunner
 from .ssh_resource import poll
 

@@ -12,7 +12,7 @@ Everything the bootstrap and the Slurm service do on the cluster goes through `S
   `bastion_private_key`: never the root password, never the master's key (after first contact
   that is the stack's generated login key, installed on the master only). Which key the
   bastion gets (kimi-k3:sshBastionPrivateKey, else kimi-k3:sshPrivateKey) is the program's
-  choice (target.bastion_login_key), made once, so no step falls back to another key;
+  choice (serve_config.bastion_login_key), made once, so no step falls back to another key;
 - every command runs as `bash -c 'set -euo pipefail; ...'` with a deadline; connection loss is
   retried with a fresh connection (callers only send idempotent commands);
 - stdout/stderr are returned and put into errors with every secret value replaced by `[secret]`;

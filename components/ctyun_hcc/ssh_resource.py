@@ -26,7 +26,7 @@ from typing import Any, Dict, Mapping, Tuple
 
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
 
-from ..progress import STEERING_INPUTS, ProgressLog
+from ..progress.record import STEERING_INPUTS, ProgressLog
 from .ssh import SshRunner, credentials_from_props, target_from_props
 
 log = logging.getLogger("kimi_k3.ctyun.bootstrap")

@@ -14,7 +14,7 @@ import pulumi
 
 from .launch import LaunchSpec
 from .planner import Plan
-from .target import InferenceTarget, Served
+from ..program.contract import InferenceTarget, Served
 
 TYPE = "kimi-k3:inference:K3Inference"
 

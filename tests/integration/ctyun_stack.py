@@ -19,7 +19,7 @@ from components.ctyun_hcc.config import parse_hcc_config
 from components.ctyun_hcc.network_provider import HccNetworkProvider
 from components.ctyun_hcc.owner_provider import HccStackOwnerProvider
 from components.ctyun_hcc.sg_provider import HccSecurityGroupProvider
-from components.settings import parse_settings
+from components.config.shared import parse_settings
 from tests.emulators.ctyun.catalog import SPEC_910C
 from tests.emulators.ctyun.state import AZ, REGION
 

@@ -27,7 +27,7 @@ from components.ctyun_hcc import bootstrap, service
 from components.ctyun_hcc.ssh import Result, SshCredentials, SshRunner, SshTarget
 from components.inference import api_guard
 from components.inference.errors import KimiK3Error
-from components.mockrun import SECRET, run_program
+from components.offline.runner import SECRET, run_program
 from tests.doubles.k8s_expansion import expand
 from tests.integration.sandbox import Sandbox
 
@@ -142,7 +142,7 @@ def _check_inputs_only(run, key: str, value: str, v: Verdict, base_config) -> No
     if not value:
         return  # blank is the same as unset
     if key == "kimi-k3:sshBastion":  # normalised to user@host:port when read
-        from components.ctyun_hcc.target import parse_bastion
+        from components.ctyun_hcc.serve_config import parse_bastion
         value = parse_bastion(key, value)
     if key.startswith("kimi-k3:ssh") and key != "kimi-k3:sshHostKey" and not any(
             value == x or value in x.split("@")[:1] + x.rsplit(":", 1)[:1] for x in values):

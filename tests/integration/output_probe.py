@@ -11,7 +11,7 @@ import sys
 import pulumi
 from pulumi.dynamic import CreateResult, ResourceProvider
 
-from components.progress import ProgressLog
+from components.progress.record import ProgressLog
 
 
 class OutputProbe(ResourceProvider):

@@ -19,7 +19,7 @@ import pytest
 
 from components.inference.launch import Runtime, launch
 from components.inference.planner import PlanRequest, plan
-from components.inference.render_slurm import API_GUARD_FILE, SlurmLayout, api_guard_files, render_all
+from components.ctyun_hcc.scripts import API_GUARD_FILE, SlurmLayout, api_guard_files, render_all
 from components.ctyun_hcc.service import fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from components import cli
+from components.cli import main as cli
 from components.accept import AcceptConfig, accept, wait_ready
 from tests.doubles.vllm_openai import FAULTS, DoubleConfig, VllmOpenAIDouble
 

@@ -98,7 +98,7 @@ def test_load_off_keeps_the_functional_checks_and_a_new_size_gates_again(provide
 
 
 def test_the_program_sizes_the_gate_from_the_plan():
-    from components.mockrun import run_program
+    from components.offline.runner import run_program
 
     run = run_program("aws-eks", {"kimi-k3:capacityReservationId": "cr-0123456789abcdef0"})
     gate = [r for r in run.resources if r["type"] == "pulumi-python:dynamic/aws:EndpointReadiness"]

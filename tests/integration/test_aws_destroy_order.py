@@ -1,5 +1,5 @@
 """`pulumi destroy` order on aws-eks, from the dependency graph the real program registers under
-the mock engine (components/mockrun.py records each resource's dependencies and parent).
+the mock engine (components/offline/runner.py records each resource's dependencies and parent).
 
 Pulumi deletes a resource before everything it depends on, and a child before its parent. So the
 leftover check (LeftoverCheck: load balancers, ENIs, volumes, security groups still tagged for the
@@ -11,7 +11,7 @@ from typing import Dict, Set
 
 import pytest
 
-from components.mockrun import run_program
+from components.offline.runner import run_program
 
 CR = "cr-0123456789abcdef0"
 CHECK = "kimi-k3-leftovers"

@@ -14,8 +14,8 @@ import pytest
 from components.aws_eks import gate_budget as gb
 from components.aws_eks import readiness as rd
 from components.aws_eks.weights import render as wr
-from components.mockrun import run_program
-from components.progress import ProgressLog
+from components.offline.runner import run_program
+from components.progress.record import ProgressLog
 
 PURCHASE = {"kimi-k3:maxUpfrontFeeUsd": "90000", "kimi-k3:apiAccessCidrs": "203.0.113.10/32"}
 GATE = "pulumi-python:dynamic/aws:EndpointReadiness"
@@ -144,7 +144,7 @@ def test_a_refresh_long_after_the_block_started_still_allows_the_rest_of_the_fil
     is still filling needs at least the rest of the fill and vLLM's start, from now."""
     from datetime import datetime, timezone
 
-    from components.progress import read_records
+    from components.progress.record import read_records
     from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble
     from tests.unit.test_aws_readiness import FakeCluster, pod, props as gate_props
 

@@ -11,7 +11,7 @@ import json
 import pulumi
 import pytest
 
-from components.mockrun import SECRET, run_program
+from components.offline.runner import SECRET, run_program
 
 CR = "cr-0123456789abcdef0"
 BASE = {"kimi-k3:capacityReservationId": CR, "kimi-k3:apiAccessCidrs": "198.51.100.7/32"}

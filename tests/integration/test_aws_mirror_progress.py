@@ -13,11 +13,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from components import progress
+from components.progress import record as progress
 from components.aws_eks import readiness as rd
 from components.aws_eks.weights.watch import MirrorWatch, read_state
-from components.cli import main
-from components.progress import ProgressLog, read_records
+from components.cli.main import main
+from components.progress.record import ProgressLog, read_records
 from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble
 from tests.unit.test_aws_readiness import FakeCluster, pod, props
 

@@ -7,8 +7,8 @@ user's own still plan, and the only Namespace declared is that one.
 
 import pytest
 
-from components.cli import main
-from components.mockrun import run_program
+from components.cli.main import main
+from components.offline.runner import run_program
 
 CR = "cr-0123456789abcdef0"
 BASE = {"kimi-k3:capacityReservationId": CR, "kimi-k3:apiAccessCidrs": "203.0.113.10/32"}

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from components.aws_eks import mock_outputs as mo
-from components.mockrun import SECRET, run_program
+from components.offline.runner import SECRET, run_program
 
 CR = "cr-0123456789abcdef0"
 

@@ -20,8 +20,8 @@ import yaml
 
 from components.aws_eks import addons
 from components.inference.catalog import DEFAULT_SHAPE_FOR_ACCELERATOR, NODE_SHAPES
-from components.mockrun import run_program
-from components.settings import TARGET_ACCELERATORS
+from components.offline.runner import run_program
+from components.config.shared import TARGET_ACCELERATORS
 from tests.contracts.kubernetes.charts import advertised, daemonset_pod_spec
 from tests.contracts.kubernetes.eks_nodes import efa_interfaces, node_from_node_group
 from tests.contracts.kubernetes.helm_values import coalesce

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from components.aws_eks.weights import notice
-from components.mockrun import run_program
+from components.offline.runner import run_program
 
 CR = "cr-0123456789abcdef0"
 BASE = {"kimi-k3:capacityReservationId": CR, "kimi-k3:apiAccessCidrs": "203.0.113.10/32"}
@@ -220,7 +220,7 @@ def test_streaming_reads_the_mirror_directly():
 ])
 def test_bad_weights_settings_stop_before_anything_is_created(extra, key):
     from components.inference.errors import ConfigError
-    from components.settings import parse_settings
+    from components.config.shared import parse_settings
     from components.aws_eks import config
 
     raw = {"target": "aws-eks", **{k.split(":", 1)[1]: v for k, v in {**BASE, **extra}.items()}}

@@ -23,7 +23,7 @@ from components.ctyun_hcc.bootstrap import (
 )
 from components.ctyun_hcc.slurm_jobs import JobFailed
 from components.ctyun_hcc.ssh import CommandFailed, HostKeyChanged
-from components.inference.render_slurm import render_bcast_sh, render_mount_nvme_sh
+from components.ctyun_hcc.scripts import render_bcast_sh, render_mount_nvme_sh
 from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
     clear_faults,
     default_plan_spec,

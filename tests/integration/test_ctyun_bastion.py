@@ -19,7 +19,7 @@ import pytest
 from components.ctyun_hcc.bootstrap import HostKeyPinProvider
 from components.ctyun_hcc.service import SlurmServiceProvider
 from components.ctyun_hcc.ssh import SshError, fingerprint
-from components.ctyun_hcc.target import bastion_login_key, parse_serve_config
+from components.ctyun_hcc.serve_config import bastion_login_key, parse_serve_config
 from components.inference.errors import ConfigError
 from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
     host_key,

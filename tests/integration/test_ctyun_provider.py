@@ -22,7 +22,7 @@ from components.ctyun_hcc.cluster_order import HccClusterOrderProvider
 from components.ctyun_hcc.cluster_provider import HccClusterProvider
 from components.ctyun_hcc.network_provider import HccNetworkProvider
 from components.ctyun_hcc.sg_provider import GroupProblem, HccSecurityGroupProvider
-from components.progress import read_records
+from components.progress.record import read_records
 from tests.emulators.ctyun.catalog import SPEC_910C
 from tests.emulators.ctyun.state import AZ2, DEFAULT_SG, REGION, SUBNET, VPC
 from tests.integration.ctyun_fixtures import PASSWORD, Stack, clean, emu, emulator  # noqa: F401

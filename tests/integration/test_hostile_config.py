@@ -117,7 +117,7 @@ def test_every_value_is_refused_or_inert(sandbox, stack, key, valid, extra, secr
 
 def test_the_harness_sees_an_injection(sandbox, monkeypatch):
     """The oracle can fail: with the quoting switched off, a payload runs and is counted."""
-    from components.inference import render_slurm
+    from components.ctyun_hcc import scripts as render_slurm
     monkeypatch.setattr(render_slurm, "q", lambda v: str(v))  # the pre-issue-10 habit
     monkeypatch.setattr("components.inference.grammar.SERVED_MODEL_NAME",
                         __import__("re").compile(r"^\S+$"))

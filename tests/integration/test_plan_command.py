@@ -2,7 +2,7 @@
 list is one line on stderr and exit 2; output is replaced per stack only when complete; a
 multi-stack run names the stack that failed; public openings are warned about.
 
-Runs the CLI in-process (`components.cli.main`), as `python -m components plan` does.
+Runs the CLI in-process (`components.cli.main.main`), as `python -m components plan` does.
 """
 
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from components.cli import main
+from components.cli.main import main
 
 SECRET = "sk-live-very-secret-42"
 
@@ -107,8 +107,8 @@ def test_output_is_replaced_whole_per_stack(capsys, tmp_path):
 
 
 def test_a_failed_write_keeps_the_previous_plan(capsys, tmp_path, monkeypatch):
-    from components.commands import plan as plan_cmd
-    from components.mockrun import run_program
+    from components.cli import plan as plan_cmd
+    from components.offline.runner import run_program
 
     out = tmp_path / "o"
     assert plan(capsys, "--stack", "ctyun-hcc", "--out", str(out))[0] == 0

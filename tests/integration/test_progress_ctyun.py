@@ -15,10 +15,10 @@ import pytest
 from components.ctyun_hcc.bootstrap import BroadcastProvider, ModelWeightsProvider
 from components.ctyun_hcc.service import SlurmServiceProvider
 from components.ctyun_hcc.ssh import CommandFailed
-from components.inference.render_slurm import render_bcast_sh
-from components.progress import read_records
-from components.progress_plan import planned_waits
-from components.progress_view import latest_run, plain, summarize, view_lines
+from components.ctyun_hcc.scripts import render_bcast_sh
+from components.progress.record import read_records
+from components.progress.plan import planned_waits
+from components.progress.view import latest_run, plain, summarize, view_lines
 from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
     API_KEY,
     HF_TOKEN,

@@ -1,6 +1,6 @@
 """The program's side of progress under the mock engine: the hint reaches the output, no file."""
 
-from components.mockrun import run_program
+from components.offline.runner import run_program
 
 
 def test_the_program_says_how_to_follow_progress_and_writes_nothing_offline(tmp_path, monkeypatch):

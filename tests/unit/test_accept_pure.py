@@ -221,7 +221,7 @@ def test_load_size_follows_the_plan():
 
 
 def test_settings_carry_accept_load():
-    from components.settings import parse_settings
+    from components.config.shared import parse_settings
 
     assert parse_settings({"target": "aws-eks"}, "s").accept_load == "auto"
     assert parse_settings({"target": "aws-eks", "acceptLoad": "off"}, "s").accept_load == "off"

@@ -18,7 +18,7 @@ from components.inference import render_k8s as rk
 from components.inference.kk3_api_guard import ApiKeyGuard
 from components.inference.launch import LaunchSpec, Runtime, launch
 from components.inference.planner import PlanRequest, plan
-from components.inference.render_slurm import API_GUARD_FILE, SlurmLayout, api_guard_files, render_all
+from components.ctyun_hcc.scripts import API_GUARD_FILE, SlurmLayout, api_guard_files, render_all
 
 KEY = "unit-key-93be"
 

@@ -4,7 +4,7 @@ import pytest
 
 from components.aws_eks import config as c
 from components.inference.errors import ConfigError
-from components.settings import parse_settings
+from components.config.shared import parse_settings
 
 BASE = {"target": "aws-eks"}
 

@@ -9,7 +9,7 @@ import pytest
 
 from components.aws_eks import config as c
 from components.inference.errors import ConfigError
-from components.settings import parse_settings
+from components.config.shared import parse_settings
 
 V = "vpc-0123456789abcdef0"
 S1, S2 = "subnet-0123456789abcdef0", "subnet-0123456789abcdef1"

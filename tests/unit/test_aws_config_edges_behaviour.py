@@ -13,7 +13,7 @@ import pytest
 
 from components.aws_eks import config as c
 from components.inference.errors import ConfigError
-from components.settings import parse_settings
+from components.config.shared import parse_settings
 
 FIX = "use a namespace of the stack's own, such as kimi-k3 (the default): unset kimi-k3:namespace"
 TAIL = "; the stack would declare it as its own and delete it on destroy; " + FIX

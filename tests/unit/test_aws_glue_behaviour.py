@@ -23,7 +23,7 @@ from components.inference.catalog import MODELS, NODE_SHAPES
 from components.inference.launch import launch
 from components.inference.planner import PlanRequest, plan
 from components.inference import render_k8s as rk
-from components.settings import parse_settings
+from components.config.shared import parse_settings
 
 #: the EKS API's taint effects and their Kubernetes names (EKS Taint.effect, API reference)
 EKS_EFFECT = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}

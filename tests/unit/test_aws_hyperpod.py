@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.mockrun import SECRET, run_program
+from components.offline.runner import SECRET, run_program
 
 FACTS = yaml.safe_load((Path(__file__).resolve().parents[1] / "contracts" / "hyperpod" / "iec_facts.yaml").read_text())
 HP = {"kimi-k3:serving": "hyperpod", "kimi-k3:hyperpodClusterName": "hp-eks"}

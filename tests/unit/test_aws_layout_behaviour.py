@@ -19,7 +19,7 @@ from components.inference import render_k8s as rk
 from components.inference.catalog import MODELS
 from components.inference.launch import launch
 from components.inference.planner import plan
-from components.settings import parse_settings
+from components.config.shared import parse_settings
 
 
 def _settings(**kw):

@@ -9,7 +9,7 @@ our Service selects exactly the leaders (the pods that answer HTTP).
 import pytest
 
 from components.inference import render_k8s as rk
-from components.mockrun import run_program
+from components.offline.runner import run_program
 from tests.contracts.kubernetes import lws as lwsmodel
 
 CR = "cr-0123456789abcdef0"

@@ -20,7 +20,7 @@ import pytest
 from components.aws_eks import kube_api
 from components.aws_eks import readiness as rd
 from components.aws_eks.port_forward import PortForward, ws_url
-from components.progress import ProgressLog, read_records
+from components.progress.record import ProgressLog, read_records
 from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble
 
 SELECTOR = {"app.kubernetes.io/name": "kimi-k3", "app.kubernetes.io/instance": "kimi-k3"}

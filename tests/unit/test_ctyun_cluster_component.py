@@ -11,7 +11,7 @@ import pytest
 
 from components.ctyun_hcc.config import parse_hcc_config
 from components.ctyun_hcc.mock_outputs import MOCK_OUTPUTS
-from components.settings import parse_settings
+from components.config.shared import parse_settings
 
 
 @pytest.fixture(autouse=True)

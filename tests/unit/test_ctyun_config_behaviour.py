@@ -5,7 +5,7 @@ import pytest
 
 from components.ctyun_hcc import config as cfg
 from components.inference.errors import ConfigError
-from components.settings import parse_settings
+from components.config.shared import parse_settings
 
 BASE = {"regionId": "bb9fdb42056f11eda1610242ac110002",
         "azName": "cn-huadong1-jsnj1A-public-ctcloud", "vpcId": "vpc-1", "subnetId": "subnet-1"}

@@ -6,7 +6,7 @@ import pytest
 from components.ctyun_hcc import config as cfg
 from components.ctyun_hcc.api.transport import resolve_endpoint
 from components.inference.errors import ConfigError
-from components.settings import parse_settings
+from components.config.shared import parse_settings
 
 SHARED = parse_settings({"target": "ctyun-hcc", "nodes": "4"}, "ctyun-hcc")
 SECRET = "Pa55-w0rd.x"

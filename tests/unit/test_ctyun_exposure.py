@@ -5,7 +5,7 @@ offline plan warns and records the requirement."""
 import pulumi
 import pytest
 
-from components.mockrun import run_program
+from components.offline.runner import run_program
 
 ACCOUNT = {"ctyun:regionId": "bb9fdb42056f11eda1610242ac110002",
            "ctyun:azName": "cn-huadong1-jsnj1A-public-ctcloud"}

@@ -5,17 +5,13 @@ from pathlib import Path
 import pulumi
 import pytest
 
-from components.ctyun_hcc.target import (
-    HccServeConfig,
-    curl_line,
-    parse_serve_config,
-    slurm_layout,
-)
+from components.ctyun_hcc.serve_config import HccServeConfig, parse_serve_config
+from components.ctyun_hcc.target import curl_line, slurm_layout
 from components.inference.errors import ConfigError
 from components.inference.launch import Runtime, launch
 from components.inference.planner import PlanRequest, plan
-from components.inference.render_slurm import render_all
-from components.mockrun import run_program
+from components.ctyun_hcc.scripts import render_all
+from components.offline.runner import run_program
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "ctyun-hcc"
 CLUSTER_KEYS = {"ctyun:regionId": "cn-jssz1", "ctyun:azName": "az1", "ctyun:vpcId": "vpc-1",
@@ -110,7 +106,7 @@ def test_serve_inputs_carry_rendered_scripts_and_no_plain_secrets(recorded):
 
 
 def test_bastion_key_is_the_bastion_key_else_the_users_key():
-    from components.ctyun_hcc.target import bastion_login_key
+    from components.ctyun_hcc.serve_config import bastion_login_key
     via = parse_serve_config({"sshBastion": "jump@203.0.113.5", "sshPrivateKey": "K"})
     assert bastion_login_key(via, "USER-KEY", "BASTION-KEY") == "BASTION-KEY"
     assert bastion_login_key(via, "USER-KEY", None) == "USER-KEY"
@@ -137,7 +133,7 @@ def test_every_ssh_step_gets_the_bastion_key_chosen_once(keys):
 
 def test_ssh_port_equal_to_the_model_port_is_refused_naming_both_keys():
     from components.ctyun_hcc.target import create
-    from components.settings import parse_settings
+    from components.config.shared import parse_settings
     assert parse_serve_config({"sshPort": "2222"}, model_port=11025).ssh_port == 2222
     raw = {"target": "ctyun-hcc", "port": "2222", "sshPort": "2222"}
     with pytest.raises(ConfigError) as err:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from components.inference.errors import ConfigError
-from components.settings import Exposure, exposure_warnings, parse_cidrs, parse_settings
+from components.config.shared import Exposure, exposure_warnings, parse_cidrs, parse_settings
 
 KEY_LINE = ("the endpoint is public and kimi-k3:apiKey is not set: anyone who can reach it can use "
             "the model (pulumi config set --secret kimi-k3:apiKey ...)")

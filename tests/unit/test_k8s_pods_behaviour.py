@@ -30,7 +30,7 @@ from components.aws_eks.weights.plan import plan_request
 from components.inference import render_k8s as rk
 from components.inference.launch import launch
 from components.inference.planner import plan
-from components.settings import parse_settings
+from components.config.shared import parse_settings
 from tests.doubles.k8s_expansion import expand
 
 POD_IP = "10.1.2.3"

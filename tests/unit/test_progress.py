@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from components.progress import ProgressLog, progress_file_for, read_records, scrub
+from components.progress.record import ProgressLog, progress_file_for, read_records, scrub
 
 
 class Clock:
@@ -135,7 +135,7 @@ def test_sparse_lines_reach_stderr_which_pulumi_up_shows(tmp_path, capsys, monke
 
 
 def test_steering_inputs_are_dropped_for_diff():
-    from components.progress import STEERING_INPUTS, without_steering
+    from components.progress.record import STEERING_INPUTS, without_steering
     props = {"progressFile": "/a/b.jsonl", "progressExpect": {}, "port": 11025}
     assert without_steering(props) == {"port": 11025}
     assert STEERING_INPUTS == ("progressFile", "progressExpect")
@@ -180,7 +180,7 @@ def test_a_blocking_wait_still_shows_a_live_writer(tmp_path, monkeypatch):
     """One SSH command that runs for an hour: a heartbeat thread writes while it blocks."""
     import time
 
-    from components import progress
+    from components.progress import record as progress
     monkeypatch.setattr(progress, "HEARTBEAT_S", 0.2)
     path = str(tmp_path / "s.jsonl")
     with ProgressLog(path, echo=False).phase("weights-stage", "cthpc model install") as p:
@@ -195,7 +195,7 @@ def test_a_blocking_wait_still_shows_a_live_writer(tmp_path, monkeypatch):
 
 
 def test_shared_helpers_reach_the_current_phase(tmp_path):
-    from components.progress import current_phase
+    from components.progress.record import current_phase
     path = str(tmp_path / "s.jsonl")
     current_phase().update("outside any phase: recorded nowhere", force=True)
     with ProgressLog(path, echo=False, clock=Clock()).phase("bootstrap-nvme-mount", "mounts"):
@@ -209,7 +209,7 @@ def test_shared_helpers_reach_the_current_phase(tmp_path):
 
 
 def test_the_reader_parses_only_what_was_appended_and_restarts_on_a_new_file(tmp_path):
-    from components.progress import RecordReader
+    from components.progress.record import RecordReader
     path = tmp_path / "s.jsonl"
     reader = RecordReader(str(path))
     assert reader.read() == []

@@ -1,8 +1,8 @@
 """The plan's expectations handed to waiting providers (`progressExpect`)."""
 
 from components.inference.planner import WEIGHT_SOURCES, PlanRequest, plan
-from components.progress import ProgressLog, read_records
-from components.progress_plan import planned_waits
+from components.progress.record import ProgressLog, read_records
+from components.progress.plan import planned_waits
 
 
 def test_ctyun_waits_carry_the_plans_figures_and_assumptions():

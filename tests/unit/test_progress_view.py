@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from components.cli import main
-from components.progress import ProgressLog, read_records
-from components.progress_view import latest_run, plain, summarize, view_lines
+from components.cli.main import main
+from components.progress.record import ProgressLog, read_records
+from components.progress.view import latest_run, plain, summarize, view_lines
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "progress" / "status.txt"
 T0 = 1_800_000_000.0
@@ -146,7 +146,7 @@ def test_status_command_once_and_its_exit_codes(tmp_path, capsys, monkeypatch):
 
 
 def test_the_live_view_is_compact_and_fits_the_terminal_keeping_the_newest(tmp_path):
-    from components.progress_view import fit
+    from components.progress.view import fit
     path = str(tmp_path / "s.jsonl")
     clock = write_story(path)
     marker, recs = latest_run(read_records(path))

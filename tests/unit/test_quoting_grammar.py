@@ -6,7 +6,7 @@ import subprocess
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from components.config_keys import aws_provider_keys, check_namespaces, edit_distance
+from components.config.keys import aws_provider_keys, check_namespaces, edit_distance
 from components.inference import grammar
 from components.inference.errors import ConfigError
 from components.inference.quoting import (

@@ -15,7 +15,7 @@ import pytest
 from components.inference.errors import ConfigError
 from components.inference.launch import Runtime, launch
 from components.inference.planner import PlanRequest, plan
-from components.inference.render_slurm import (
+from components.ctyun_hcc.scripts import (
     SCRIPT_NAMES,
     SlurmLayout,
     render_all,

@@ -3,7 +3,7 @@
 import pytest
 
 from components.inference.errors import ConfigError
-from components.settings import parse_settings, reject_unknown
+from components.config.shared import parse_settings, reject_unknown
 
 
 def test_defaults_reproduce_the_seeds():

@@ -1,11 +1,11 @@
 """Shared `kimi-k3:*` settings at their edges: defaults per target, values as given, the
 exposure rule's prefix edges (/8 for IPv4 and /16 for IPv6 are still networks, one bit wider is
-the internet), and the exact refusal line for each bad value (components/settings.py)."""
+the internet), and the exact refusal line for each bad value (components/config/shared.py)."""
 
 import pytest
 
 from components.inference.errors import ConfigError
-from components.settings import SharedSettings, check_exposure, internet_wide, parse_cidrs, parse_settings
+from components.config.shared import SharedSettings, check_exposure, internet_wide, parse_cidrs, parse_settings
 
 T = {"target": "aws-eks"}
 
@@ -151,7 +151,7 @@ def test_integer_hint_for_any_suffix_case():
 
 
 def test_exposure_helpers_take_cidrs_with_host_bits_and_name_the_endpoint():
-    from components.settings import default_exposures, public_cidrs
+    from components.config.shared import default_exposures, public_cidrs
     assert internet_wide(["10.0.0.1/8", "1.2.3.4/6"]) == ("0.0.0.0/6",)
     assert public_cidrs(["10.1.2.3/16", "203.0.113.9/24", "fd00::1/64"]) == ("203.0.113.0/24",)
     s = parse_settings({**T, "allowedCidrs": "203.0.113.0/24", "port": "9000"}, "s")

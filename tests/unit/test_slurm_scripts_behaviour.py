@@ -22,7 +22,7 @@ from components.inference.errors import ConfigError
 from components.inference import grammar
 from components.inference.launch import Runtime, launch
 from components.inference.planner import PlanRequest, plan
-from components.inference.render_slurm import (
+from components.ctyun_hcc.scripts import (
     SlurmLayout,
     render_all,
     render_check_sh,
@@ -496,7 +496,7 @@ def test_bash_parses_every_script(tmp_path, layout, runtime):
 
 # --- smaller pieces: argv lines, secrets, one-node specs, the broadcast job, layout refusals --
 
-from components.inference import render_slurm as rs  # noqa: E402
+from components.ctyun_hcc import scripts as rs  # noqa: E402
 
 
 def _words(text):

@@ -11,7 +11,7 @@ from typing import Optional
 from ...inference.catalog import MODELS
 from ...inference.coldstart import COLD_START_SAFETY, MIRROR_FILL_RATE, mirror_fill_seconds
 from ...inference.planner import PlanRequest
-from ...settings import SharedSettings
+from ...config.shared import SharedSettings
 from . import model
 
 

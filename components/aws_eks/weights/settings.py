@@ -14,7 +14,7 @@ from typing import Mapping, Optional
 
 from ...inference.catalog import MODELS
 from ...inference.errors import ConfigError
-from ...settings import SharedSettings
+from ...config.shared import SharedSettings
 from . import s3uri
 
 SOURCES = ("hub", "s3", "mirror")

@@ -96,7 +96,7 @@ class MirrorWatch:
     `with MirrorWatch(log, read, where, rate_gb_per_s):` reads the bucket every `poll_s` in a
     thread and updates the phase with the bytes copied (the status bar's fraction) and what is
     left at the plan's fill rate; the phase's expectation is the plan's fill figure
-    (`progressExpect`, components/progress_plan.py). It is done when the mirror is complete; if
+    (`progressExpect`, components/progress/plan.py). It is done when the mirror is complete; if
     the wait ends first (a node staged from the hub and served, or the gate gave up), it is
     closed saying that `pulumi up` stopped watching, and how far the mirror was.
     """

@@ -1,7 +1,7 @@
 """Waiting on CTyun: job polling and "until this is true" loops, each with a deadline.
 
 Every wait says what it waits for, records progress through the progress API
-(components/progress.py: a phase per wait, an update per poll) and, when the deadline passes,
+(components/progress/record.py: a phase per wait, an update per poll) and, when the deadline passes,
 fails with a message that says what was last seen and how to resume. Clock and sleep are
 injectable so the logic is tested without waiting.
 """

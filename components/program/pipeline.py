@@ -10,11 +10,11 @@ import importlib
 import json
 from typing import Dict, List, Tuple
 
-from .inference.catalog import MODELS
-from .inference.launch import LaunchSpec, Runtime, launch
-from .inference.planner import Plan, plan
-from .settings import SharedSettings
-from .targets import REGISTRY
+from ..inference.catalog import MODELS
+from ..inference.launch import LaunchSpec, Runtime, launch
+from ..inference.planner import Plan, plan
+from ..config.shared import SharedSettings
+from .registry import REGISTRY
 
 NAMESPACE = "kimi-k3"
 

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List
 
-from ..mockrun import ProgramRun, StackNotFound, run_program
+from ..offline.runner import ProgramRun, StackNotFound, run_program
 
 EXIT_BAD_INPUT = 2
 DEFAULT_STACKS = ("ctyun-hcc", "aws-eks")

@@ -21,11 +21,11 @@ import re
 from dataclasses import dataclass
 from typing import List, Mapping, Sequence, Tuple
 
-from . import api_guard as guard
-from . import grammar
-from .launch import PLACEHOLDERS, LaunchSpec, RoleSpec
-from .planner import Plan
-from .quoting import ere_literal, json_text, shell_word as q
+from ..inference import api_guard as guard
+from ..inference import grammar
+from ..inference.launch import PLACEHOLDERS, LaunchSpec, RoleSpec
+from ..inference.planner import Plan
+from ..inference.quoting import ere_literal, json_text, shell_word as q
 
 #: placeholder name -> shell variable that node.sh sets
 SHELL_VARS: Mapping[str, str] = {

@@ -15,18 +15,18 @@ import re
 from dataclasses import dataclass, field
 from typing import List, Mapping, Optional, Sequence, Tuple
 
-from .inference.catalog import (
+from ..inference.catalog import (
     ACCELERATORS,
     DEFAULT_IMAGE_FOR_PLATFORM,
     DEFAULT_SHAPE_FOR_ACCELERATOR,
     IMAGES,
     MODELS,
 )
-from . import config_keys
-from .accept.sizing import parse_accept_load
-from .inference import grammar
-from .inference.errors import ConfigError
-from .inference.planner import PlanRequest
+from . import keys as config_keys
+from ..accept.sizing import parse_accept_load
+from ..inference import grammar
+from ..inference.errors import ConfigError
+from ..inference.planner import PlanRequest
 
 TARGETS = ("ctyun-hcc", "aws-eks")
 #: accelerators each target offers

@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import FrozenSet, Iterable, Optional, Sequence
 
-from .inference.errors import NOT_SHOWN, ConfigError
+from ..inference.errors import NOT_SHOWN, ConfigError
 
 OURS = ("kimi-k3", "ctyun")
 #: namespaces of other Pulumi packages that are near ours or aws's by spelling, yet legitimate

@@ -10,8 +10,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .inference.target import InferenceTarget
-from .settings import SharedSettings
+from .contract import InferenceTarget
+from ..config.shared import SharedSettings
 
 REGISTRY = {
     "ctyun-hcc": "components.ctyun_hcc.target",

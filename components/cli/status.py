@@ -1,6 +1,6 @@
 """`python -m components status --stack STACK [--once]`: follow the long waits of `pulumi up`.
 
-Reads the stack's progress file (components/progress.py; written by the providers while
+Reads the stack's progress file (components/progress/record.py; written by the providers while
 `pulumi up` runs, in `.kimi-k3/progress/` of the project directory) and shows each phase of
 the latest run with a bar against the plan's expectation, elapsed and remaining time, and the
 last thing seen. Live (redrawn every `--interval` seconds, Ctrl-C to leave) on a terminal;
@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..progress import RecordReader, progress_file_for
-from ..progress_view import fit, latest_run, plain, summarize, view_lines
+from ..progress.record import RecordReader, progress_file_for
+from ..progress.view import fit, latest_run, plain, summarize, view_lines
 
 EXIT_FAILED_PHASE = 1
 EXIT_BAD_INPUT = 2

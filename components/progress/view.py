@@ -1,7 +1,7 @@
 """What a progress file says now, as a person reads it: one block per phase with a bar.
 
-Pure: records in (components/progress.py), a view model and styled lines out; the `status`
-command (components/commands/status.py) draws them with rich, live or once. The bar fills with
+Pure: records in (components/progress/record.py), a view model and styled lines out; the `status`
+command (components/cli/status.py) draws them with rich, live or once. The bar fills with
 the waiter's own measure when it reports one (`fraction`), else with elapsed / the plan's
 expectation; past the expectation it stays full and the percentage goes above 100.
 
@@ -18,7 +18,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .progress import HEARTBEAT_S, SLOW_FACTOR, fmt_duration
+from .record import HEARTBEAT_S, SLOW_FACTOR, fmt_duration
 
 QUIET_AFTER_S = 3 * HEARTBEAT_S
 BAR_WIDTH = 20

@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 import yaml
 
 PROJECT = "kimi-k3"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 SECRET = "[secret]"
 _SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 _SIG = "4dabf18193072939515e22adb298388d"
@@ -158,7 +158,7 @@ def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
     from pulumi.runtime.sync_await import _sync_await
     from google.protobuf import json_format
 
-    from .inference.component import K3Inference
+    from ..inference.component import K3Inference
 
     run = ProgramRun(stack=stack, config=dict(config))
     extra = _mock_outputs()

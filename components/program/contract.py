@@ -4,7 +4,7 @@ A target (CTyun HCC, AWS EKS, ...) is one folder under `components/`. It impleme
 `InferenceTarget`: it says which hardware it offers, renders the files that run the launch spec
 on that hardware (pure, so the offline plan command can write them), and creates the Pulumi
 resources that serve it. `K3Inference` only talks to this interface; the registry in
-`components/targets.py` maps a stack to its target class.
+`components/program/registry.py` maps a stack to its target class.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from .launch import LaunchSpec
-from .planner import Plan
+from ..inference.launch import LaunchSpec
+from ..inference.planner import Plan
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,14 @@ from typing import Any, Dict, Optional
 
 import pulumi
 
-from .progress import EXPECT_INPUT, PROGRESS_INPUT, ProgressLog, follow_hint, progress_file_for
+from .record import EXPECT_INPUT, PROGRESS_INPUT, ProgressLog, follow_hint, progress_file_for
 
 
 def progress_inputs(plan: Optional[Any] = None) -> Dict[str, Any]:
     """`{"progressFile": ..., "progressExpect": ...}` for a dynamic resource's inputs."""
     out: Dict[str, Any] = {PROGRESS_INPUT: progress_file_for(pulumi.get_stack())}
     if plan is not None:
-        from .progress_plan import planned_waits
+        from .plan import planned_waits
 
         out[EXPECT_INPUT] = planned_waits(plan)
     return out

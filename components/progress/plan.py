@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from .inference.planner import Plan
+from ..inference.planner import Plan
 
 #: the planner's cold-start phases (components/inference/coldstart.py) making up `vllm-start`
 ENGINE_PHASES = ("load", "compile", "graphs")

@@ -1,6 +1,6 @@
 """`python -m components COMMAND ...`: the project's command line.
 
-Each subcommand lives in its own module (`components/commands/<name>.py` or a package of its
+Each subcommand lives in its own module (`components/cli/<name>.py` or a package of its
 own) exposing `register(subparsers)`, which adds its parser and sets `func(args) -> exit code`.
 COMMANDS is the explicit registry; a module is imported only to register its parser.
 """
@@ -13,9 +13,9 @@ from typing import List, Optional
 
 #: subcommand modules, in the order `--help` lists them
 COMMANDS = (
-    "components.commands.plan",
-    "components.commands.status",
-    "components.commands.accept",
+    "components.cli.plan",
+    "components.cli.status",
+    "components.cli.accept",
 )
 
 
