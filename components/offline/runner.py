@@ -94,6 +94,34 @@ def _name_of(urn: str) -> Optional[str]:
     return urn.rsplit("::", 1)[-1] if urn else None
 
 
+#: the type of the stack's root resource, which the engine leaves out of its children's URNs
+ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+def engine_urn(stack: str, project: str, parent_urn: str, type_: str, name: str) -> str:
+    """The URN the Pulumi engine gives a resource: the parent's whole type chain (the stack's
+    own type left out), then its type and name. Pulumi's mock monitor keeps only the parent's
+    last type; this is the engine's rule (NewURN in sdk/go/common/resource/urn.go,
+    https://github.com/pulumi/pulumi/blob/1a16857a44f16e46a9dce29f184c511062a70f80/sdk/go/common/resource/urn.go),
+    so state keys and aliases can be checked offline as a real `pulumi up` computes them."""
+    chain = type_
+    if parent_urn:
+        parent_chain = parent_urn.split("::")[2]
+        if parent_chain != ROOT_STACK_TYPE:
+            chain = f"{parent_chain}${type_}"
+    return f"urn:pulumi:{stack}::{project}::{chain}::{name}"
+
+
+def _alias(alias) -> Dict[str, Any]:
+    """One alias as the SDK sent it: {"urn": ...} or the spec's fields (pulumi 3.272 sends specs
+    to a monitor that supports them, as the mock monitor does: runtime/resource.py prepare_aliases)."""
+    if alias.urn:
+        return {"urn": alias.urn}
+    s = alias.spec
+    return {"name": s.name, "type": s.type, "stack": s.stack, "project": s.project,
+            "parentUrn": s.parentUrn, "noParent": bool(s.noParent)}
+
+
 def _mock_outputs() -> Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]]:
     table: Dict[str, Callable] = {}
     for mod in MOCK_OUTPUT_MODULES:
@@ -177,7 +205,11 @@ def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
             return {}
 
     class RecordingMonitor(pmocks.MockMonitor):
+        def make_urn(self, parent: str, type_: str, name: str) -> str:
+            return engine_urn(pulumi.get_stack(), PROJECT, parent, type_, name)
+
         def RegisterResource(self, request):
+            response = super().RegisterResource(request)
             if request.type != "pulumi:pulumi:Stack":
                 inputs = _strip_secrets(json_format.MessageToDict(request.object))
                 inputs.pop("__provider", None)
@@ -189,8 +221,12 @@ def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
                     "inputs": inputs,
                     # names of the resources it depends on (destroy deletes it before them)
                     "dependencies": sorted({_name_of(u) for u in request.dependencies}),
+                    # what the engine keys its state by, and the aliases as the SDK sent them
+                    "urn": response.urn,
+                    "parent_urn": request.parent,
+                    "aliases": [_alias(a) for a in request.aliases],
                 })
-            return super().RegisterResource(request)
+            return response
 
     asyncio.set_event_loop(asyncio.new_event_loop())
     mocks = Mocks()
