@@ -1,6 +1,6 @@
 """Which cluster type, roles, specifications and images to order, found by listing.
 
-The catalog APIs take `azName` and group specifications and images per role (reference 2.3-
+The catalog APIs take `azName` and group specifications and images per role (CTyun contract 2.3-
 2.5); they carry no NPU field, and the Ascend 910C bare-metal specification names are not
 public. So the choice is: what the config names (`ctyun:specification`, `ctyun:image`, ... by
 name or UUID), else the only candidate; anything else is a clear error listing what the AZ

@@ -1,7 +1,7 @@
 """The E-HPC cluster lifecycle steps the providers are built from: wait, find, resize, delete.
 
 Each step is one thing a person would do in CTyun's console, made safe to repeat with what the
-documentation settles (reference sections 2.7-2.13):
+documentation settles (CTyun contract 2.7-2.13):
 
 - no E-HPC order carries an idempotency token, so an expand or shrink whose answer was lost is
   never re-sent: the step watches the node listing until it proves the order was taken (new
@@ -29,7 +29,7 @@ from .catalog import Resolved
 
 log = logging.getLogger("kimi_k3.ctyun")
 
-#: a refusal that means "not now" (documented: Openapi.Order.Inprogress, reference 1.4; a busy
+#: a refusal that means "not now" (documented: Openapi.Order.Inprogress, CTyun contract 1.4; a busy
 #: cluster's code is not documented): the order was refused, not run, so sending it again later
 #: is safe
 NOT_NOW = re.compile(r"in.?progress|busy|processing|正在|进行中", re.I)
@@ -51,7 +51,7 @@ class Ctx:
     waiter: Waiter
     progress: ProgressLog
     #: after an order's answer is lost, how long the listing may take to prove it was taken
-    #: (reference 6.4: when E-HPC lists what an order makes is not documented)
+    #: (CTyun contract 6.4: when E-HPC lists what an order makes is not documented)
     lost_wait_s: float = 900.0
 
     def lost_deadline(self, deadline: float) -> float:
@@ -337,8 +337,8 @@ def _prove_released(ctx: Ctx, c: Cluster, kept: Optional[KeptNode], deadline: fl
     """After delete-cluster: was the node shrink refused to remove released with it? Only
     hpc/list-nodes (with the node's UUID) can be asked; it either still shows the node (not
     released) or, the cluster gone, shows or answers nothing. No documented API lists a server
-    outside its cluster (delete-cluster's effect on ordered servers: reference open question
-    3), so nothing can prove the release: the destroy fails naming the node and what to check,
+    outside its cluster (delete-cluster's effect on ordered servers: CTyun contract
+    6.3), so nothing can prove the release: the destroy fails naming the node and what to check,
     rather than pass with a server that may still be billed."""
     if kept is None:
         return
@@ -382,7 +382,7 @@ def _deletion_started(ctx: Ctx, c: Cluster, deadline: float, setting: str, p) ->
 def _remove_compute(ctx: Ctx, c: Cluster, deadline: float, setting: str,
                     p) -> Optional[KeptNode]:
     """Shrink every compute node away, 10 per call. If E-HPC refuses to remove the last one
-    (undocumented: reference 6.8), one is left to delete-cluster and returned: teardown then
+    (undocumented: CTyun contract 6.8), one is left to delete-cluster and returned: teardown then
     checks, after the delete, whether anything proves it was released."""
     kept: Optional[KeptNode] = None
     for _ in range(200):

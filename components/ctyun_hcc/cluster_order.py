@@ -23,7 +23,7 @@ recorded, never by a name match, and never orders twice.
    the UUID when the listing right after shows it: the listing before had no such cluster, so
    it is this order's). `HccCluster` then looks for it by name inside that VPC for the whole
    `createTimeoutS`, on this and every later `pulumi up`; create-cluster is never sent again on
-   its own (reference 6.4: whether a cluster is listed before its job ends is not documented).
+   its own (CTyun contract 6.4: whether a cluster is listed before its job ends is not documented).
    The way out is explicit: `ctyun:adoptClusterUuid` (checked against name and VPC, `update`),
    or clearing the record on purpose (`pulumi up --replace <URN of this order>`).
 
@@ -248,7 +248,7 @@ class HccClusterOrderProvider(ResourceProvider):
 
     @staticmethod
     def _delegate(ehpc, deadline) -> None:
-        """create-delegate before the first order (reference 2.1). Whether a second call is
+        """create-delegate before the first order (CTyun contract 2.1). Whether a second call is
         refused is undocumented: a refusal that says the delegation exists is fine; any other
         stops here, before anything is ordered."""
         try:

@@ -5,7 +5,7 @@ recorded (job, name, VPC, UUID when already known) and:
 
 - `create` waits for the order's job and for the cluster to be listed `available` (progress
   phase `ehpc-order`), checks that the cluster sits behind the security group this stack made
-  (reference open question 5: it stops loudly if E-HPC reports another), then brings the compute
+  (CTyun contract 6.5: it stops loudly if E-HPC reports another), then brings the compute
   nodes to `computeNodeCount`. If the job fails, whatever it left is deleted before the error;
   the next `pulumi up` replaces the order. Interrupted, the next `pulumi up` resumes waiting on
   the recorded order: nothing is ordered twice;
@@ -176,7 +176,7 @@ class HccClusterProvider(ResourceProvider):
 
     @staticmethod
     def _check_group(p: Dict[str, Any], c: Cluster) -> None:
-        """Reference open question 5: the code assumes E-HPC uses the existing group named in
+        """CTyun contract 6.5: the code assumes E-HPC uses the existing group named in
         create-cluster. If it reports another, kimi-k3's rules are not in front of the
         cluster: say so loudly rather than bootstrap behind an unknown group."""
         expected = p["securityGroupID"]

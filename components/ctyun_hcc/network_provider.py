@@ -169,7 +169,7 @@ class HccNetworkProvider(ResourceProvider):
 
 def _until_deleted(delete, gone, what: str, deadline: float, poll_s: float) -> None:
     """Delete, repeating while CTyun refuses (it may still count the object in use: the codes
-    for that are undocumented, reference 6.11), until it is no longer listed."""
+    for that are undocumented, CTyun contract 6.11), until it is no longer listed."""
     started = time.monotonic()
     last = ""
     while True:

@@ -315,7 +315,7 @@ class HccSecurityGroupProvider(ResourceProvider):
                 last = "still listed after delete"
             except ApiError as e:
                 # still used by the cluster's servers while E-HPC releases them (the code for
-                # "in use" is undocumented, reference 6.11): wait and repeat
+                # "in use" is undocumented, CTyun contract 6.11): wait and repeat
                 last = f"{e.code}: {e.message}"
             if time.monotonic() >= deadline:
                 raise DeadlineExceeded(f"security group {id_} to be deleted",

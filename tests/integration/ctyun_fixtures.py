@@ -1,6 +1,6 @@
 """Shared pieces of the CTyun integration tests: the emulator fixture and standard inputs.
 
-The emulator (tests/emulators/ctyun, rebuilt from the reference by its own owner) runs as a
+The emulator (tests/emulators/ctyun, built from tests/contracts/ctyun, never from the client) runs as a
 separate process for the module; each test gets it reset, with this process's CTYUN_* pointing
 at it. `stack(...)` is a fresh `ctyun_stack.Stack` (the engine's view of the resource chain).
 """

@@ -1,8 +1,8 @@
 """The CTyun emulator itself, over HTTP: gateway, envelopes, documented shapes, pagination,
 strict refusals, jobs, the cluster lifecycle, VPC rules, faults and settings.
 
-The emulator is built from shared/reference/ctyun-openapi.md; these tests hold it to that
-reference (through tests/contracts/ctyun) and replay the documented example answers: what the
+The emulator is built from the CTyun contract (tests/contracts/ctyun); these tests hold it to
+that contract and replay the documented example answers: what the
 emulator answers must have the same shape as CTyun's own examples.
 """
 

@@ -30,7 +30,7 @@ def test_fault_then_retry_converges_without_duplicates_leaks_or_foreign_calls(em
     if fault in ("fail_job", "slow_job") and op != "delete":
         assert len(r["errors"]) == 1  # one clear error, then the re-run converges
     if op == "delete":
-        assert len(r["errors"]) <= 1  # delete-cluster has no job (reference 2.13)
+        assert len(r["errors"]) <= 1  # delete-cluster has no job (CTyun contract 2.13)
 
 
 NETWORK_PATHS = ("/v4/vpc/create", "/v4/vpc/create-subnet", "/v4/vpc/create-security-group",

@@ -154,7 +154,7 @@ def test_the_create_answer_is_lost_and_the_new_cluster_is_proven_by_listing(emu)
 
 
 def test_a_lost_answer_whose_cluster_is_listed_only_after_its_job_is_never_ordered_twice(emu):
-    """Reference 6.4: a cluster may be listed only once its create job ends (bare metal takes
+    """CTyun contract 6.4: a cluster may be listed only once its create job ends (bare metal takes
     long). The lost order is recorded; every later `pulumi up` looks for it, none re-orders."""
     emu.settings(list_during_create=False, job_seconds=1.0)
     emu.faults({"path": "/v4/cthpc/hpc/create-cluster", "kind": "lost_response"})

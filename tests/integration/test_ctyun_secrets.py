@@ -4,7 +4,7 @@ a log record or the progress file, when CTyun's answers echo what they were sent
 
 The emulator never echoes a secret (its validator hides `rootPassword`), and its contract is
 not ours to change; so `EchoingGateway` sits in front of it and, for the API paths a test
-names, answers instead in CTyun's documented failure envelope (reference 1.3: HTTP 200,
+names, answers instead in CTyun's documented failure envelope (CTyun contract 1.3: HTTP 200,
 `statusCode` 900, `error`, `message`) a text that repeats the request's body and headers, as
 a careless gateway could. Every other call goes through to the emulator unchanged.
 """

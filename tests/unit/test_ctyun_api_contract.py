@@ -1,5 +1,5 @@
-"""The API layer against the CTyun contract (tests/contracts/ctyun, written from the reference
-by another owner, never from this client):
+"""The API layer against the CTyun contract (tests/contracts/ctyun, written from CTyun's
+documentation and clients by another owner, never from this client):
 
 1. every request the client can build is validated against the documented field tables;
 2. the documented example requests are rebuilt from the typed request classes, field for field;

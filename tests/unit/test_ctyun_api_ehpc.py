@@ -1,6 +1,6 @@
-"""E-HPC requests and strict answers (reference section 2), over the scripted network double.
+"""E-HPC requests and strict answers (CTyun contract 2), over the scripted network double.
 
-The example answers below are the documented examples of the reference (doc ids given); the
+The example answers below are the documented examples of the contract (doc ids given); the
 contract tests replay the full set from tests/contracts/ctyun/.
 """
 

@@ -1,4 +1,4 @@
-"""CTyun's documented input rules (reference 4.2, 4.3)."""
+"""CTyun's documented input rules (CTyun contract 4.2, 4.3)."""
 
 import pytest
 from hypothesis import given

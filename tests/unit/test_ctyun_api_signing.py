@@ -5,7 +5,7 @@ Signature vectors: the HMAC chain was computed with openssl (not Python):
   K2 = printf %s AK   | ... -macopt hexkey:K1;  K3 = printf %s DATE[0:8] | ... hexkey:K2
   sig = printf '%s' STRING_TO_SIGN | ... hexkey:K3 | base64
 Query escaping: Go's net/url `queryEscapeTests` (golang/go src/net/url/url_test.go), the rule
-CTyun's Go clients apply through url.Values.Encode (reference 1.2).
+CTyun's Go clients apply through url.Values.Encode (CTyun contract 1.2).
 """
 
 from datetime import datetime, timezone

@@ -1,4 +1,4 @@
-"""VPC requests and strict answers (reference section 3), over the scripted network double."""
+"""VPC requests and strict answers (CTyun contract 3), over the scripted network double."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""`ctyun:*` keys at their edges (reference 4.x limits): just inside accepted, just outside
+"""`ctyun:*` keys at their edges (CTyun contract 4.4 limits): just inside accepted, just outside
 refused with the exact line a user reads; the root password's 8-30 length at program time."""
 
 import pytest

@@ -1,5 +1,5 @@
 """ctyun:* keys at edges the first behaviour tests left: an empty value means the default, a CIDR
-with host bits is refused (CTyun's VPC API takes a network address: reference 3, create VPC
+with host bits is refused (CTyun's VPC API takes a network address: CTyun contract 3, create VPC
 `CIDR`), and the local RAID choice reaches the server order (doc 23930 `localSystemVolumeRaidUuid`)."""
 
 import pytest

@@ -1,7 +1,8 @@
-"""The CTyun contract (tests/contracts/ctyun): documented examples pass, mutations are refused.
+"""The CTyun contract (tests/contracts/ctyun): documented examples pass, mutations are refused,
+every fact names an upstream source, every `CTyun contract N.N` cited in the repository exists.
 
-The examples come verbatim from shared/reference/ctyun-openapi.md; each mutated request below
-breaks one documented rule and must be refused with a problem naming the field.
+The examples are CTyun's documented ones (examples.py names each source); each mutated request
+below breaks one documented rule and must be refused with a problem naming the field.
 """
 
 from __future__ import annotations
@@ -12,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.contracts.ctyun import (APIS, EXAMPLES, EXAMPLES_BY_ID, example_answers,
-                                   field_count, get_api, validate_call, validate_envelope,
-                                   validate_request, validate_response)
+from tests.contracts.ctyun import (APIS, EXAMPLES, EXAMPLES_BY_ID, envelope_keys,
+                                   example_answers, field_count, get_api, validate_call,
+                                   validate_envelope, validate_request, validate_response)
+from tests.contracts.ctyun.convention import CLIENT_TOKEN, ENVELOPES, ERROR_CODES, HOSTS
+from tests.contracts.ctyun.gaps import CONTRADICTIONS, OPEN_QUESTIONS
+from tests.contracts.ctyun.sections import SECTIONS
+from tests.contracts.ctyun.sources import SOURCES, TAGS, ehpc_doc_url, vpc_doc_url
 
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE_CANDIDATES = [ROOT.parent / "shared" / "reference" / "ctyun-openapi.md",
-                        ROOT.parent.parent / "shared" / "reference" / "ctyun-openapi.md",
-                        Path("/work/shared/reference/ctyun-openapi.md")]
 
 
 def check(example):
@@ -39,13 +41,86 @@ def test_every_documented_example_conforms(example):
     assert check(example) == []
 
 
-def test_examples_are_verbatim_from_the_reference():
-    ref = next((p for p in REFERENCE_CANDIDATES if p.is_file()), None)
-    if ref is None:
-        pytest.skip("shared/reference/ctyun-openapi.md is not beside this checkout")
-    text = re.sub(r"\s+", " ", ref.read_text(encoding="utf-8"))
+TAG = re.compile(r"\[([a-z-]+)\b[^\]]*\]")
+
+
+def _tags(source: str):
+    return TAG.findall(source)
+
+
+def _fields(fields):
+    for f in fields:
+        yield f
+        yield from _fields(f.fields)
+
+
+def test_every_fact_names_a_known_upstream_source():
+    for api in APIS.values():
+        assert _tags(api.source) and set(_tags(api.source)) <= set(TAGS), api.name
+        facts = list(_fields(api.request)) + list(_fields((api.response,) + api.variants))
+        for f in facts:
+            assert set(_tags(f.source)) <= set(TAGS), (api.name, f.name, f.source)
+        for r in api.rules:
+            assert _tags(r.source) and set(_tags(r.source)) <= set(TAGS), (api.name, r.id)
+    for g in CONTRADICTIONS + OPEN_QUESTIONS:
+        assert g.sources and all(set(_tags(s)) <= set(TAGS) and _tags(s) for s in g.sources), g
+    for code, (_, _, source) in ERROR_CODES.items():
+        assert _tags(source) and set(_tags(source)) <= set(TAGS), code
+
+
+def test_every_example_names_its_upstream_source_and_section():
     for e in EXAMPLES:
-        assert re.sub(r"\s+", " ", e.text) in text, e.id
+        assert _tags(e.source) and set(_tags(e.source)) <= set(TAGS), e.id
+        section = re.search(r"contract (\d+(?:\.\d+)?)", e.source)
+        assert section and section.group(1) in SECTIONS, e.id
+
+
+def test_each_source_is_a_url_with_a_commit_or_date():
+    for s in SOURCES.values():
+        assert s.url.startswith("https://") and (s.commit or s.date), s.tag
+        assert not s.commit or re.fullmatch(r"[0-9a-f]{40}", s.commit), s.tag
+    assert ehpc_doc_url("23930").endswith("api=23930&data=106")
+    assert vpc_doc_url("10040800") == "https://www.ctyun.cn/document/10026755/10040800"
+
+
+CITED = re.compile(r"CTyun contract\s+(\d+(?:\.\d+)?)(?:\s*-\s*(\d+(?:\.\d+)?))?")
+SCANNED = ("components", "tests", "docs", "bench", "tools")
+
+
+def _repository_text():
+    for top in SCANNED:
+        for p in sorted((ROOT / top).rglob("*")):
+            if p.suffix in (".py", ".md", ".sh", ".yaml") and p.is_file():
+                yield p, p.read_text(encoding="utf-8")
+    yield ROOT / "README.md", (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_contract_section_cited_in_the_repository_exists():
+    cited = 0
+    for path, text in _repository_text():
+        for m in CITED.finditer(text):
+            for n in filter(None, m.groups()):
+                cited += 1
+                assert n in SECTIONS, f"{path.relative_to(ROOT)}: CTyun contract {n}"
+    assert cited > 50
+
+
+def test_the_open_questions_are_numbered_as_the_docs_table():
+    assert [g.number for g in OPEN_QUESTIONS] == [f"6.{n}" for n in range(1, 14)]
+    doc = (ROOT / "docs" / "ctyun-hcc.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d+) \| ", doc.split("## Open questions", 1)[1], re.M)
+    assert rows == [str(n) for n in range(1, 14)]
+
+
+def test_the_calling_convention_agrees_with_the_api_tables():
+    assert {a.host for a in APIS.values() if a.product == "ehpc"} == {HOSTS["ehpc"]}
+    assert {a.host for a in APIS.values() if a.product == "vpc"} == {HOSTS["vpc"]}
+    for api in APIS.values():
+        names = {f.name for f in api.request}
+        assert ("clientToken" in names) >= (api.name in CLIENT_TOKEN["vpc"]), api.name
+        assert api.product != "ehpc" or "clientToken" not in names, api.name
+        assert envelope_keys(api)[:len(ENVELOPES[api.envelope]["keys"])] == \
+            ENVELOPES[api.envelope]["keys"]
 
 
 def test_the_abbreviated_password_is_refused_and_the_completed_one_passes():

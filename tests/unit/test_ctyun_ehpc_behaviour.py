@@ -1,5 +1,6 @@
-"""E-HPC answers the reference documents with no rows (create-delegate, shrink, delete-cluster),
-and refusals inside nested request parts, at the edges of /work/shared/reference/ctyun-openapi.md:
+"""E-HPC answers the CTyun contract documents with no rows (create-delegate, shrink,
+delete-cluster), and refusals inside nested request parts, at the edges of the contract
+(tests/contracts/ctyun, section numbers below):
 - 2.1 create-delegate (doc 23951): `returnObj` is an empty object;
 - 2.12 hpc/shrink-cluster (doc 23932): a job (`{"jobUUID": ...}`) to wait on;
 - 2.13 delete-cluster (older family, 5621): `returnObj` `{}` in the documented example; whether a

@@ -1,5 +1,5 @@
 """A quota, limit or balance refusal is not throttling: it fails on the first answer, with the
-code and message CTyun returned; throttling is still retried (reference 1.4 lists no code for
+code and message CTyun returned; throttling is still retried (CTyun contract 1.4 lists no code for
 either, so both are told apart by their words; docs/ctyun-hcc.md)."""
 
 import pytest

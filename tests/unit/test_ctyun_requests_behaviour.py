@@ -1,5 +1,5 @@
 """E-HPC request building (components/ctyun_hcc/api/ehpc.py) refuses, before anything is sent,
-every value the reference's parameter tables refuse (docs 23930 create, 23931 expand, 23932
+every value CTyun's parameter tables refuse (CTyun contract 2) (docs 23930 create, 23931 expand, 23932
 shrink), naming the API, the documented field path and the rule; and accepts the edges."""
 
 import pytest

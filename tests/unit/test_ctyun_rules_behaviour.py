@@ -1,5 +1,5 @@
-"""CTyun request rules and signing at their edges (reference 4.3 for the password rules,
-Go's url.Values.Encode for the query, reference 1.2).
+"""CTyun request rules and signing at their edges (CTyun contract 4.3 for the password rules,
+Go's url.Values.Encode for the query, CTyun contract 1.2).
 
 - root password length: 7 refused, 8 accepted, 30 accepted, 31 refused; each rule alone;
 - reserved characters in query values (`/`, `&`, `=`, `+`, `%`, `#`, `?`, space, non-ASCII)

@@ -1,4 +1,4 @@
-"""The `Eop-date` header (`yyyyMMddTHHmmssZ`, reference 1.2) is written in China time with a literal
+"""The `Eop-date` header (`yyyyMMddTHHmmssZ`, CTyun contract 1.2) is written in China time with a literal
 Z, as CTyun's Go clients send it from a machine in China (they format the local time and append
 `Z`; the zone the gateway expects is not documented), whatever zone the deployer's clock is in;
 a naive time cannot be placed and is refused before anything is signed."""

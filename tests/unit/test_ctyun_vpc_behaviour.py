@@ -1,10 +1,10 @@
 """CTyun VPC answers and rule bodies at the edges of the field-level contract.
 
-Facts from /work/shared/reference/ctyun-openapi.md section 3 (VPC, [tf] = CTyun's Terraform
+Facts from CTyun contract 3 (tests/contracts/ctyun/vpc.py; [tf] = CTyun's Terraform
 provider and Go SDK): creates answer `returnObj.<id>` (vpcID, subnetID, securityGroupID);
 listings answer `returnObj.{<rows>, totalCount, totalPage}`; deletes answer no object of interest
 (`returnObj` null or an object); create-security-group-ingress answers `{"sgRuleIDs": [...]}` in
-the order of the request; a rule's `range` is a port 1-65535 (section 3.9's field table). An answer
+the order of the request; a rule's `range` is a port 1-65535 (CTyun contract 3.11's field table). An answer
 in another shape is refused naming the API and the field (never read as empty or as success).
 """
 

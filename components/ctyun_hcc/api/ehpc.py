@@ -1,6 +1,6 @@
 """CTyun E-HPC (`/v4/cthpc/`): typed requests, strict answers, one method per documented API.
 
-Contract: reference section 2 (doc ids below, from CTyun's parameter tables). Field names,
+Contract: CTyun contract 2 (doc ids below, from CTyun's parameter tables). Field names,
 enums and limits are the documented ones; a request that breaks them raises RequestError before
 it is sent, an answer outside them raises ResponseError naming the API and the field.
 
@@ -52,7 +52,7 @@ OPERATIONS = (CREATE_DELEGATE, LIST_REGIONS, LIST_CLUSTER_TYPES, LIST_SPECIFICAT
               LIST_AVAILABLE_IMAGES, CREATE_CLUSTER, QUERY_JOB_RESULT, LIST_CLUSTERS,
               LIST_NODES, LIST_QUEUES, EXPAND_CLUSTER, SHRINK_CLUSTER, DELETE_CLUSTER)
 
-# -- enums (reference 4.1) -------------------------------------------------------------------
+# -- enums (CTyun contract 4.1) -------------------------------------------------------------------
 JOB_PENDING = ("wait", "pending_submit", "submitted")
 JOB_DONE = ("success", "force_completed")
 JOB_FAILED = ("failed", "cancel", "console_failed")
@@ -197,7 +197,7 @@ def parse_cluster_type(o: Obj) -> ClusterType:
     roles = tuple((r.str("clusterTypeRoleName", nonempty=True),
                    r.str("clusterTypeRoleUUID", nonempty=True)) for r in o.objs("roleList"))
     # names are read as text: whether the console editions appear here is an open question
-    # (reference 6.9); selection, not parsing, decides and reports what was listed
+    # (CTyun contract 6.9); selection, not parsing, decides and reports what was listed
     return ClusterType(o.str("clusterTypeUUID", nonempty=True), o.str("clusterTypeName"),
                        o.str("schedulerType"), roles)
 

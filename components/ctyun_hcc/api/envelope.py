@@ -1,12 +1,12 @@
 """CTyun's response envelope, judged by one rule (pure).
 
-Contract: reference section 1.3. The gateway answers HTTP 200 even when the API refuses;
+Contract: CTyun contract 1.3. The gateway answers HTTP 200 even when the API refuses;
 the verdict is `statusCode`: success iff `str(statusCode) == "800"` (it arrives as a number or a
 string). Three envelope variants are in use: E-HPC puts its code in `error`, the older E-HPC
 family and VPC in `errorCode` (VPC writes `SUCCESS` there on success), and the text is `message`
-then `description`. Throttling has no documented code (reference 1.4): HTTP 429, or a refusal
+then `description`. Throttling has no documented code (CTyun contract 1.4): HTTP 429, or a refusal
 whose code or message reads like throttling, is treated as "refused before it ran". Quota,
-balance and "limit exceeded" refusals have no documented code either (reference 1.4, open
+balance and "limit exceeded" refusals have no documented code either (CTyun contract 1.4, open
 question 2) and are never throttling, even on HTTP 429: waiting does not raise a quota or pay a
 bill, so they fail at once with CTyun's code and message.
 """

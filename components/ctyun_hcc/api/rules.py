@@ -2,7 +2,7 @@
 
 Each `*_problem(value)` returns why `value` breaks the rule, or None. The providers' `check` and
 the program's config parser call the same functions, so a value is refused once, early, with one
-line, before anything is ordered. Sources: reference sections 2.6, 3 and 4 (doc 23930, 23931,
+line, before anything is ordered. Sources: CTyun contract 2.6, 3 and 4 (doc 23930, 23931,
 23932, 23943; the VPC rules from ctyun-it/terraform-provider-ctyun resource schemas).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-# -- limits (reference 4.4) ----------------------------------------------------------------
+# -- limits (CTyun contract 4.4) ----------------------------------------------------------------
 SFS_GB = (500, 1048576)
 OCEANFS_GB = (100, 1048576)
 SYSTEM_DISK_GB = (100, 2048)
@@ -104,7 +104,7 @@ def description_problem(text: object) -> Optional[str]:
     return _length(text, 0, 128)
 
 
-# -- root password (reference 4.3) -----------------------------------------------------------
+# -- root password (CTyun contract 4.3) -----------------------------------------------------------
 PASSWORD_SPECIALS = "()`~!@#$%^&*_-+=|{}[]:;'<>,.?/"
 #: names the password may not contain, in any case: root, ecs-user and their reversals
 PASSWORD_FORBIDDEN = ("root", "toor", "ecs-user", "resu-sce")

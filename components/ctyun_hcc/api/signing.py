@@ -1,7 +1,8 @@
 """CTyun "EOP" request signing (pure: no clock, no network, no randomness).
 
-Contract: /work/shared/reference/ctyun-openapi.md section 1.2, from CTyun's own Go client
-(ctyun-it/terraform-provider-ctyun `internal/core/core/request.go`, `GetSign`/`buildRequest`).
+Contract: CTyun contract 1.2 (tests/contracts/ctyun/convention.py SIGNATURE), from CTyun's own
+Go client (github.com/ctyun-it/terraform-provider-ctyun @80651fddcdcb
+`internal/core/core/request.go`, `GetSign`/`buildRequest`).
 Every call carries `ctyun-eop-request-id`, `Eop-date` and `Eop-Authorization`; the signature is
 an HMAC-SHA256 chain (SK -> date -> AK -> yyyyMMdd) applied to a canonical string made of the two
 signed headers, the query string exactly as sent, and the hex SHA-256 of the exact body bytes.
@@ -24,7 +25,7 @@ from typing import Iterable, List, Mapping, Optional, Tuple, Union
 from urllib.parse import quote_plus
 
 #: CTyun's Go clients format the machine's local time and append a literal "Z"; run in China,
-#: that is UTC+8 labelled Z. Which zone the gateway expects is not documented (reference 6.1):
+#: that is UTC+8 labelled Z. Which zone the gateway expects is not documented (CTyun contract 6.1):
 #: we send what CTyun's own clients send from China.
 CHINA_TZ = timezone(timedelta(hours=8))
 DATE_FORMAT = "%Y%m%dT%H%M%SZ"

@@ -9,7 +9,7 @@ in one place:
 - the query string is built once (signing.canonical_query) and sent byte for byte as signed; a
   POST body is serialised once and those bytes are sent and hashed;
 - each `Operation` says whether it may be repeated after it may have run (`repeatable`): reads,
-  and VPC calls that carry a `clientToken` (reference 1.6). E-HPC orders (create, expand,
+  and VPC calls that carry a `clientToken` (CTyun contract 1.6). E-HPC orders (create, expand,
   shrink, delete, create-delegate) have no documented idempotency token and are never repeated
   after a timeout, a reset or an HTTP 5xx: the caller gets `TransportError(may_have_run=True)`
   and decides by listing what exists;
@@ -45,7 +45,7 @@ from .redact import redact_text, scrub, secret_fields
 
 log = logging.getLogger("kimi_k3.ctyun")
 
-#: one API host per product (reference 1.1); `ctyun:endpoint` / CTYUN_ENDPOINT replaces both
+#: one API host per product (CTyun contract 1.1); `ctyun:endpoint` / CTYUN_ENDPOINT replaces both
 PRODUCT_HOSTS = {
     "hpc": "https://cthpc-global.ctapi.ctyun.cn",
     "vpc": "https://ctvpc-global.ctapi.ctyun.cn",
@@ -59,7 +59,7 @@ class Operation:
     product: str
     method: str
     path: str
-    #: CTyun's document id (reference section 2/3), for messages and the contract tests
+    #: CTyun's document id (CTyun contract 2/3), for messages and the contract tests
     doc: str
     #: may be repeated after it may have run (reads; VPC calls carrying a clientToken)
     repeatable: bool

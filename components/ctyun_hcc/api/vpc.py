@@ -1,6 +1,6 @@
 """CTyun VPC (`/v4/vpc/`): VPCs, subnets, security groups and their rules.
 
-Contract: reference section 3 (CTyun's Terraform provider and Go SDK: generated request/response
+Contract: CTyun contract 3 (CTyun's Terraform provider and Go SDK: generated request/response
 structs and hand-written clients). Facts that shape this module:
 - listings answer `returnObj.vpcs` / `subnets` / `securityGroups` (with totalCount/totalPage),
   paged by `pageNo`/`pageSize` <= 50 and followed to the end;
@@ -9,9 +9,9 @@ structs and hand-written clients). Facts that shape this module:
 - every order carries a fresh `clientToken` (documented as keeping the order idempotent), so
   these calls, unlike E-HPC's, may be re-sent with the same body after a lost answer;
 - "does not exist" is `Openapi.Vpc.NotFound`, `Openapi.Subnet.NotFound`,
-  `Openapi.SecurityGroup.NotFound`, `Openapi.SecurityGroupRule.NotFound` (reference 1.4);
+  `Openapi.SecurityGroup.NotFound`, `Openapi.SecurityGroupRule.NotFound` (CTyun contract 1.4);
 - rule listings show `direction`/`action` in lower case while the Terraform resource sends upper
-  case (reference 5): we send lower case as listed and compare case-insensitively.
+  case (CTyun contract 5): we send lower case as listed and compare case-insensitively.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ VPC = "/v4/vpc"
 
 
 def _op(method: str, path: str, doc: str) -> Operation:
-    # reads and clientToken-carrying orders may both be repeated (reference 1.6)
+    # reads and clientToken-carrying orders may both be repeated (CTyun contract 1.6)
     return Operation("vpc", method, f"{VPC}/{path}", doc, True)
 
 
@@ -93,7 +93,7 @@ class Rule:
     port_range: str
     cidr: str
     priority: Optional[int]
-    #: the rule's `description` (reference 3.9); where kimi-k3 writes its owner marker
+    #: the rule's `description` (CTyun contract 3.9); where kimi-k3 writes its owner marker
     description: str = ""
 
     def key(self) -> Tuple[str, str, str, str, str]:
@@ -185,7 +185,7 @@ def parse_security_group(o: Obj) -> SecurityGroup:
     return SecurityGroup(o.str("id", nonempty=True), o.str("securityGroupName"),
                          _text(o, "description"),
                          o.str("vpcID", required=False, nullable=True) or "",
-                         # an int in the list, a string in describe (reference 5)
+                         # an int in the list, a string in describe (CTyun contract 5)
                          o.int_or_digits("vmNum", required=False), rules_)
 
 

@@ -1,7 +1,10 @@
 """CTyun's E-HPC and VPC OpenAPI as an outside contract: data, documented examples, validator.
 
-Written from `shared/reference/ctyun-openapi.md` (binding) and its upstream sources, never from
-kimi-k3's client. Use:
+Written from CTyun's own documentation and clients, never from kimi-k3's client. Every fact is
+tagged with its upstream source (`[doc 23930]`, `[ex]`, `[tf]`, ...: sources.py gives the URL and
+the commit or date of each); sections.py numbers the parts (1 calling convention: convention.py;
+2 E-HPC: ehpc.py; 3 VPC: vpc.py; 4 enums and rules: ehpc.py, checks.py; 5 contradictions and
+6 open questions: gaps.py), which code and docs cite as `CTyun contract N.N`. Use:
 
     from tests.contracts.ctyun import validate_request, validate_response, EXAMPLES
     validate_request("hpc/create-cluster", None, body)    # -> [] or problems naming fields

@@ -1,8 +1,9 @@
 """Named value rules of the contract that a length/pattern pair cannot say on its own.
 
 Each check takes the value (already known to be of the field's type) and returns None when it
-is accepted, else a short reason. Every rule cites the reference section it comes from
-(`shared/reference/ctyun-openapi.md`; the upstream doc ids are given there).
+is accepted, else a short reason. Every rule cites the contract section it comes from
+(sections.py) and its upstream source (doc 23930: CTyun's create-cluster table; [tf]: CTyun's
+Terraform provider resource schemas; sources.py gives URLs and commits).
 """
 
 from __future__ import annotations
@@ -34,46 +35,46 @@ PASSWORD_SPECIALS = set("()`~!@#$%^&*_-+=|{}[]:;'<>,.?/｜")
 def cluster_name(v: str) -> Optional[str]:
     if not CLUSTER_NAME.fullmatch(v):
         return ("must be letters, digits and '-', start with a letter, not end with '-' "
-                "(reference 4.2)")
+                "(CTyun contract 4.2)")
     if "--" in v:
-        return "must not contain '--' (reference 4.2)"
+        return "must not contain '--' (CTyun contract 4.2)"
     return None
 
 
 def hpc_security_group_name(v: str) -> Optional[str]:
     if not HPC_SG_NAME.fullmatch(v):
         return ("must be digits, letters, Chinese, '-', '_' and not start with a digit, '_' "
-                "or '-' (reference 2.6)")
+                "or '-' (CTyun contract 2.6)")
     return None
 
 
 def vpc_name(v: str) -> Optional[str]:
     if v.lower().startswith(("http:", "https:")):
-        return "must not start with http: or https: (reference section 3)"
+        return "must not start with http: or https: (CTyun contract 3)"
     if not VPC_NAME.fullmatch(v):
         return ("must be letters, Chinese, digits, '_', '-' and start with a letter or Chinese "
-                "(reference section 3)")
+                "(CTyun contract 3)")
     return None
 
 
 def description(v: str) -> Optional[str]:
     if v.lower().startswith(("http:", "https:")):
-        return "must not start with http: or https: (reference section 3)"
+        return "must not start with http: or https: (CTyun contract 3)"
     return None
 
 
 def queue_name(v: str) -> Optional[str]:
     if not QUEUE_NAME.fullmatch(v):
-        return "must be letters, digits and '_' and start with a letter (reference 4.2)"
+        return "must be letters, digits and '_' and start with a letter (CTyun contract 4.2)"
     if v.lower() == "default":
-        return "must not be 'default' in any case (reference 4.2)"
+        return "must not be 'default' in any case (CTyun contract 4.2)"
     return None
 
 
 def fs_name(v: str) -> Optional[str]:
     if not FS_NAME.fullmatch(v):
         return ("must be digits, letters and '-', not start with a digit or '-', not end with "
-                "'-' (reference 2.6)")
+                "'-' (CTyun contract 2.6)")
     return None
 
 
@@ -91,23 +92,23 @@ def _has_run(v: str, n: int = 3) -> Optional[str]:
 
 
 def root_password(v: str) -> Optional[str]:
-    """Reference 4.3 (doc 23930). Reasons never repeat the value: it is a secret."""
+    """CTyun contract 4.3 (doc 23930). Reasons never repeat the value: it is a secret."""
     if not 8 <= len(v) <= 30:
-        return "must be 8-30 characters (reference 4.3)"
+        return "must be 8-30 characters (CTyun contract 4.3)"
     if not (any(c.isupper() for c in v) and any(c.islower() for c in v)
             and any(c.isdigit() for c in v) and any(c in PASSWORD_SPECIALS for c in v)):
         return ("needs an upper-case letter, a lower-case letter, a digit and a special "
-                "character from ()`~!@#$%^&*_-+=|{}[]:;'<>,.?/ (reference 4.3)")
+                "character from ()`~!@#$%^&*_-+=|{}[]:;'<>,.?/ (CTyun contract 4.3)")
     if any(not (c.isascii() and c.isalnum()) and c not in PASSWORD_SPECIALS for c in v):
         return "contains a character outside letters, digits and the listed specials (4.3)"
     if v.startswith("/"):
-        return "must not start with '/' (reference 4.3)"
+        return "must not start with '/' (CTyun contract 4.3)"
     if _has_run(v):
         return "must not contain 3 or more consecutive characters such as abc or 123 (4.3)"
     low = v.lower()
     for word in ("root", "toor", "ecs-user", "resu-sce"):
         if word in low:
-            return "must not contain root, ecs-user or variants of them (reference 4.3)"
+            return "must not contain root, ecs-user or variants of them (CTyun contract 4.3)"
     return None
 
 
@@ -144,11 +145,11 @@ def port_range(v: str) -> Optional[str]:
         return None
     m = PORT_RANGE.fullmatch(v)
     if not m:
-        return "must be a port like 22 or a range like 8000-9000, no spaces (reference 3.11)"
+        return "must be a port like 22 or a range like 8000-9000, no spaces (CTyun contract 3.11)"
     lo = int(m.group(1))
     hi = int(m.group(2) or lo)
     if not (1 <= lo <= 65535 and 1 <= hi <= 65535 and lo <= hi):
-        return "ports must be 1-65535, low before high (reference 3.11)"
+        return "ports must be 1-65535, low before high (CTyun contract 3.11)"
     return None
 
 

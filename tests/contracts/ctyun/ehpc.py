@@ -1,9 +1,9 @@
 """The E-HPC (`cthpc`) APIs kimi-k3 uses, as data.
 
-Written from `shared/reference/ctyun-openapi.md` section 2 (binding); its tags name the
-upstream source of each fact: `[doc NNNNN]` = CTyun API doc NNNNN as captured in ArvinZJC/
-ctyun-cli `openapi-catalogs/ehpc/public-doc-evidence.json` (commit 6dcc231), `[cli]` = that
-repo's `plugins/ehpc/apis.json`, `[old NNNN]` = its `openapi-catalogs/ehpc/source.json`.
+CTyun contract 2; its tags name the upstream source of each fact (sources.py): `[doc NNNNN]` =
+CTyun API doc NNNNN as captured in ArvinZJC/ctyun-cli
+`openapi-catalogs/ehpc/public-doc-evidence.json` (commit 6dcc2310b657), `[cli]` = that repo's `plugins/ehpc/apis.json`,
+`[old NNNN]` = its `openapi-catalogs/ehpc/source.json`.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ CREATE_DELEGATE = Api(
     "create-delegate", "ehpc", HOST, "POST", f"{BASE}/create-delegate", "23951",
     "[doc 23951] [ex]", "ehpc", request=(), answer="empty",
     response=_r("returnObj", "obj", note="empty object"),
-    notes=("idempotence of a second call is not documented (section 6 item 6)",))
+    notes=("idempotence of a second call is not documented (CTyun contract 6.6)",))
 
 # ---------------------------------------------------------------- 2.2 list-regions (13086)
 LIST_REGIONS = Api(
@@ -141,7 +141,7 @@ STORAGE_CONFIG = _b("storageConfig", "obj", source=S23930, fields=(
     _b("storageType", "int", "C", enum=(0, 1), note="0 SFS, 1 OceanFS; for UseExist")))
 
 ROOT_PASSWORD = _b("rootPassword", check="root_password", source=S23930,
-                   note="reference 4.3; never echoed in errors")
+                   note="CTyun contract 4.3; never echoed in errors")
 ECS_MASTER_ORDER = _b("ecsMasterNodeOrder", "obj", "C", source=S23930, fields=(
     _b("specificationUUID"), _b("subnetID", note="ordinary subnet"),
     _b("systemDiskType", enum=DISK_TYPES), _b("systemDiskSize", "int", range=(100, 2048))))
@@ -322,7 +322,7 @@ NODE_ROW = _r("resultList", "[obj]", source="[doc 23938]", fields=(
     _r("queueName", nullable=True, note="null for the master"), _r("subnetID"),
     _r("expired", "bool"), _r("expiredTime", nullable=True),
     _r("onDemand", "bool", alt_types=("str",),
-       note="table: String \"true\"/\"false\"; example: boolean (reference section 5)"),
+       note="table: String \"true\"/\"false\"; example: boolean (CTyun contract 5)"),
     _r("scalingType", enum=("manual", "auto")), _r("specificationName"),
     _r("specificationDesc"), _r("createTime")))
 LIST_NODES = Api(
@@ -345,7 +345,7 @@ LIST_QUEUES = Api(
                 note="the documented example (and the CLI fixture): returnObj is the array"),
     variants=(_r("returnObj", "obj", fields=(_r("resultList", "[obj]", fields=QUEUE_ROW),),
                  note="the schema table: returnObj.resultList"),),
-    notes=("no paging, no name filter; shape contradiction: reference section 5",))
+    notes=("no paging, no name filter; shape contradiction: CTyun contract 5",))
 CREATE_QUEUE = Api(
     "hpc/create-queue", "ehpc", HOST, "POST", f"{BASE}/hpc/create-queue", "23943",
     "[doc 23943]", "ehpc", answer="job",
@@ -388,7 +388,7 @@ DELETE_CLUSTER = Api(
     "[old 5621] [ex]", "ehpc-old", answer="empty",
     request=(_b("regionID"), _b("clusterUUID")),
     response=_r("returnObj", "obj", note="empty object"),
-    notes=("older envelope; no jobUUID; what it releases is not documented (section 6 item 3)",))
+    notes=("older envelope; no jobUUID; what it releases is not documented (CTyun contract 6.3)",))
 
 # ---------------------------------------------------------------- 2.14 price queries (23934, 23936)
 PRICE_ANSWER = _r("returnObj", "obj", source="[doc 23934, 23936]", fields=(

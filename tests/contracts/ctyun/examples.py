@@ -1,15 +1,15 @@
-"""The documented examples of the CTyun contract, verbatim from the reference.
+"""The documented examples of the CTyun contract, as CTyun's documentation gives them.
 
-Each `text` is copied character for character from a JSON block of
-`shared/reference/ctyun-openapi.md` (line `reference_line`), or from an inline example there;
-the reference took them from CTyun's API docs as captured in ArvinZJC/ctyun-cli
-(`openapi-catalogs/ehpc/source.json` request_example / example_response,
-`plugins/ehpc/fixtures/*.json`) and from CTyun's Terraform provider (VPC). `kind` says what the
-text is: a `request` body, a `response` (the returnObj) or a whole `envelope`. `abbreviated`
-examples elide fields (the reference writes "..." for them): validate them with partial=True.
+Each `text` is a documented example (its values as documented, its layout condensed) as captured
+in ArvinZJC/ctyun-cli (`openapi-catalogs/ehpc/source.json` request_example / example_response,
+`plugins/ehpc/fixtures/*.json`: tag `[ex]`) or as the values of CTyun's Terraform provider structs
+(VPC: `[tf]`); sources.py gives each tag's URL and commit, `source` the API doc id and the
+contract section. `kind` says what the text is: a `request` body, a `response` (the returnObj)
+or a whole `envelope`. `abbreviated` examples elide fields (written "..." here): validate them
+with partial=True.
 
-`completion` fills what the reference abbreviated with the value CTyun's own table gives for
-that field (e.g. the create-cluster password: the reference prints "...", doc 23930's table
+`completion` fills what was abbreviated with the value CTyun's own table gives for that field
+(e.g. the create-cluster password: "..." in the example, doc 23930's table
 example column has "Zxcvbnm.147"), so the example can be sent as a real request.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Tuple
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,6 @@ class Example:
     kind: str                      # request | response | envelope
     source: str
     text: str
-    reference_line: Optional[int] = None   # None: an inline example (see `source`)
     abbreviated: bool = False
     completion: Tuple[Tuple[str, Any], ...] = ()
     completion_source: str = ""
@@ -52,14 +51,14 @@ class Example:
 _FROM_BLOCKS = (
     Example(
         'failure-notblank', 'hpc/create-cluster', 'envelope',
-        'reference 1.3: example failure [doc example values]',
-        reference_line=75, abbreviated=True,
+        '[doc] example values of the 239xx response tables, contract 1.3',
+        abbreviated=True,
         text="""\
 {"statusCode": 900, "error": "Hpc.ParamCheck.NotBlank", "message": "...", "returnObj": null}"""),
     Example(
         'list-regions', 'list-regions', 'envelope',
-        '[ex] 13086 (2026 example), reference 2.2',
-        reference_line=154, abbreviated=True,
+        '[ex] 13086 (2026 example), contract 2.2',
+        abbreviated=True,
         text="""\
 {"statusCode": 800, "error": "", "message": "成功", "returnObj": {"resultList": [
   {"regionID": "bb9fdb42056f11eda1610242ac110002", "regionName": "...",
@@ -67,8 +66,8 @@ _FROM_BLOCKS = (
                "isSupportSFS": true, "isSupportOceanFS": true}]}]}}"""),
     Example(
         'list-cluster-types', 'list-cluster-types', 'response',
-        '[ex] 23927, reference 2.3',
-        reference_line=174, abbreviated=False,
+        '[ex] 23927, contract 2.3',
+        abbreviated=False,
         text="""\
 {"resultList": [{"clusterTypeName": "SCHEDULER", "schedulerType": "SLURM",
   "clusterTypeUUID": "ct-jn8sm0bejygcdglhpljbddjll9ro",
@@ -76,8 +75,8 @@ _FROM_BLOCKS = (
                {"clusterTypeRoleName": "compute", "clusterTypeRoleUUID": "ctr-xc9m7wmac0bflq0golsg97tlqg5q"}]}]}"""),
     Example(
         'list-specifications', 'list-specifications', 'response',
-        '[ex] 23940, reference 2.4',
-        reference_line=197, abbreviated=False,
+        '[ex] 23940, contract 2.4',
+        abbreviated=False,
         text="""\
 {"resultList": [{"clusterTypeRoleName": "compute", "clusterTypeRoleUUID": "ctr-xc9m7wmac0bflq0golsg97tlqg5q",
   "specificationList": [{"specificationName": "physical.2.large.1.hpc", "specificationType": "BMS",
@@ -86,8 +85,8 @@ _FROM_BLOCKS = (
                          "specificationUUID": "dvt-dlmzogfdvcybe8bhndz8uepgz5ki"}]}]}"""),
     Example(
         'list-available-images', 'list-available-images', 'response',
-        '[ex] 23941, reference 2.5',
-        reference_line=218, abbreviated=False,
+        '[ex] 23941, contract 2.5',
+        abbreviated=False,
         text="""\
 {"resultList": [
   {"clusterTypeRoleName": "master", "clusterTypeRoleUUID": "ctr-p5ovib1kiarzxl4mopyf591aofo9",
@@ -98,8 +97,8 @@ _FROM_BLOCKS = (
                   "nodeType": "BMS", "architectureType": "CPU"}]}]}"""),
     Example(
         'create-cluster-request', 'hpc/create-cluster', 'request',
-        '[ex] 23930 request_example (abbreviated), reference 2.6',
-        reference_line=323, abbreviated=True,
+        '[ex] 23930 request_example (abbreviated), contract 2.6',
+        abbreviated=True,
         completion=(("masterNodeConfig.rootPassword", "Zxcvbnm.147"),),
         completion_source="doc 23930 body table, rootPassword example column "
                           "(ArvinZJC/ctyun-cli openapi-catalogs/ehpc/"
@@ -123,15 +122,15 @@ _FROM_BLOCKS = (
  "cycleCount": 1, "cycleType": "MONTH", "onDemand": false}"""),
     Example(
         'create-cluster-answer', 'hpc/create-cluster', 'envelope',
-        '[ex] 23930 example_response, reference 2.6',
-        reference_line=341, abbreviated=False,
+        '[ex] 23930 example_response, contract 2.6',
+        abbreviated=False,
         text="""\
 {"statusCode": 800, "error": "", "message": "成功", "returnObj": {"jobUUID": "job-rtbbjx4dxyoobvti63v0",
  "masterOrderID": "9360ea21613540999e2b49c033091f4b", "masterOrderNO": "20251224104521028947"}}"""),
     Example(
         'list-clusters', 'hpc/list-clusters', 'response',
-        '[ex] 23928, reference 2.8',
-        reference_line=383, abbreviated=False,
+        '[ex] 23928, contract 2.8',
+        abbreviated=False,
         text="""\
 {"currentCount": 1, "totalCount": 1, "totalPage": 1, "resultList": [{"clusterName": "sit-04162",
  "azName": "cn-xinan1-1A", "clusterUUID": "cl-qagaqq3x6bcrvmy5ohpx6gmbzls9", "vpcID": "vpc-kzcgexytpe",
@@ -144,8 +143,8 @@ _FROM_BLOCKS = (
  "clusterAvailableStatus": "available", "createTime": "2026-04-16 14:54:16"}]}"""),
     Example(
         'list-nodes', 'hpc/list-nodes', 'response',
-        '[ex] 23938 (abbreviated with "..."), reference 2.9',
-        reference_line=413, abbreviated=True,
+        '[ex] 23938 (abbreviated with "..."), contract 2.9',
+        abbreviated=True,
         text="""\
 {"currentCount": 2, "totalCount": 7, "totalPage": 4, "resultList": [
  {"nodeName": "sit-04162master0001", "nodeUUID": "nd-ljxagwt0sjrvhefmnzlurrkficv4", "nodeRole": 0,
@@ -156,16 +155,16 @@ _FROM_BLOCKS = (
   "publicIP": null, "queueName": "a2", "specificationName": "physical.2.large.1.hpc", "...": "..."}]}"""),
     Example(
         'list-queues', 'hpc/list-queues', 'envelope',
-        '[ex] 23947 and the CLI fixture, reference 2.10',
-        reference_line=431, abbreviated=False,
+        '[ex] 23947 and plugins/ehpc/fixtures/ehpc-hpc-queue-list.json, contract 2.10',
+        abbreviated=False,
         text="""\
 {"statusCode": 800, "error": "", "message": "成功", "returnObj": [{"queueName": "a2",
  "queueUUID": "pt-g6wwn5lcxjalhdjxrctnlilnowro", "queueStatus": "creating", "isDefault": true,
  "totalNodeQuantity": 0, "idleNodeQuantity": 0, "idleCPUQuantity": 0, "createTime": "2025-12-17 09:34:42"}]}"""),
     Example(
         'expand-cluster-request', 'hpc/expand-cluster', 'request',
-        '[ex] 23931 request_example, reference 2.11',
-        reference_line=462, abbreviated=False,
+        '[ex] 23931 request_example, contract 2.11',
+        abbreviated=False,
         text="""\
 {"regionID": "200000004062", "azName": "cn-nm-hett5-1a-public-test",
  "clusterUUID": "cl-eplu3cnxgemao7cxytqz9tmrxlju", "clusterTypeRoleUUID": "ctr-xc9m7wmac0bflq0golsg97tlqg5q",
@@ -175,24 +174,24 @@ _FROM_BLOCKS = (
    "subnetID": "subnet-m6lfipw3yp", "systemDiskType": "SATA", "systemDiskSize": 100}]}"""),
     Example(
         'shrink-cluster-request', 'hpc/shrink-cluster', 'request',
-        '[ex] 23932 request_example, reference 2.12',
-        reference_line=476, abbreviated=False,
+        '[ex] 23932 request_example, contract 2.12',
+        abbreviated=False,
         text="""\
 {"regionID": "100054c0416811e9a6690242ac110002", "azName": "cn-huadong1-jsnj1A-public-ctcloud",
  "clusterUUID": "cl-n4oqobl9rpsciy9fkfeinjz8f0yi",
  "nodeUUIDList": ["nd-eojkpygs5dzaz2icpcm9287k6mvi", "nd-eojkpygs5dzaz2icpcm9287k6mss"]}"""),
     Example(
         'vpc-new-list', 'vpc/new-list', 'response',
-        '[tf] 10040788 struct values, reference 3.2',
-        reference_line=557, abbreviated=False,
+        '[tf] 10040788 struct values, contract 3.2',
+        abbreviated=False,
         text="""\
 {"vpcs": [{"vpcID": "vpc-dai33ycf2d", "name": "k3-vpc", "description": "", "CIDR": "192.168.0.0/16",
   "ipv6Enabled": false, "enableIpv6": false, "ipv6CIDRS": [], "subnetIDs": ["subnet-shrmxt125y"],
   "natGatewayIDs": [], "secondaryCIDRS": [], "projectID": "0"}], "totalCount": 1, "currentCount": 1, "totalPage": 1}"""),
     Example(
         'describe-security-group', 'vpc/describe-security-group-attribute', 'response',
-        '[tf] reference 3.9 (abbreviated)',
-        reference_line=629, abbreviated=True,
+        '[tf] 10040946 struct values (abbreviated), contract 3.9',
+        abbreviated=True,
         text="""\
 {"securityGroupName": "k3-sg", "id": "sg-p2qs0qmigm", "vmNum": "0", "vpcID": "vpc-dai33ycf2d",
  "securityGroupRuleList": [{"id": "...", "direction": "ingress", "action": "accept", "priority": 1,
@@ -201,20 +200,20 @@ _FROM_BLOCKS = (
 
 _INLINE = (
     Example("create-delegate-request", "create-delegate", "request",
-            "reference 2.1: documented request example `{}` [ex] 23951", text="{}"),
+            "[ex] 23951 documented request example `{}`, contract 2.1", text="{}"),
     Example("query-job-result-answer", "query-job-result", "envelope",
-            "reference 2.7: example [ex] 23926", abbreviated=True,
+            "[ex] 23926 example, contract 2.7", abbreviated=True,
             text='{"returnObj": {"status": "success"}}'),
     Example("expand-cluster-answer", "hpc/expand-cluster", "response",
-            "reference 2.11: answer [ex] 23931 (order ids abbreviated by the reference)",
+            "[ex] 23931 answer (order ids abbreviated), contract 2.11",
             text='{"jobUUID": "job-vln9oqhrvl7txxx64gl1", "masterOrderID": "fddb...", '
                  '"masterOrderNO": "2025..."}'),
     Example("delete-cluster-answer", "delete-cluster", "envelope",
-            "reference 2.13: documented answer in the older envelope [old 5621 example]",
+            "[old 5621] documented answer in the older envelope, contract 2.13",
             text='{"returnObj": {}, "errorCode": "", "message": "SUCCESS", '
                  '"description": "...", "statusCode": 800}'),
     Example("create-security-group-answer", "vpc/create-security-group", "response",
-            "reference 3.7 [tf]", text='{"securityGroupID": "sg-p2qs0qmigm"}'),
+            "[tf] 10040938 struct values, contract 3.7", text='{"securityGroupID": "sg-p2qs0qmigm"}'),
 )
 
 EXAMPLES: Tuple[Example, ...] = _FROM_BLOCKS + _INLINE

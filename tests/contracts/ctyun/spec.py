@@ -1,11 +1,11 @@
 """The vocabulary of the CTyun contract: a field, a conditional rule, an API.
 
-The contract itself is data (ehpc.py, vpc.py, examples.py) written from
-`shared/reference/ctyun-openapi.md` (binding) and its upstream sources; this module only defines
+The contract itself is data (ehpc.py, vpc.py, examples.py) written from CTyun's documentation
+and clients (sources.py); this module only defines
 the shapes that data takes, so the validator and the emulator read one description.
 
 Field types: `str`, `int`, `bool`, `float`, `obj`, `[obj]` (array of objects), `[str]`.
-`required`: `Y` (documented required, or `Y*` in the reference: required per CTyun's generated
+`required`: `Y` (documented required, or `Y*` in vpc.py's terms: required per CTyun's generated
 Terraform structs), `-` optional, `C` conditional (the API's `rules` say when).
 `in_`: `q` query string, `b` JSON body, `r` a response field.
 """
@@ -75,7 +75,7 @@ class Api:
     `envelope`: `ehpc` (statusCode/error/message/returnObj), `ehpc-old` (statusCode/errorCode/
     message/description/returnObj) or `vpc` (statusCode/errorCode/message/description/
     returnObj, plus `error` where `error_field`). `response` describes `returnObj`; `variants`
-    lists other documented shapes of it (list-queues, reference section 5). `paged`: the API
+    lists other documented shapes of it (list-queues, CTyun contract 5). `paged`: the API
     takes pageNo/pageSize and answers totalCount/currentCount/totalPage.
     """
     name: str

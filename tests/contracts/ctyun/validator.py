@@ -1,6 +1,6 @@
 """Check a request, a `returnObj` or a whole answer against the CTyun contract.
 
-Strict by choice where the reference leaves it open (its section 6 item 7): a field the tables
+Strict by choice where CTyun's documentation leaves it open (CTyun contract 6.7): a field the tables
 do not list is a problem, types are exact (an int field given "3" in a JSON body is a problem;
 in the query string, where everything travels as text, "3" and 3 are the same bytes and both
 pass, while "03", "3.0" or "x" do not), null is never a value for a request field (omit it),
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from . import ehpc, vpc
+from . import convention, ehpc, vpc
 from .checks import CHECKS
 from .spec import ABSENT, PRESENT, Api, Field, Rule
 
@@ -25,7 +25,7 @@ APIS: Dict[str, Api] = {a.name: a for a in ehpc.APIS + vpc.APIS}
 BY_PATH: Dict[str, Api] = {a.path: a for a in APIS.values()}
 SECRET_FIELDS = {"rootPassword"}
 QUERY_INT = re.compile(r"0|[1-9][0-9]*")
-ELISION = "..."   # the key the reference's abbreviated examples use for "more fields"
+ELISION = "..."   # the key the contract's abbreviated examples use for "more fields"
 
 
 class Problem(str):
@@ -76,7 +76,7 @@ class _Run:
         for key in obj:
             if key not in known and not (self.partial and key == ELISION):
                 what = ("is not in the documented table (unknown fields are refused: "
-                        "reference section 6 item 7)" if self.mode != "response"
+                        "CTyun contract 6 item 7)" if self.mode != "response"
                         else "is not a documented field of this answer")
                 self.add(_join(prefix, key), "unknown", what)
         for f in fields:
@@ -272,7 +272,7 @@ def _scopes(root: Dict[str, Any], scope: str):
 def validate_request(api_name: str, query: Optional[Dict[str, Any]],
                      body: Optional[Dict[str, Any]] = None) -> List[str]:
     """Problems of one request (empty list = valid). GET APIs take `query` and no body; POST
-    APIs take a JSON object `body` and no query string (reference 1.1)."""
+    APIs take a JSON object `body` and no query string (CTyun contract 1.1)."""
     api = get_api(api_name)
     query = {} if query is None else query
     if api.method == "GET":
@@ -319,7 +319,7 @@ def _typed_query(api: Api, query: Dict[str, Any]) -> Dict[str, Any]:
 
 def validate_response(api_name: str, return_obj: Any, partial: bool = False) -> List[str]:
     """Problems of a `returnObj` against the documented answer of `api_name`. Every documented
-    field must be there (`partial=True`, for the reference's abbreviated examples, lets fields
+    field must be there (`partial=True`, for the contract's abbreviated examples, lets fields
     be missing and ignores the elision key "..."); undocumented fields are problems. Where the
     sources document two shapes (list-queues), either passes."""
     api = get_api(api_name)
@@ -333,11 +333,7 @@ def validate_response(api_name: str, return_obj: Any, partial: bool = False) -> 
     return list(first or [])
 
 
-ENVELOPES = {
-    "ehpc": ("statusCode", "error", "message", "returnObj"),
-    "ehpc-old": ("statusCode", "errorCode", "message", "description", "returnObj"),
-    "vpc": ("statusCode", "errorCode", "message", "description", "returnObj"),
-}
+ENVELOPES = {family: e["keys"] for family, e in convention.ENVELOPES.items()}
 
 
 def envelope_keys(api: Api) -> Tuple[str, ...]:
@@ -346,7 +342,7 @@ def envelope_keys(api: Api) -> Tuple[str, ...]:
 
 
 def validate_envelope(api_name: str, doc: Any, partial: bool = False) -> List[str]:
-    """Problems of a whole answer: the envelope of the API's family (reference 1.3), and on
+    """Problems of a whole answer: the envelope of the API's family (CTyun contract 1.3), and on
     success (`str(statusCode) == "800"`) its `returnObj` (validate_response)."""
     api = get_api(api_name)
     run = _Run(api, "envelope", "response", partial)

@@ -1,11 +1,11 @@
 """The VPC (`ctvpc`) APIs kimi-k3 uses, as data.
 
-Written from `shared/reference/ctyun-openapi.md` section 3 (binding), whose source is CTyun's
+CTyun contract 3, whose source is CTyun's
 Terraform provider (ctyun-it/terraform-provider-ctyun `internal/core/ctvpc/*.go`, generated
 request/response structs; `internal/core/ctyun-sdk-endpoint/ctvpc/*.go`, hand-written client)
-and ctyun-it/ctyun-sdk-go. `Y` below stands for the reference's `Y*`: a value-typed field of the
+and ctyun-it/ctyun-sdk-go. `Y` below stands for `Y*`: a value-typed field of the
 generated struct, always sent by the hand-written client (the VPC doc tables were not captured).
-Doc pages: www.ctyun.cn/document/10026755/<doc>.
+Commits: sources.py. Doc pages: https://www.ctyun.cn/document/10026755/<doc>.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """What the emulated account sees in the E-HPC catalog: region, AZs, cluster type, specs, images.
 
-Shapes follow the reference (sections 2.2-2.5): one cluster type `SCHEDULER` / `SLURM` with the
+Shapes follow the CTyun contract (2.2-2.5, tests/contracts/ctyun): one cluster type `SCHEDULER` / `SLURM` with the
 roles `master` and `compute`; specifications nested per role and described by their name only;
-images per (specification, role). Names marked INVENTED are not public (reference section 6
-item 9: the 910C bare-metal specification and image names are unknown): a client must select
+images per (specification, role). Names marked INVENTED are not public (CTyun contract
+6.9: the 910C bare-metal specification and image names are unknown): a client must select
 by what it is configured with, never by a name it guesses. The documented example names
 (`physical.2.large.1.hpc`, `s3.large.2`, CentOS 7.9) are kept next to them.
 
@@ -17,18 +17,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Tuple
 
-REGION = "bb9fdb42056f11eda1610242ac110002"      # reference 2.2 example
+REGION = "bb9fdb42056f11eda1610242ac110002"      # CTyun contract 2.2 example
 REGION_NAME = "华东1"
-AZ = "cn-huadong1-jsnj1A-public-ctcloud"         # reference 2.2 example
+AZ = "cn-huadong1-jsnj1A-public-ctcloud"         # CTyun contract 2.2 example
 AZ2 = "cn-huadong1-jsnj2A-public-ctcloud"        # INVENTED: a second AZ without file services
 AZS: Dict[str, Dict[str, bool]] = {
     AZ: {"isSupportECS": True, "isSupportSFS": True, "isSupportOceanFS": True},
     AZ2: {"isSupportECS": True, "isSupportSFS": False, "isSupportOceanFS": False},
 }
 
-CLUSTER_TYPE = "SCHEDULER"                        # reference 2.3 (the only documented value)
+CLUSTER_TYPE = "SCHEDULER"                        # CTyun contract 2.3 (the only documented value)
 SCHEDULER = "SLURM"
-CLUSTER_TYPE_UUID = "ct-jn8sm0bejygcdglhpljbddjll9ro"   # reference 2.3 example ids
+CLUSTER_TYPE_UUID = "ct-jn8sm0bejygcdglhpljbddjll9ro"   # CTyun contract 2.3 example ids
 MASTER_ROLE_UUID = "ctr-p5ovib1kiarzxl4mopyf591aofo9"
 COMPUTE_ROLE_UUID = "ctr-xc9m7wmac0bflq0golsg97tlqg5q"
 ROLES = {MASTER_ROLE_UUID: "master", COMPUTE_ROLE_UUID: "compute"}
@@ -53,7 +53,7 @@ SPECS: Tuple[Spec, ...] = (
     Spec("dvt-k3npu910cbms0000000000000001", SPEC_910C, "BMS", ("compute",), 320, 1572864,
          invented=True),
     Spec("dvt-urvkkx5emxlgptea7x2jfcwuwojj", "physical.2.large.1.hpc", "BMS",
-         ("master", "compute"), 64, 262144),                      # reference 2.4 example
+         ("master", "compute"), 64, 262144),                      # CTyun contract 2.4 example
     Spec("dvt-dlmzogfdvcybe8bhndz8uepgz5ki", "s3.large.2", "VM", ("compute",), 2, 4096),
     Spec("dvt-k3mastervm000000000000000001", SPEC_MASTER_VM, "VM", ("master",), 8, 16384,
          invented=True),
@@ -77,9 +77,9 @@ IMAGES: Tuple[Image, ...] = (
     Image("im-k3ascend910ccompute000000001", "CTyunOS-HPC-Ascend", "23.01-910C", "BMS", "GPU",
           "compute", (SPEC_910C,), invented=True),
     Image("im-ckpyqfhbdkkacij5zfs0-compute", "CentOS", "7.9", "BMS", "CPU", "compute",
-          ("physical.2.large.1.hpc",)),                           # reference 2.5 example
+          ("physical.2.large.1.hpc",)),                           # CTyun contract 2.5 example
     Image("im-ckpyqfhbdkkacij5zfsn0-master", "CentOS", "7.9", "BMS", "CPU", "master",
-          ("physical.2.large.1.hpc",)),                           # reference 2.5 example
+          ("physical.2.large.1.hpc",)),                           # CTyun contract 2.5 example
     Image("im-k3centosvmcompute00000000001", "CentOS", "7.9", "VM", "CPU", "compute",
           ("s3.large.2",), invented=True),
     Image("im-k3ctyunosvmmaster00000000001", "CTyunOS", "23.01", "VM", "CPU", "master",

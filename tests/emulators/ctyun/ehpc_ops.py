@@ -1,4 +1,4 @@
-"""The E-HPC operations of the emulator (reference section 2), on an already-validated request.
+"""The E-HPC operations of the emulator (CTyun contract 2), on an already-validated request.
 
 The server checks every request against the contract (tests/contracts/ctyun) before it gets
 here; these functions add what only the service can know (does the region, VPC, role, image,
@@ -281,7 +281,7 @@ def create_cluster(st: State, req, api, path):
 
 
 def _resolve_group(st: State, name, vpc: str):
-    """Reference section 6 item 5: which group E-HPC uses for `securityGroupName`."""
+    """CTyun contract 6 item 5: which group E-HPC uses for `securityGroupName`."""
     s = st.settings
     if name and s.sg_name_resolution in ("adopt_or_create", "adopt"):
         same = [g for g in st.groups.values() if g.vpc == vpc and g.name == name]

@@ -1,4 +1,4 @@
-"""CTyun's answer envelopes, one per API family (reference 1.3), built from the contract.
+"""CTyun's answer envelopes, one per API family (CTyun contract 1.3), built from the contract.
 
 - E-HPC `hpc/` and 239xx APIs: statusCode, error ("" on success), message ("成功"), returnObj;
 - older E-HPC APIs (delete-cluster): statusCode, errorCode (""), message ("SUCCESS"),

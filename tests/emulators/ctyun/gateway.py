@@ -1,10 +1,11 @@
 """The emulator's CTyun gateway: EOP signature, date and access-key checks.
 
-Its own implementation of the algorithm in `shared/reference/ctyun-openapi.md` 1.2 (never the
-client's, so a bug in one shows against the other), checked in tests against vectors computed
+Its own implementation of the algorithm of CTyun contract 1.2 (tests/contracts/ctyun/
+convention.py SIGNATURE, from [tf] internal/core/core/request.go; never the client's, so a bug
+in one shows against the other), checked in tests against vectors computed
 with CTyun's own Python SDK core (ctyun-python-sdk-core 0.0.1 `sign_util.sign`).
 
-What the gateway demands, where the reference leaves it open (section 6 items 1-2), is the
+What the gateway demands, where the contract leaves it open (CTyun contract 6.1-6.2), is the
 hardest consistent choice, each switchable through `Settings`:
 - the query string must be exactly what Go's `url.Values.Encode()` makes of its parameters
   (keys sorted, unreserved `A-Za-z0-9-_.~` kept, space as `+`, the rest `%XX` upper-case), and
@@ -14,7 +15,7 @@ hardest consistent choice, each switchable through `Settings`:
   send under a literal `Z`) or either (`eop_date_zone`: "either" by default, since both forms
   are in use and the live rule is unknown);
 - `ctyun-eop-request-id` a UUID (the clients send `uuid.NewString()`).
-Refusal codes are not documented (section 6 item 2): the ones here are this emulator's own.
+Refusal codes are not documented (CTyun contract 6.2): the ones here are this emulator's own.
 """
 
 from __future__ import annotations
@@ -28,13 +29,15 @@ from datetime import datetime, timedelta, timezone
 from typing import Dict, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl
 
+from tests.contracts.ctyun.convention import SIGNATURE
+
 CHINA = timezone(timedelta(hours=8))
 UNRESERVED = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~")
 UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                      r"[0-9a-fA-F]{12}")
-SIGNED_HEADERS = "Headers=ctyun-eop-request-id;eop-date"
+SIGNED_HEADERS = SIGNATURE["signed_headers"]
 
-# this emulator's codes for gateway refusals (none is documented: reference 1.4 / section 6)
+# this emulator's codes for gateway refusals (none is documented: CTyun contract 1.4 / section 6)
 MISSING = "Openapi.Authorization.Missing"
 MALFORMED = "Openapi.Authorization.Malformed"
 UNKNOWN_AK = "Openapi.Authorization.AccessKeyNotFound"
@@ -69,14 +72,14 @@ def _mac(key: bytes, msg: str) -> bytes:
 
 
 def string_to_sign(request_id: str, date: str, query: str, body: bytes) -> str:
-    return (f"ctyun-eop-request-id:{request_id}\neop-date:{date}\n\n{query}\n"
-            + hashlib.sha256(body).hexdigest())
+    return SIGNATURE["string_to_sign"].format(id=request_id, date=date, query=query,
+                                              body_hash=hashlib.sha256(body).hexdigest())
 
 
 def expected_signature(ak: str, sk: str, request_id: str, date: str, query: str,
                        body: bytes) -> str:
     """base64(HMAC(kdate, stringToSign)); ktime=HMAC(SK, date), kak=HMAC(ktime, AK),
-    kdate=HMAC(kak, date[0:8]) (reference 1.2 steps 3-5)."""
+    kdate=HMAC(kak, date[0:8]) (CTyun contract 1.2 steps 3-5)."""
     kdate = _mac(_mac(_mac(sk.encode("utf-8"), date), ak), date[:8])
     mac = hmac.new(kdate, string_to_sign(request_id, date, query, body).encode("utf-8"),
                    hashlib.sha256)

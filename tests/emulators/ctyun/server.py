@@ -17,7 +17,7 @@ One request goes through, in order:
 
 Faults, queued per API path through `POST /_admin/faults` and consumed one per request:
 `http500`, `http502` (that status, the call not run), `throttle` (HTTP 200, statusCode "900"
-as text, `Openapi.Throttling`: throttling is not documented, section 6 item 2), `drop` (the
+as text, `Openapi.Throttling`: throttling is not documented, CTyun contract 6.2), `drop` (the
 connection closes, call not run), `lost_response` (the call runs, the connection closes),
 `slow_job` (`seconds` more for the next job that path starts), `fail_job` (that job fails).
 

@@ -1,7 +1,7 @@
 """The emulated CTyun account: resources, asynchronous jobs, settings, and the final report.
 
-Built from `shared/reference/ctyun-openapi.md`, never from kimi-k3's client. Where the reference
-says a behaviour is undocumented (its section 6), `Settings` picks the behaviour that is
+Built from the CTyun contract (tests/contracts/ctyun), never from kimi-k3's client. Where the
+contract says a behaviour is undocumented (its section 6, gaps.py), `Settings` picks the behaviour that is
 hardest on a client and makes it switchable; each field says which item it settles.
 
 Jobs run in simulated time and their effects are applied lazily whenever state is read
@@ -45,14 +45,14 @@ class Refusal(Exception):
 
 @dataclass
 class Settings:
-    """Behaviour switches. Defaults = the hardest consistent reading of the reference."""
+    """Behaviour switches. Defaults = the hardest consistent reading of the contract."""
     job_seconds: float = 1.0            # simulated run time of every job
-    # gateway (section 6 items 1, 2)
+    # gateway (CTyun contract 6.1, 2)
     max_skew_s: float = 300.0
     eop_date_zone: str = "either"       # utc | china | either
     require_canonical_query: bool = True
     gateway_http_status: int = 401      # HTTP status of gateway refusals (body: 900 envelope)
-    status_code_as_string: bool = False  # send "800"/"900" (reference 1.3: both occur)
+    status_code_as_string: bool = False  # send "800"/"900" (CTyun contract 1.3: both occur)
     # delegation (item 6): required before the first cluster; a second call is refused
     require_delegate: bool = True
     delegate_repeat_refused: bool = True
@@ -101,7 +101,7 @@ def read_only(api: str) -> bool:
 
 
 def now_text() -> str:
-    """E-HPC times: `YYYY-MM-DD HH:MM:SS` (reference 1.7; zone not stated: China time here)."""
+    """E-HPC times: `YYYY-MM-DD HH:MM:SS` (CTyun contract 1.7; zone not stated: China time here)."""
     return datetime.now(CHINA).strftime("%Y-%m-%d %H:%M:%S")
 
 
@@ -137,7 +137,7 @@ class Node:
     uuid: str
     name: str
     cluster: str
-    role: int                 # 0 master, 1 compute (reference 2.9)
+    role: int                 # 0 master, 1 compute (CTyun contract 2.9)
     node_type: str            # VM | BMS
     spec: str                 # specification name
     subnet: str

@@ -1,9 +1,9 @@
-"""The VPC operations of the emulator (reference section 3), on an already-validated request.
+"""The VPC operations of the emulator (CTyun contract 3), on an already-validated request.
 
 Documented: VPC names are unique per account; `clientToken` makes an order idempotent (the
 same token on the same API answers the first answer again, for `client_token_ttl_s`: the real
-retention window is not documented); the *.NotFound codes of reference 1.4. Undocumented and
-chosen here (hardest on a client, reference section 6 item 11): deleting a VPC that still has
+retention window is not documented); the *.NotFound codes of CTyun contract 1.4. Undocumented and
+chosen here (hardest on a client, CTyun contract 6 item 11): deleting a VPC that still has
 subnets or groups, a subnet that servers use, or a group a cluster or server uses is refused
 (codes below are this emulator's); `vpcName` is matched by substring, so a client must match
 the name exactly itself; subnet and group names need not be unique. Creates are synchronous.
@@ -39,7 +39,7 @@ def _region(req: Dict[str, Any]) -> None:
 
 
 def _tokened(st: State, api: str, req: Dict[str, Any], make) -> Any:
-    """clientToken idempotency (reference 1.6): the same token on the same API answers the
+    """clientToken idempotency (CTyun contract 1.6): the same token on the same API answers the
     first answer again (even if the rest of the body differs: the token wins)."""
     token = req.get("clientToken")
     now = st.clock()
