@@ -3,10 +3,16 @@
 pulumi-eks cannot express a capacity-block launch template together with an EFA layout that fits
 p6-b300 (card 0 ENA only, cards 1-16 EFA-only), so the launch template is built here. Its pieces
 are pure functions (`network_interfaces`, `user_data`, `launch_template_args`) so tests read
-exactly what AWS gets. Rules (REFERENCE section 5): market type `capacity-block` and a
-reservation target in the template, no subnet in it; the cluster security group on every
-interface (EKS stops attaching it once interfaces are listed); node group `CAPACITY_BLOCK`
-without `instance_types`/`disk_size`; subnets only in the block's zone.
+exactly what AWS gets. Rules: market type `capacity-block` and a reservation target in the
+template, node group `CAPACITY_BLOCK`, desired size 0 for upgrades (Amazon EKS User Guide,
+"Create a managed node group with Capacity Blocks for ML",
+https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html); no subnet in the
+template, no `instance_types`/`disk_size` beside it, the cluster security group on every
+interface since EKS stops attaching it once interfaces are listed ("Customize managed nodes with
+launch templates", https://docs.aws.amazon.com/eks/latest/userguide/launch-templates.html);
+subnets only in the block's zone (a block is in one AZ: Amazon EC2 User Guide, "Capacity Blocks
+for ML", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-blocks.html).
+Read for pulumi-aws 7.51.1 (requirements.txt).
 """
 
 from __future__ import annotations

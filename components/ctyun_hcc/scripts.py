@@ -3,7 +3,7 @@
 Plain functions from (Plan, LaunchSpec, SlurmLayout) to script text, so the offline plan command
 can write them and golden tests can show a reviewer every changed line. No I/O, no Pulumi.
 
-The scripts fix the CTyun seed's errata (REFERENCE section 3): one port (the spec's), the
+The scripts fix the CTyun seed's errata (docs/seed-mapping.md, "Errors fixed"): one port (the spec's), the
 planner's integer `--max-model-len`, bash everywhere with `set -euo pipefail`, an Apptainer
 instance named after the job and stopped by a trap on exit or `scancel`, one work-dir path,
 node 0's address taken from the first host of `$SLURM_JOB_NODELIST` (its Slurm NodeAddr,

@@ -3,7 +3,7 @@
 Adding a weight variant, an accelerator or a node shape is adding one entry here. Architecture
 numbers of Kimi K3 that are not public (layer split, KV geometry, recurrent state size) are
 named assumptions, calibrated so the planner agrees with every published deployment point
-(REFERENCE section 6; see docs/planner.md). Each can be overridden per stack with
+(docs/planner.md, "Calibration", lists each point and its source). Each can be overridden per stack with
 `kimi-k3:modelOverrides` without editing code.
 """
 

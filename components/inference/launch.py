@@ -4,7 +4,7 @@
 Kubernetes objects). Values known only on the node are `${NAME}` placeholders (see
 PLACEHOLDERS); each renderer maps them to its own mechanism. Pure: no Pulumi, no I/O.
 
-Errata of the seed guides are fixed here once (REFERENCE section 3): the port is the one
+Errata of the seed guides are fixed here once (listed in docs/seed-mapping.md, "Errors fixed"): the port is the one
 configured, `--max-model-len` is an integer the planner checked, no `--data-parallel-start-rank`
 on the head, no obsolete environment variables, interfaces derived from the node's address, and
 no `--allowed-local-media-path /` (it let any client make vLLM read any file of the node; vLLM's

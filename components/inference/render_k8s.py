@@ -37,7 +37,8 @@ HYPERPOD_API = "inference.sagemaker.aws.amazon.com/v1"
 #: where nodeadm mounts the RAID0 of the instance's local NVMe disks (localStorage strategy RAID0)
 NODE_NVME_PATH = "/mnt/k8s-disks/0"
 POD_IFNAME = "eth0"
-#: env vars the seed used that vLLM no longer reads (REFERENCE section 2); never emitted
+#: env vars the seed used that vLLM no longer reads (absent from `vllm/envs.py` since vLLM 0.32.0,
+#: https://github.com/vllm-project/vllm/blob/v0.32.0/vllm/envs.py); never emitted
 OBSOLETE_ENV = frozenset({"VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION"})
 
 STARTUP_PERIOD_S = 10

@@ -1,9 +1,11 @@
 """Which `vllm serve` flags exist in which vLLM release.
 
 The launch spec only emits flags listed here, and only for images whose vLLM release is at least
-the flag's first release (the checked facts in REFERENCE section 2: every flag below exists in
-vLLM 0.33.0's own parser; those the Ascend seed uses ran on its 0.23 image). An emitted flag
-missing from this table is a bug caught by `check_flags`, not a surprise on the cluster.
+the flag's first release (every flag below exists in the parser of vLLM 0.33.0,
+https://pypi.org/project/vllm/0.33.0/, `make_arg_parser` in `vllm/entrypoints/common/cli_args.py`;
+those the Ascend seed uses ran on its vllm-ascend 0.23 image; tools/check_vllm_flags.py re-checks
+the table against a downloaded wheel). An emitted flag missing from this table is a bug caught
+by `check_flags`, not a surprise on the cluster.
 """
 
 from __future__ import annotations
@@ -67,7 +69,9 @@ BOOLEAN_FLAGS = frozenset({
 #: vllm-ascend `--additional-config` keys -> (first plugin release, last plugin release or None)
 ASCEND_ADDITIONAL_CONFIG: Mapping[str, Tuple[str, Optional[str]]] = {
     "enable_cpu_binding": ("0.9.0", None),
-    # deprecated after the 0.23 line (REFERENCE section 2): gate by the image's plugin version
+    # deprecated after the 0.23 line (vllm-project/vllm-ascend `vllm_ascend/ascend_config.py`:
+    # accepted in the v0.24.0rc1 and v0.25.1rc1 tags, only a deprecation warning on main since
+    # commit 92616f3a64, 2026-08-21): gate by the image's plugin version
     "enable_flashcomm1": ("0.11.0", "0.23.99"),
 }
 

@@ -1,6 +1,7 @@
 """The launch spec read as vLLM reads it: flags parsed into {flag: value}, per hardware family
 and role, against the published recipes (vLLM's Kimi K3 recipe for Blackwell/Hopper, the
-vllm-ascend K3 tutorial for A3; REFERENCE section 6) and the seed errata (section 3).
+vllm-ascend K3 tutorial for A3; sources in docs/planner.md, "Calibration") and the seed errata
+(docs/seed-mapping.md).
 
 Goldens (tests/golden/launch) show a reviewer the whole argv; these tests say which flag
 matters and why, so a regenerated golden cannot hide a lost flag.

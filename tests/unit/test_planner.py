@@ -1,4 +1,4 @@
-"""The planner against every published deployment point (REFERENCE section 6) and its refusals."""
+"""The planner against every published deployment point (docs/planner.md, "Calibration", names their sources) and its refusals."""
 
 import pytest
 

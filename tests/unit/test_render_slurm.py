@@ -86,7 +86,7 @@ def test_bash_syntax(tmp_path, default_files):
         assert subprocess.run(["bash", "-n", str(path)]).returncode == 0, name
 
 
-# --- errata of the CTyun seed (REFERENCE section 3) ------------------------------------------
+# --- errata of the CTyun seed (docs/seed-mapping.md) ------------------------------------------
 
 def test_one_port_and_exact_context(default_files):
     node = default_files["node.sh"]
