@@ -10,10 +10,6 @@ plugin lands on every GPU node, the nodes advertise what the plugins that landed
 every vLLM pod is bound, its GPU and EFA requests equal to what a node advertises.
 """
 
-import os
-import subprocess
-from pathlib import Path
-
 import pulumi
 import pytest
 import yaml
@@ -25,6 +21,7 @@ from components.config.shared import TARGET_ACCELERATORS
 from tests.contracts.kubernetes.charts import advertised, daemonset_pod_spec
 from tests.contracts.kubernetes.eks_nodes import efa_interfaces, node_from_node_group
 from tests.contracts.kubernetes.helm_values import coalesce
+from tests.contracts import upstream
 from tests.contracts.kubernetes.scheduler import Node, as_daemon_pod, place, pod_request, why_not
 
 CR = "cr-0123456789abcdef0"
@@ -223,28 +220,25 @@ def test_multi_node_on_an_instance_type_the_efa_chart_does_not_list_is_refused(m
 
 # ---------------------------------------------------------------- the facts, re-read at the source
 
-MIRRORS = Path(os.environ.get("KK3_MIRRORS", "/work/.mirror"))
+# The upstream files themselves are recorded in tests/contracts/upstream (tools/record_upstream.py)
 
 
 def _git_show(repo: str, rev: str, path: str) -> str:
-    git = MIRRORS / repo / "repo"
-    if not git.exists():
-        pytest.skip(f"no local mirror of {repo} (set KK3_MIRRORS); facts were read from it when recorded")
-    return subprocess.run(["git", "-C", str(git), "show", f"{rev}:{path}"], check=True,
-                          capture_output=True, text=True).stdout
+    return upstream.read(repo, rev, path)
 
 
 def test_nvidia_chart_facts_match_upstream():
     f = addons.chart_facts("nvidia-device-plugin", addons.NVIDIA_DEVICE_PLUGIN_VERSION)
     src = f["source"]
-    values = yaml.safe_load(_git_show("NVIDIA+k8s-device-plugin", src["commit"], src["values"]))
+    assert src["repository"] == "NVIDIA/k8s-device-plugin"
+    values = yaml.safe_load(_git_show(src["repository"], src["commit"], src["values"]))
     for key in ("nodeSelector", "affinity", "tolerations", "priorityClassName"):
         assert values[key] == f["defaults"][key], key
     assert values["devicePlugin"]["enabled"] is True and values["gfd"]["enabled"] is False
-    chart = yaml.safe_load(_git_show("NVIDIA+k8s-device-plugin", src["commit"],
+    chart = yaml.safe_load(_git_show(src["repository"], src["commit"],
                                      "deployments/helm/nvidia-device-plugin/Chart.yaml"))
     assert chart["version"] == addons.NVIDIA_DEVICE_PLUGIN_VERSION
-    tpl = _git_show("NVIDIA+k8s-device-plugin", src["commit"], src["template"])
+    tpl = _git_show(src["repository"], src["commit"], src["template"])
     for key in ("nodeSelector", "affinity", "tolerations"):
         assert f"{{{{- with .Values.{key} }}}}\n      {key}:" in tpl, key
     assert "{{- if .Values.devicePlugin.enabled }}" in tpl
@@ -253,7 +247,8 @@ def test_nvidia_chart_facts_match_upstream():
 def test_efa_chart_facts_match_upstream():
     f = addons.chart_facts("aws-efa-k8s-device-plugin", addons.EFA_DEVICE_PLUGIN_VERSION)
     src = f["source"]
-    values = yaml.safe_load(_git_show("aws+eks-charts", src["commit"], src["values"]))
+    assert src["repository"] == "aws/eks-charts"
+    values = yaml.safe_load(_git_show(src["repository"], src["commit"], src["values"]))
     assert values["nodeSelector"] == f["defaults"]["nodeSelector"]
     assert values["tolerations"] == f["defaults"]["tolerations"]
     labels = values["supportedInstanceLabels"]
@@ -261,9 +256,9 @@ def test_efa_chart_facts_match_upstream():
     offered = {NODE_SHAPES[s].key for a, s in DEFAULT_SHAPE_FOR_ACCELERATOR.items() if a in TARGET_ACCELERATORS["aws-eks"]}
     assert offered <= set(labels["values"])
     assert set(f["defaults"]["supportedInstanceLabels"]["values"]) == offered
-    chart = yaml.safe_load(_git_show("aws+eks-charts", src["commit"], src["chart"]))
+    chart = yaml.safe_load(_git_show(src["repository"], src["commit"], src["chart"]))
     assert chart["version"] == addons.EFA_DEVICE_PLUGIN_VERSION
-    tpl = _git_show("aws+eks-charts", src["commit"], src["template"])
+    tpl = _git_show(src["repository"], src["commit"], src["template"])
     assert "- key: CriticalAddonsOnly\n          operator: Exists\n        {{- with .Values.tolerations }}" in tpl
     assert "{{- range .Values.supportedInstanceLabels.keys }}" in tpl
     assert "key: eks.amazonaws.com/compute-type\n                  operator: NotIn" in tpl
@@ -271,19 +266,15 @@ def test_efa_chart_facts_match_upstream():
 
 
 def test_efa_first_listed_versions_match_upstream():
-    git = MIRRORS / "aws+eks-charts" / "repo"
-    if not git.exists():
-        pytest.skip("no local mirror of aws/eks-charts")
-    chart_dir = "stable/aws-efa-k8s-device-plugin"
-    commits = subprocess.run(["git", "-C", str(git), "log", "--format=%H", "--reverse", "--", chart_dir],
-                             check=True, capture_output=True, text=True).stdout.split()
+    facts = addons.chart_facts("aws-efa-k8s-device-plugin", addons.EFA_DEVICE_PLUGIN_VERSION)
+    history = upstream.efa_history()
+    assert sorted(history["types"]) == sorted(facts["first_listed_in"])
+    # the history ends at the pinned commit, whose list is the one recorded in values.yaml
+    assert history["commits"][-1]["commit"] == facts["source"]["commit"]
+    assert history["commits"][-1]["version"] == addons.EFA_DEVICE_PLUGIN_VERSION
     first = {}
-    for c in commits:
-        version = yaml.safe_load(_git_show("aws+eks-charts", c, f"{chart_dir}/Chart.yaml"))["version"]
-        listed = yaml.safe_load(_git_show("aws+eks-charts", c, f"{chart_dir}/values.yaml")).get(
-            "supportedInstanceLabels", {}).get("values") or []
-        for t in listed:
-            first.setdefault(t, version)
-    recorded = addons.chart_facts("aws-efa-k8s-device-plugin", addons.EFA_DEVICE_PLUGIN_VERSION)["first_listed_in"]
-    for t, v in recorded.items():
+    for c in history["commits"]:
+        for t in c["listed"]:
+            first.setdefault(t, c["version"])
+    for t, v in facts["first_listed_in"].items():
         assert first[t] == v, t

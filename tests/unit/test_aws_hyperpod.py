@@ -2,13 +2,13 @@
 the API key from a Kubernetes Secret, one model argument, keys that do not apply refused."""
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
 from components.offline.runner import SECRET, run_program
+from tests.contracts import upstream
 
 FACTS = yaml.safe_load((Path(__file__).resolve().parents[1] / "contracts" / "hyperpod" / "iec_facts.yaml").read_text())
 HP = {"kimi-k3:serving": "hyperpod", "kimi-k3:hyperpodClusterName": "hp-eks"}
@@ -151,17 +151,12 @@ def test_the_kubeconfig_uses_the_stacks_profile():
     assert user["args"][user["args"].index("--region") + 1] == "us-east-2"
 
 
-MIRROR = Path("/work/.mirror/aws+sagemaker-hyperpod-cli/repo")
-CRD = ("helm_chart/HyperPodHelmChart/charts/inference-operator/config/crd/"
-       "inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml")
-
-
 def test_recorded_facts_match_the_crd_upstream():
-    if not MIRROR.exists():
-        pytest.skip("no local mirror of aws/sagemaker-hyperpod-cli; facts were read from it when recorded")
-    crd = yaml.safe_load(subprocess.run(["git", "-C", str(MIRROR), "show",
-                                         f"a00b22d17ea928a6e39a43bd2efdafe01b1005ea:{CRD}"],
-                                        check=True, capture_output=True, text=True).stdout)
+    """iec_facts.yaml against the operator's CRD itself (tests/contracts/upstream, at the commit
+    the facts name)."""
+    crd = upstream.load_yaml(*upstream.HYPERPOD_CRD)
+    assert crd["spec"]["group"] + "/v1" == FACTS["apiVersion"]
+    assert crd["spec"]["names"]["kind"] == FACTS["kind"]
     v1 = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")
     assert v1["served"] and v1["storage"]
     spec = v1["schema"]["openAPIV3Schema"]["properties"]["spec"]
@@ -179,3 +174,22 @@ def test_recorded_facts_match_the_crd_upstream():
     assert hf["properties"]["modelId"]["pattern"] == FACTS["huggingFaceModel"]["modelId"]["pattern"]
     assert "HF_TOKEN" in hf["properties"]["tokenSecretRef"]["description"]
     assert spec["properties"]["maxDeployTimeInSeconds"]["default"] == 3600
+    for key in ("maxDeployTimeInSeconds", "replicas"):
+        for k, v in FACTS["spec"][key].items():
+            assert spec["properties"][key][k] == v, (key, k)
+    assert spec["properties"]["instanceType"]["pattern"] == FACTS["spec"]["instanceType"]["pattern"]
+    secret = env["properties"]["valueFrom"]["properties"]["secretKeyRef"]
+    assert sorted(secret["properties"]) == sorted(FACTS["environmentVariable"]["secretKeyRef"]["properties"])
+    assert secret["required"] == FACTS["environmentVariable"]["secretKeyRef"]["required"]
+    msc = spec["properties"]["modelSourceConfig"]
+    assert sorted(msc["properties"]) == sorted(FACTS["modelSourceConfig"]["properties"])
+    assert msc["required"] == FACTS["modelSourceConfig"]["required"]
+    assert msc["properties"]["modelSourceType"]["enum"] == FACTS["modelSourceConfig"]["modelSourceType"]
+    token = hf["properties"]["tokenSecretRef"]
+    assert sorted(token["properties"]) == sorted(FACTS["huggingFaceModel"]["tokenSecretRef"]["properties"])
+    assert token["required"] == FACTS["huggingFaceModel"]["tokenSecretRef"]["required"]
+    assert hf["required"] == FACTS["huggingFaceModel"]["required"]
+    for part in ("modelVolumeMount", "modelInvocationPort"):
+        got = w["properties"][part]
+        assert sorted(got["properties"]) == sorted(FACTS[part]["properties"]), part
+        assert got["required"] == FACTS[part]["required"], part
