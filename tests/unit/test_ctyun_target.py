@@ -18,7 +18,7 @@ CLUSTER_KEYS = {"ctyun:regionId": "cn-jssz1", "ctyun:azName": "az1", "ctyun:vpcI
                 "ctyun:subnetId": "subnet-1", "ctyun:rootPassword": "Kk3-Pass-w0rd9"}
 
 
-def test_defaults_are_the_seed_paths():
+def test_defaults_are_the_seed_paths(golden):
     cfg = parse_serve_config({})
     assert cfg == HccServeConfig()
     p = plan(PlanRequest("w4a8", "atlas-800-a3", 4, max_model_len=131072))
@@ -27,7 +27,7 @@ def test_defaults_are_the_seed_paths():
     assert lay.sif_dir == "/mnt/nvme0n1/apptainer" and lay.work_dir == "/home/kimi-k3"
     spec = launch(p, Runtime(image="quay.io/ascend/vllm-ascend:kimi-k3-a3", port=11025))
     for name, text in render_all(p, spec, lay).items():
-        assert (GOLDEN / name).read_text() == text
+        golden.check(GOLDEN / name, text)
 
 
 @pytest.mark.parametrize("raw, key", [
@@ -87,10 +87,10 @@ def test_serve_chain_order_and_dependencies(recorded):
     assert deps["kimi-k3-service"] == ["kimi-k3-bcast"]
 
 
-def test_serve_inputs_carry_rendered_scripts_and_no_plain_secrets(recorded):
+def test_serve_inputs_carry_rendered_scripts_and_no_plain_secrets(recorded, golden):
     run, _ = recorded
     svc = next(r for r in run.resources if r["name"] == "kimi-k3-service")["inputs"]
-    assert svc["srunSh"] == (GOLDEN / "srun.sh").read_text()
+    golden.check(GOLDEN / "srun.sh", svc["srunSh"])
     assert svc["apiKey"] == "[secret]"
     # the root password goes to the first-contact step only; the rest use the stack's own key
     pin = next(r for r in run.resources if r["name"] == "kimi-k3-hostkey")["inputs"]

@@ -1,7 +1,6 @@
 """The launch spec reproduces the seeds' and the recipe's command lines, errata fixed."""
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -134,12 +133,7 @@ def test_unknown_image_is_refused():
 
 
 @pytest.mark.parametrize("name,make", [("ctyun-hcc", ctyun_spec), ("aws-eks", aws_spec)])
-def test_launch_spec_golden(name, make):
+def test_launch_spec_golden(name, make, golden):
     spec = make()
     assert LaunchSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
-    path = GOLDEN / "launch" / f"{name}.json"
-    text = json.dumps(spec.to_dict(), indent=2) + "\n"
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    assert text == path.read_text(), f"{path} changed: review, then UPDATE_GOLDEN=1"
+    golden.check(GOLDEN / "launch" / f"{name}.json", json.dumps(spec.to_dict(), indent=2) + "\n")

@@ -1,7 +1,6 @@
 """The status view of a progress record: a snapshot of its text, the verdicts, the CLI."""
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -70,14 +69,11 @@ def snapshot_text(path: str, now: float) -> str:
     return plain(view_lines("kimi-k3 progress of stack ctyun-hcc", marker, views, now))
 
 
-def test_status_snapshot_of_a_record(tmp_path):
+def test_status_snapshot_of_a_record(tmp_path, golden):
     path = str(tmp_path / "ctyun-hcc.jsonl")
     clock = write_story(path)
     text = snapshot_text(path, clock.t)
-    if os.environ.get("UPDATE_GOLDEN"):
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(text)
-    assert text == GOLDEN.read_text()
+    golden.check(GOLDEN, text)
     assert "\x1b[" not in text
     assert "an earlier run" not in text                       # only the latest run
     assert "[SLOW]" in text and "over by" in text             # past the plan's expectation

@@ -1,11 +1,10 @@
 """Kubernetes renderer: strict schema validation, goldens, probe timing, placeholders, secrets.
 
-Goldens live in tests/golden/aws-eks/; regenerate with `UPDATE_GOLDEN=1 pytest tests/unit/test_render_k8s.py`
+Goldens live in tests/golden/aws-eks/; regenerate with `KK3_UPDATE_GOLDEN=1 pytest tests/unit/test_render_k8s.py`
 and review the diff.
 """
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -272,12 +271,7 @@ def _two_objs():
 
 
 @pytest.mark.parametrize("name", sorted(GOLDENS))
-def test_golden(name):
+def test_golden(name, golden):
     text = GOLDENS[name]()
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    assert path.exists(), f"missing golden {path}; run with UPDATE_GOLDEN=1"
-    assert text == path.read_text(), f"{name} changed; review and regenerate with UPDATE_GOLDEN=1"
+    golden.check(GOLDEN / name, text)
     assert "&id" not in text  # no YAML anchors: each file reads on its own

@@ -1,10 +1,9 @@
 """The Slurm renderer: golden files for the default CTyun plan, shellcheck, and the seed errata.
 
-Regenerate the goldens after an intended change with `KIMI_K3_UPDATE_GOLDEN=1 pytest <this file>`
-and review the diff.
+Regenerate the goldens after an intended change with `KK3_UPDATE_GOLDEN=1 pytest <this file>`
+(the one switch, tests/conftest.py) and review the diff.
 """
 
-import os
 import re
 import shutil
 import subprocess
@@ -44,14 +43,10 @@ def keyed_files():
     return render_all(p, spec, SlurmLayout())
 
 
-def test_golden_files(default_files):
-    if os.environ.get("KIMI_K3_UPDATE_GOLDEN"):
-        GOLDEN.mkdir(parents=True, exist_ok=True)
-        for name, text in default_files.items():
-            (GOLDEN / name).write_text(text)
+def test_golden_files(default_files, golden):
     assert sorted(default_files) == sorted(SCRIPT_NAMES)
     for name, text in default_files.items():
-        assert (GOLDEN / name).read_text() == text, f"{name} differs from its golden file"
+        golden.check(GOLDEN / name, text)
 
 
 def _shellcheck(tmp_path, files):
