@@ -26,7 +26,7 @@ fi
 
 need=()
 for tool in sshd munged slurmctld slurmd sbatch ip nsenter unshare mknod curl wget mkfs.xfs mkfs.ext4 \
-    losetup wipefs findmnt lsblk; do
+    losetup wipefs findmnt lsblk prometheus promtool; do
   command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
 done
 if [ "${#need[@]}" -gt 0 ]; then
@@ -35,8 +35,15 @@ if [ "${#need[@]}" -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq openssh-server slurm-wlm munge iproute2 util-linux mount xfsprogs \
     e2fsprogs curl wget >/dev/null
+  # the dashboards' and alert rules' tests (tests/integration/test_observability_prometheus.py)
+  # run Debian's Prometheus server and promtool themselves, on loopback ports of their own: the
+  # package's own service (on :9090, where an init system starts it) is not wanted
+  apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet prometheus 2>/dev/null; then
+    systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
 fi
-for tool in sshd munged slurmctld slurmd sbatch curl mkfs.xfs; do
+for tool in sshd munged slurmctld slurmd sbatch curl mkfs.xfs prometheus promtool; do
   command -v "$tool" >/dev/null 2>&1 || { echo "FATAL: $tool still missing after apt-get" >&2; exit 1; }
 done
 

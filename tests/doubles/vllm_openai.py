@@ -30,6 +30,9 @@ does. It is written from vLLM's own code, read in the 0.33.0 wheel
   the engine is dead); /v1/models: `vllm/entrypoints/openai/models/serving.py`;
   unknown model: `vllm/entrypoints/serve/engine/serving.py` (404 NotFoundError, param model);
 - keep-alive comments: `vllm/entrypoints/serve/utils/sse_keep_alive.py` (`: keep-alive`);
+- `GET /metrics`: vLLM's Prometheus metrics, names, labels, buckets and content negotiation as
+  vLLM has them (tests/doubles/vllm_metrics.py says from where); each chat completion is recorded
+  there (`metrics_version` picks the release: 0.33.0, or 0.23.0 as in vllm-ascend's image);
 - `/invocations` (`vllm/entrypoints/serve/sagemaker/api_router.py`): POST, outside the guarded
   prefixes; a chat body is answered by the chat handler, anything else 400 "Cannot find
   suitable handler for request. Expected one of: [...]" (vllm-project/vllm#58144);
@@ -56,6 +59,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional
+
+from .vllm_metrics import VllmMetrics
 
 GUARDED_PREFIX = ("/v1", "/v2", "/inference", "/cohere")
 FAULTS = {
@@ -102,6 +107,9 @@ class DoubleConfig:
     log: Optional[Callable[[str], None]] = None
     #: `--middleware` import paths (e.g. kimi-k3's `kk3_api_guard.ApiKeyGuard`), on sys.path
     middleware: tuple = ()
+    #: the vLLM release whose metrics `/metrics` serves, and its engines (data-parallel ranks)
+    metrics_version: str = "0.33.0"
+    engines: int = 1
 
     def __post_init__(self):
         unknown = set(self.faults) - set(FAULTS)
@@ -213,6 +221,10 @@ class VllmOpenAIDouble:
         self._up = threading.Event()
         self._writers: set = set()
         self.asgi = _middleware_stack(self.cfg)
+        self.metrics = VllmMetrics(self.cfg.metrics_version, self.cfg.served_model_name,
+                                   self.cfg.engines)
+        self.running = 0
+        self._prompts_seen: set = set()
 
     # ---- lifecycle ---------------------------------------------------------------------
     async def _main(self) -> None:
@@ -406,6 +418,13 @@ class _Exchange:
         if self.method == "GET" and self.path == "/health":
             ok = self.d.is_ready() and "health_down" not in cfg.faults
             return await self._empty(200 if ok else 503)
+        if self.method == "GET" and self.path == "/metrics":
+            headers, body = self.d.metrics.exposition(self.headers.get("accept"),
+                                                      self.headers.get("accept-encoding"))
+            await self._head(200, headers + [("content-length", str(len(body)))])
+            self.w.write(body)
+            await self.w.drain()
+            return True
         if self.method == "GET" and self.path == "/v1/models":
             return await self._json(200, self._models())
         if self.method == "POST" and self.path == "/v1/chat/completions":
@@ -504,9 +523,36 @@ class _Exchange:
                                                 "injected failure)", "InternalServerError", 500))
         engine = _Engine(cfg, req)
         arrived = time.perf_counter()
-        if req.get("stream"):
-            return await self._stream(req, engine, arrived)
-        return await self._complete(engine, arrived)
+        self._started(engine, req)
+        ok = False
+        try:
+            if req.get("stream"):
+                ok = await self._stream(req, engine, arrived)
+            else:
+                ok = await self._complete(engine, arrived)
+            return ok
+        finally:
+            self._ended(engine, arrived, ok)
+
+    # ---- metrics (what vLLM's stat logger records for a request) -------------------------
+    def _started(self, e: _Engine, req: Dict[str, Any]) -> None:
+        d = self.d
+        d.running += 1
+        key = json.dumps(req.get("messages"), sort_keys=True)
+        cached = max(0, e.prompt_tokens - 1) if key in d._prompts_seen else 0
+        d._prompts_seen.add(key)
+        d.metrics.scheduled(e.prompt_tokens, cached)
+        d.metrics.set_scheduler(d.running, 0, min(1.0, d.running / 16))
+
+    def _ended(self, e: _Engine, arrived: float, ok: bool) -> None:
+        d, cfg = self.d, self.cfg
+        d.running -= 1
+        d.metrics.set_scheduler(d.running, 0, min(1.0, d.running / 16))
+        if ok:
+            e2e = time.perf_counter() - arrived
+            d.metrics.finished(prompt_tokens=e.prompt_tokens, output_tokens=e.completion_tokens,
+                               queue_s=0.0, ttft_s=min(cfg.ttft_s, e2e), e2e_s=e2e,
+                               finished_reason="length" if e.finish == "length" else "stop")
 
     # ---- answers -------------------------------------------------------------------------
     async def _complete(self, e: _Engine, arrived: float) -> bool:

@@ -1,0 +1,174 @@
+"""The Grafana dashboards both stacks ship, built with Grafana's grafana-foundation-sdk. Pure.
+
+Two dashboards: `kimi-k3-serving` (vLLM's own metrics: latency percentiles, tokens per second,
+running and waiting requests, KV-cache usage, prefix-cache hit rate, preemptions, the endpoint's
+scrape) is the same JSON on both targets, because it queries only names vLLM 0.23.0 and 0.33.0
+share (`metrics.py`); `kimi-k3-accelerators` (utilisation, memory, power, temperature) queries
+the exporter of the stack's accelerator: NVIDIA's dcgm-exporter or Ascend's npu-exporter.
+
+The panels are data (`SERVING`, `ACCELERATORS`), so the tests can evaluate every query against a
+real Prometheus and check every name against the metric table; `build()` turns them into
+dashboard JSON (grafana-foundation-sdk 1769699379!11.6.0: "types and builders generated for
+Grafana v11.6.x"; schemaVersion 41). Queries use `$__rate_interval` (Grafana's rate window) and a
+`datasource` variable, so the same JSON works in any Grafana with a Prometheus data source.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Dict, Mapping, Tuple
+
+#: the scrape job of vLLM's API server (the Prometheus configs and PodMonitor set it)
+VLLM_JOB = "vllm"
+RATE = "$__rate_interval"
+
+
+@dataclass(frozen=True)
+class Query:
+    expr: str
+    legend: str
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    unit: str  # Grafana unit id: s, percentunit, percent, short, watt, celsius
+    queries: Tuple[Query, ...]
+    description: str = ""
+    row: str = ""
+
+
+def _quantiles(metric: str, qs=(0.5, 0.9, 0.99)) -> Tuple[Query, ...]:
+    return tuple(Query(f"histogram_quantile({q}, sum by (le) (rate({metric}_bucket[{RATE}])))",
+                       f"p{int(q * 100)}") for q in qs)
+
+
+SERVING: Tuple[Panel, ...] = (
+    Panel("Time to first token", "s", _quantiles("vllm:time_to_first_token_seconds"),
+          "From the request's arrival to its first output token (queueing and prefill).", "Latency"),
+    Panel("Time per output token", "s", _quantiles("vllm:request_time_per_output_token_seconds"),
+          "Per request: decode time over its output tokens (TPOT).", "Latency"),
+    Panel("Inter-token latency", "s", _quantiles("vllm:inter_token_latency_seconds"),
+          "Between consecutive output tokens of a request (per step).", "Latency"),
+    Panel("End-to-end request latency", "s", _quantiles("vllm:e2e_request_latency_seconds"),
+          "Arrival to the last token.", "Latency"),
+    Panel("Queue time", "s", _quantiles("vllm:request_queue_time_seconds", (0.5, 0.99)),
+          "Time a request waited before it was scheduled.", "Latency"),
+    Panel("Tokens per second", "short", (
+        Query(f"sum(rate(vllm:generation_tokens_total[{RATE}]))", "output"),
+        Query(f"sum(rate(vllm:prompt_tokens_total[{RATE}]))", "prompt"),
+    ), "Output (generated) and prompt (prefilled) tokens per second, all engines.", "Throughput"),
+    Panel("Finished requests per second", "reqps", (
+        Query(f"sum by (finished_reason) (rate(vllm:request_success_total[{RATE}]))",
+              "{{finished_reason}}"),
+    ), "By how they finished: stop, length, abort, error, repetition.", "Throughput"),
+    Panel("Running and waiting requests", "short", (
+        Query("sum(vllm:num_requests_running)", "running"),
+        Query("sum(vllm:num_requests_waiting)", "waiting"),
+    ), "Requests in the engines' batches, and queued; a queue that keeps growing means the "
+       "replica is saturated.", "Scheduler"),
+    Panel("KV-cache usage", "percentunit", (
+        Query("max by (engine) (vllm:kv_cache_usage_perc)", "engine {{engine}}"),
+    ), "Share of the KV cache in use per engine (data-parallel rank); near 1 new requests wait "
+       "and running ones may be preempted.", "Scheduler"),
+    Panel("Prefix-cache hit rate", "percentunit", (
+        Query(f"sum(rate(vllm:prefix_cache_hits_total[{RATE}])) / "
+              f"sum(rate(vllm:prefix_cache_queries_total[{RATE}]))", "hit rate"),
+    ), "Prompt tokens served from the prefix cache over prompt tokens looked up.", "Scheduler"),
+    Panel("Preemptions per second", "short", (
+        Query(f"sum(rate(vllm:num_preemptions_total[{RATE}]))", "preemptions"),
+    ), "Requests the engine had to evict from the KV cache and recompute later.", "Scheduler"),
+    Panel("Endpoint scraped", "short", (
+        Query(f'up{{job="{VLLM_JOB}"}}', "{{instance}}"),
+    ), "1 while Prometheus reaches vLLM's /metrics on the API server, 0 when it does not.",
+          "Endpoint"),
+)
+
+ACCELERATORS: Mapping[str, Tuple[Panel, ...]] = {
+    "cuda": (
+        Panel("GPU utilisation", "percent", (
+            Query("DCGM_FI_DEV_GPU_UTIL", "{{instance}} gpu {{gpu}}"),),
+              "Share of time a kernel ran on the GPU (dcgm-exporter)."),
+        Panel("GPU memory used", "percentunit", (
+            Query("DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)",
+                  "{{instance}} gpu {{gpu}}"),), "Framebuffer used over used + free."),
+        Panel("GPU power", "watt", (
+            Query("DCGM_FI_DEV_POWER_USAGE", "{{instance}} gpu {{gpu}}"),
+            Query("sum(DCGM_FI_DEV_POWER_USAGE)", "total"),), "Power draw in W."),
+        Panel("GPU temperature", "celsius", (
+            Query("DCGM_FI_DEV_GPU_TEMP", "{{instance}} gpu {{gpu}}"),)),
+    ),
+    "ascend": (
+        Panel("NPU AI-core utilisation", "percent", (
+            Query("npu_chip_info_utilization", "{{instance}} npu {{id}}"),),
+              "AI-core utilisation per NPU (npu-exporter)."),
+        Panel("NPU HBM used", "percentunit", (
+            Query("npu_chip_info_hbm_used_memory / npu_chip_info_hbm_total_memory",
+                  "{{instance}} npu {{id}}"),), "HBM used over total (a ratio: the exporter's "
+                                                "unit cancels)."),
+        Panel("NPU power", "watt", (
+            Query("npu_chip_info_power", "{{instance}} npu {{id}}"),
+            Query("sum(npu_chip_info_power)", "total"),), "As npu-exporter reports it."),
+        Panel("NPU temperature", "celsius", (
+            Query("npu_chip_info_temperature", "{{instance}} npu {{id}}"),)),
+        Panel("NPU health", "short", (
+            Query("npu_chip_info_health_status", "{{instance}} npu {{id}}"),),
+              "1 healthy, 0 unhealthy."),
+    ),
+}
+
+
+def panels_for(platform: str) -> Dict[str, Tuple[Panel, ...]]:
+    """{dashboard uid: panels} of a stack whose accelerators are on `platform`."""
+    if platform not in ACCELERATORS:
+        raise KeyError(f"no accelerator dashboard for platform {platform!r}")
+    return {"kimi-k3-serving": SERVING, "kimi-k3-accelerators": ACCELERATORS[platform]}
+
+
+TITLES = {"kimi-k3-serving": "Kimi K3 / serving (vLLM)",
+          "kimi-k3-accelerators": "Kimi K3 / accelerators"}
+
+
+def _dashboard(uid: str, panels: Tuple[Panel, ...]) -> dict:
+    from grafana_foundation_sdk.builders.dashboard import Dashboard, DatasourceVariable, Row
+    from grafana_foundation_sdk.builders.prometheus import Dataquery
+    from grafana_foundation_sdk.builders.timeseries import Panel as TimeSeries
+    from grafana_foundation_sdk.models.dashboard import DataSourceRef
+
+    ds = DataSourceRef(type_val="prometheus", uid="${datasource}")
+    d = (Dashboard(TITLES[uid]).uid(uid).tags(["kimi-k3"]).refresh("30s").time("now-3h", "now")
+         .editable()
+         .with_variable(DatasourceVariable("datasource").label("Data source").type("prometheus")))
+    row, pid = None, 1
+    for p in panels:
+        if p.row and p.row != row:
+            row = p.row
+            d = d.with_row(Row(row).id(pid))
+            pid += 1
+        ts = (TimeSeries().id(pid).title(p.title).unit(p.unit).datasource(ds).height(8).span(12))
+        if p.description:
+            ts = ts.description(p.description)
+        for i, q in enumerate(p.queries):
+            ts = ts.with_target(Dataquery().ref_id(chr(ord("A") + i)).expr(q.expr)
+                                .legend_format(q.legend).datasource(ds))
+        d = d.with_panel(ts)
+        pid += 1
+    return d.build()
+
+
+def build(platform: str) -> Dict[str, str]:
+    """{file name: dashboard JSON} for a stack on `platform`, deterministic (sorted keys)."""
+    from grafana_foundation_sdk.cog.encoder import JSONEncoder
+
+    out = {}
+    for uid, panels in panels_for(platform).items():
+        text = JSONEncoder(sort_keys=True, indent=2).encode(_dashboard(uid, panels))
+        out[f"{uid}.json"] = json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
+    return out
+
+
+def queries(platform: str) -> Tuple[str, ...]:
+    """Every expression the dashboards of `platform` run, in panel order."""
+    return tuple(q.expr for panels in panels_for(platform).values() for p in panels
+                 for q in p.queries)

@@ -1,0 +1,148 @@
+"""The dashboards and alerts against a real Prometheus (Debian's 2.42) scraping the vLLM double
+and the exporter doubles on loopback: every dashboard query returns data for the vLLM release and
+exporter each target deploys, through the relabel rule that Prometheus 2.x needs; promtool checks
+the rules file and runs one test case per rule."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from components.observability import alerts, dashboards, scrape
+from tests.doubles.exporter_doubles import ExporterDouble, dcgm_text, npu_text
+from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble
+from tests.integration.prometheus_server import Prometheus, binary
+
+HERE = Path(__file__).parent
+KEY = "kk3-prometheus-scrape-key-8d2c41"
+GUARD = ("components.inference.kk3_api_guard.ApiKeyGuard",)
+#: what each target deploys: vLLM release (catalog.IMAGES) and exporter job
+STACKS = {"cuda": ("0.33.0", "dcgm-exporter", dcgm_text, 1),
+          "ascend": ("0.23.0", "npu-exporter", npu_text, 4)}
+#: the Accept header Prometheus 2.42 sends (captured on a listener: ops research note A1.4)
+PROM2_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+                "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+
+
+def _traffic(d: VllmOpenAIDouble, headers=None) -> None:
+    """A few streamed chat completions, one prompt twice (a prefix-cache hit)."""
+    for i, text in enumerate(["hello", "hello", "tell me about the sea", "and the sky"]):
+        body = {"model": "Kimi-K3", "messages": [{"role": "user", "content": text}],
+                "max_tokens": 8 + i, "stream": True}
+        with httpx.stream("POST", f"{d.url}/chat/completions", json=body, headers=headers,
+                          timeout=10) as r:
+            assert r.status_code == 200
+            r.read()
+
+
+def _finite(result) -> bool:
+    return any(math.isfinite(float(s["value"][1])) for s in result)
+
+
+def _run(tmp_path: Path, platform: str, *, relabel: bool = True, guard: bool = False):
+    """Prometheus scraping the stack's doubles; returns {query: result} and the raw lookups."""
+    version, exporter_job, text, engines = STACKS[platform]
+    cfg = DoubleConfig(metrics_version=version, engines=engines, ttft_s=0.02, tpot_s=0.002,
+                       api_key=KEY if guard else None, middleware=GUARD if guard else ())
+    headers = {"Authorization": f"Bearer {KEY}"} if guard else None
+    with VllmOpenAIDouble(cfg) as d, ExporterDouble(text) as ex:
+        target = f"127.0.0.1:{d.port}"
+        doc = scrape.config(vllm=[target], exporters={exporter_job: [ex.target]},
+                            rule_files=["alerts.yml"], scrape_interval="1s", relabel_vllm=relabel)
+        if guard:  # the scraper sends the key (kimi-k3's guard covers /metrics too) ...
+            doc["scrape_configs"][0]["authorization"] = {"type": "Bearer", "credentials_file": "key"}
+            # ... and one that does not gets nothing
+            doc["scrape_configs"].append(scrape.job("no-key", [target]))
+        files = {"alerts.yml": alerts.render(), "key": KEY}
+        with Prometheus(tmp_path / platform, doc, files) as p:
+            p.targets_up(2)
+            _traffic(d, headers)
+            p.scrapes(3, 1.0)
+            exprs = dashboards.queries(platform)
+            results = {e: p.query(e.replace("$__rate_interval", "1m")) for e in exprs}
+            extra = {e: p.query(e) for e in ("vllm_num_requests_running", "vllm:num_requests_running",
+                                             'up{job="no-key"}')}
+            rules = httpx.get(f"{p.url}/api/v1/rules", timeout=5).json()["data"]["groups"]
+    return results, extra, rules
+
+
+@pytest.mark.parametrize("platform", sorted(STACKS))
+def test_every_dashboard_query_returns_data_through_the_relabel_rule(tmp_path, platform):
+    results, extra, rules = _run(tmp_path, platform, guard=(platform == "cuda"))
+    empty = [e for e, r in results.items() if not r or not _finite(r)]
+    assert empty == [], f"queries without data on {platform}: {empty}"
+    # Prometheus 2.42 did get `vllm_` names from the double: the rule renamed them back
+    assert extra["vllm_num_requests_running"] == [] and extra["vllm:num_requests_running"]
+    # the alert rules loaded and evaluate cleanly against the live series
+    assert [r["name"] for r in rules[0]["rules"]] == [r["alert"] for r in alerts.RULES]
+    assert all(r["health"] == "ok" for r in rules[0]["rules"])
+    if platform == "cuda":  # the guard let the keyed scraper in and kept the other out
+        assert [s["value"][1] for s in extra['up{job="no-key"}']] == ["0"]
+
+
+def test_without_the_relabel_rule_prometheus_2_sees_no_vllm_names(tmp_path):
+    """The reason for the rule: a 2.x server stores vllm_* and every vllm: query is empty."""
+    results, extra, _ = _run(tmp_path, "ascend", relabel=False)
+    assert extra["vllm:num_requests_running"] == [] and extra["vllm_num_requests_running"]
+    vllm_queries = [e for e in results if "vllm:" in e]
+    assert vllm_queries and all(results[e] == [] for e in vllm_queries)
+
+
+def test_the_double_negotiates_like_prometheus_client():
+    with VllmOpenAIDouble(DoubleConfig()) as d:
+        root = d.url[:-len("/v1")]
+        as_2x = httpx.get(f"{root}/metrics", headers={"Accept": PROM2_ACCEPT})
+        as_3x = httpx.get(f"{root}/metrics", headers={
+            "Accept": "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8"})
+        plain = httpx.get(f"{root}/metrics")
+    assert "escaping=underscores" in as_2x.headers["content-type"]
+    # the sample lines are renamed (the HELP and TYPE lines keep the colon)
+    assert "vllm_kv_cache_usage_perc{" in as_2x.text and "vllm:kv_cache_usage_perc{" not in as_2x.text
+    assert 'vllm:kv_cache_usage_perc{engine="0",model_name="Kimi-K3"}' in as_3x.text
+    assert plain.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert "vllm:generation_tokens_total{" in plain.text and "# EOF" not in plain.text
+
+
+def test_the_0_23_double_lacks_what_0_23_lacks():
+    with VllmOpenAIDouble(DoubleConfig(metrics_version="0.23.0")) as d:
+        text = httpx.get(f"{d.url[:-3]}/metrics").text
+    assert "vllm:request_num_preemptions" not in text and "vllm:num_preemptions_total" in text
+
+
+# ---- promtool -------------------------------------------------------------------------------
+
+def _promtool(tmp_path: Path, rules_text: str):
+    shutil.copy(HERE / "promtool" / "alerts_test.yml", tmp_path / "alerts_test.yml")
+    (tmp_path / "alerts.yml").write_text(rules_text)
+    check = subprocess.run([binary("promtool"), "check", "rules", "alerts.yml"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    test = subprocess.run([binary("promtool"), "test", "rules", "alerts_test.yml"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    return check, test
+
+
+def test_promtool_checks_the_rules_and_runs_a_case_per_rule(tmp_path):
+    check, test = _promtool(tmp_path, alerts.render())
+    assert check.returncode == 0 and "SUCCESS: 3 rules found" in check.stdout, check.stdout + check.stderr
+    assert test.returncode == 0, test.stdout + test.stderr
+    cases = (HERE / "promtool" / "alerts_test.yml").read_text()
+    for rule in alerts.RULES:
+        assert f"alertname: {rule['alert']}" in cases
+
+
+def test_promtool_catches_a_rule_that_no_longer_fires(tmp_path):
+    """The cases bite: a KV threshold above the test's 96% makes the KV case fail."""
+    broken = alerts.render().replace("> 0.95", "> 0.97")
+    check, test = _promtool(tmp_path, broken)
+    assert check.returncode == 0
+    assert test.returncode != 0 and "KimiK3KvCacheFull" in test.stdout + test.stderr
+
+
+def test_promtool_refuses_a_broken_rules_file(tmp_path):
+    check, _ = _promtool(tmp_path, alerts.render().replace("max by (model_name, engine)", "max by ("))
+    assert check.returncode != 0
