@@ -14,6 +14,7 @@ import os
 import pytest
 from hypothesis import settings
 
+from tests.fake_clock import FakeClock
 from tests.golden_files import Golden, update_golden
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
@@ -28,3 +29,10 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def golden() -> Golden:
     return Golden(update_golden())
+
+
+@pytest.fixture
+def fake_clock() -> FakeClock:
+    """Simulated time for code that takes clock/sleep/wait parameters (tests/fake_clock.py)."""
+    return FakeClock()
+

@@ -7,7 +7,8 @@ engine is still warming up, does not count as ready. It returns what it last saw
 can fail `pulumi up` with a message that says where the wait stopped.
 
 Bounded: each poll request gets at most `request_timeout_s` and never runs past the deadline;
-sleeping never crosses it either.
+sleeping never crosses it either. `clock` and `sleep` are the real ones unless a caller (a test
+in simulated time) hands in its own.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Awaitable, Callable, Optional
 
 from .client import Client, run_sync
 from .protocol import ProtocolError, first_message, short
@@ -67,7 +68,8 @@ async def wait_ready_async(endpoint: str, model: str, api_key: Optional[str] = N
                            timeout_s: float = 600.0, poll_interval_s: float = 10.0,
                            request_timeout_s: float = 30.0,
                            on_poll: Optional[Callable[[str, str], None]] = None,
-                           clock: Callable[[], float] = time.monotonic) -> Readiness:
+                           clock: Callable[[], float] = time.monotonic,
+                           sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> Readiness:
     start = clock()
     deadline = start + float(timeout_s)
     gates = list(GATES)
@@ -90,14 +92,17 @@ async def wait_ready_async(endpoint: str, model: str, api_key: Optional[str] = N
             left = deadline - clock()
             if left <= 0:
                 break
-            await asyncio.sleep(min(poll_interval_s, left))
+            await sleep(min(poll_interval_s, left))
     return Readiness(False, gates[0], last, round(clock() - start, 3), polls)
 
 
 def wait_ready(endpoint: str, model: str, api_key: Optional[str] = None,
                timeout_s: float = 600.0, poll_interval_s: float = 10.0,
                request_timeout_s: float = 30.0,
-               on_poll: Optional[Callable[[str, str], None]] = None) -> Readiness:
+               on_poll: Optional[Callable[[str, str], None]] = None,
+               clock: Callable[[], float] = time.monotonic,
+               sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> Readiness:
     """Synchronous form of `wait_ready_async` (safe inside a running event loop)."""
     return run_sync(lambda: wait_ready_async(endpoint, model, api_key, timeout_s,
-                                             poll_interval_s, request_timeout_s, on_poll))
+                                             poll_interval_s, request_timeout_s, on_poll,
+                                             clock, sleep))

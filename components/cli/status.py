@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from ..progress.record import RecordReader, progress_file_for
 from ..progress.view import fit, latest_run, plain, summarize, view_lines
@@ -44,7 +45,9 @@ def snapshot(reader: RecordReader, title: str, now: float, include_all: bool = F
     return view_lines(title, marker, views, now, compact), any(v.state == "failed" for v in views)
 
 
-def run(args) -> int:
+def run(args, clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep) -> int:
+    """The command; `clock` and `sleep` are the real ones unless a test hands in its own."""
     if args.interval <= 0:
         print(f"error: --interval {args.interval} must be positive, e.g. --interval 2", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -56,13 +59,14 @@ def run(args) -> int:
               f"lines, or use --stack STACK from the project directory", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.once or not sys.stdout.isatty():
-        lines, failed = snapshot(RecordReader(path), title, time.time(), args.all)
+        lines, failed = snapshot(RecordReader(path), title, clock(), args.all)
         sys.stdout.write(plain(lines))
         return EXIT_FAILED_PHASE if failed else 0
-    return _live(path, title, args)
+    return _live(path, title, args, clock, sleep)
 
 
-def _live(path: str, title: str, args) -> int:
+def _live(path: str, title: str, args, clock: Callable[[], float] = time.time,
+          sleep: Callable[[float], None] = time.sleep) -> int:
     from rich.console import Console, Group
     from rich.live import Live
     from rich.text import Text
@@ -72,7 +76,7 @@ def _live(path: str, title: str, args) -> int:
     console = Console()
 
     def render():
-        lines, _ = snapshot(reader, title, time.time(), args.all, compact=True)
+        lines, _ = snapshot(reader, title, clock(), args.all, compact=True)
         lines = fit(lines, console.height - 3)
         return Group(*(Text.assemble(*line, no_wrap=True, overflow="ellipsis") if line else Text("")
                        for line in lines),
@@ -81,7 +85,7 @@ def _live(path: str, title: str, args) -> int:
     try:
         with Live(render(), console=console, auto_refresh=False, screen=False) as live:
             while True:
-                time.sleep(args.interval)
+                sleep(args.interval)
                 live.update(render(), refresh=True)
     except KeyboardInterrupt:
         pass

@@ -118,17 +118,21 @@ class ProgressLog:
 
     `expect` is the program's `progressExpect` input: {phase: {"expected_s", "assumption"}},
     used for a phase started without its own expectation. `echo` prints sparse lines to
-    stderr, which `pulumi up` shows (see the module docstring).
+    stderr, which `pulumi up` shows (see the module docstring). A phase's heartbeat thread runs
+    on the real clock, or on any clock given together with `wait` (how the thread waits between
+    beats: `wait(stop_event, seconds)` -> stopped?, `threading.Event.wait` by default).
     """
 
     def __init__(self, path: Optional[str], secrets: Iterable[str] = (),
                  clock: Callable[[], float] = time.time,
-                 expect: Optional[Mapping[str, Mapping[str, Any]]] = None, echo: bool = True):
+                 expect: Optional[Mapping[str, Mapping[str, Any]]] = None, echo: bool = True,
+                 wait: Optional[Callable[[threading.Event, float], bool]] = None):
         self.path = str(path) if path else ""
         self.secrets = [str(s) for s in secrets if s]
         self.clock = clock
         self.expect = dict(expect or {})
         self.echo = echo
+        self.wait = wait
         self.broken = ""
 
     def phase(self, phase: str, waiting_for: str, expected_s: Optional[float] = None,
@@ -207,6 +211,7 @@ class Phase:
         self.closed = False
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
         self._token: Optional[contextvars.Token] = None
 
     def elapsed(self) -> float:
@@ -238,10 +243,11 @@ class Phase:
         self._last_written = self.log.clock()
         self.log.say(f"{self.name}: waiting for {self.waiting_for} ({self._plan_words()}); "
                      f"follow: {follow_hint(self.log.path)}")
-        if self.log.path and self.log.clock is time.time:
+        if self.log.path and (self.log.clock is time.time or self.log.wait is not None):
             # a blocking call (one SSH command that runs for an hour) still shows a live writer
-            threading.Thread(target=self._heartbeat, name=f"progress-{self.name}",
-                             daemon=True).start()
+            self._thread = threading.Thread(target=self._heartbeat, name=f"progress-{self.name}",
+                                            daemon=True)
+            self._thread.start()
         return self
 
     def __enter__(self) -> "Phase":
@@ -250,7 +256,8 @@ class Phase:
         return self
 
     def _heartbeat(self) -> None:
-        while not self._stop.wait(HEARTBEAT_S / 2):
+        wait = self.log.wait or threading.Event.wait
+        while not wait(self._stop, HEARTBEAT_S / 2):
             if self.log.broken:
                 return
             self.update(self._detail)

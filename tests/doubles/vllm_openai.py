@@ -104,6 +104,8 @@ class DoubleConfig:
     ready: Callable[[], bool] = lambda: True
     #: not ready (as above) for this many seconds after the server starts
     ready_after_s: float = 0.0
+    #: the clock `ready_after_s` is counted on (a test in simulated time hands in its own)
+    clock: Callable[[], float] = time.monotonic
     log: Optional[Callable[[str], None]] = None
     #: `--middleware` import paths (e.g. kimi-k3's `kk3_api_guard.ApiKeyGuard`), on sys.path
     middleware: tuple = ()
@@ -214,7 +216,7 @@ class VllmOpenAIDouble:
         self._sock.listen(256)  # a load test opens its N connections at once
         self.port = self._sock.getsockname()[1]
         self.url = f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{self.port}/v1"
-        self.started = time.monotonic()
+        self.started = self.cfg.clock()
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._stopped: Optional[asyncio.Event] = None
         self._thread: Optional[threading.Thread] = None
@@ -242,7 +244,7 @@ class VllmOpenAIDouble:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     def serve_forever(self) -> None:
-        self.started = time.monotonic()
+        self.started = self.cfg.clock()
         asyncio.run(self._main())
 
     def start(self) -> "VllmOpenAIDouble":
@@ -264,7 +266,7 @@ class VllmOpenAIDouble:
         self.stop()
 
     def is_ready(self) -> bool:
-        return time.monotonic() >= self.started + self.cfg.ready_after_s and self.cfg.ready()
+        return self.cfg.clock() >= self.started + self.cfg.ready_after_s and self.cfg.ready()
 
     # ---- HTTP/1.1 ------------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):

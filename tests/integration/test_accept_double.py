@@ -193,14 +193,24 @@ def test_the_real_command_line(tmp_path):
 
 # ---- the readiness wait -------------------------------------------------------------------
 
-def test_readiness_waits_for_health_then_models_then_chat():
+def test_readiness_waits_for_health_then_models_then_chat(fake_clock):
+    """In simulated time: the double warms up for 60 s, the wait polls every 10 s."""
     seen = []
-    with double(ready_after_s=0.6) as d:
-        r = wait_ready(d.url, "Kimi-K3", KEY, timeout_s=10, poll_interval_s=0.1,
-                       on_poll=lambda gate, what: seen.append(gate))
+    with double(ready_after_s=60, clock=fake_clock) as d:
+        r = wait_ready(d.url, "Kimi-K3", KEY, timeout_s=600, poll_interval_s=10,
+                       on_poll=lambda gate, what: seen.append(gate), clock=fake_clock,
+                       sleep=fake_clock.asleep)
     assert r.ready and r.stage == "ready" and "chat completion answered" in r.last_seen
-    assert seen[0] == "health" and seen[-3:] == ["health", "models", "chat"]
-    assert seen.count("health") > 1  # it really waited through the 503s
+    assert seen == ["health"] * 7 + ["models", "chat"]  # 503 at 0, 10, ... 50 s; 200 at 60 s
+    assert r.elapsed_s == 60 and r.polls == 9 and fake_clock.slept == [10.0] * 6
+
+
+def test_readiness_never_sleeps_past_its_deadline(fake_clock):
+    with double(faults=frozenset({"health_down"})) as d:
+        r = wait_ready(d.url, "Kimi-K3", KEY, timeout_s=25, poll_interval_s=10, clock=fake_clock,
+                       sleep=fake_clock.asleep)
+    assert not r.ready and r.stage == "health" and fake_clock.slept == [10.0, 10.0, 5.0]
+    assert r.elapsed_s == 25 and r.polls == 3
 
 
 @pytest.mark.parametrize("fault,stage,words", [

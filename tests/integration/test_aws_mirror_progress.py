@@ -62,17 +62,18 @@ def test_read_state_counts_whole_objects_and_parts_in_flight(env):
     assert read_state(s3, bucket, PREFIX, TOTAL).complete
 
 
-def test_the_watch_records_bytes_against_the_plans_fill_and_ends_done(env, tmp_path):
+def test_the_watch_records_bytes_against_the_plans_fill_and_ends_done(env, tmp_path, fake_clock):
     s3, bucket = env.client(), env.new_bucket()
     path = str(tmp_path / "aws-eks.jsonl")
     log = ProgressLog(path, expect=expect(), echo=False)
     where = f"s3://{bucket}/{PREFIX}"
-    with MirrorWatch(log, lambda: read_state(s3, bucket, PREFIX, TOTAL), where, 0.19525, poll_s=0.1):
+    with MirrorWatch(log, lambda: read_state(s3, bucket, PREFIX, TOTAL), where, 0.19525, poll_s=30,
+                     wait=fake_clock.wait):
         for i in range(4):
-            time.sleep(0.3)
             s3.put_object(Bucket=bucket, Key=f"{PREFIX}/model-{i}.safetensors", Body=b"w" * PART)
+            fake_clock.until(fake_clock() + 30)    # one look of the watch (simulated time)
         s3.put_object(Bucket=bucket, Key=f"{PREFIX}/.kimi-k3/complete", Body=b"done")
-        time.sleep(0.5)
+    assert fake_clock.slept == [30.0] * 4
     recs = mirror_records(path)
     assert recs[0]["event"] == "start" and recs[0]["expected_s"] == FILL_S
     assert "from the hub on the system node" in recs[0]["assumption"]

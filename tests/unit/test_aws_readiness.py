@@ -3,11 +3,14 @@
 A cluster double stands in for what the Kubernetes API reports (pods) and for the tunnel to the
 serving pod; the HTTP side is components/accept's real readiness wait against the vLLM double.
 The port-forward is also driven through a double of the kubelet's WebSocket port-forward
-protocol (v4.channel.k8s.io framing), to the same server.
+protocol (v4.channel.k8s.io framing), to the same server. Waiting happens in simulated time
+(the `fake_clock` fixture): the gate, the readiness polls, the pods' script and the double's
+warm-up all read the same clock, so a 20 s budget takes milliseconds and its figures are exact.
 """
 
 import base64
 import contextlib
+import functools
 import json
 import socket
 import threading
@@ -43,12 +46,12 @@ def pod(name="kimi-k3-7d9f-abcde", phase="Running", scheduled=True, container="r
 class FakeCluster:
     """What the Kubernetes API reports over time, and a tunnel that is just the server's URL."""
 
-    def __init__(self, url, script):
-        self.url, self.script, self.t0 = url, script, time.monotonic()
+    def __init__(self, url, script, clock=time.monotonic):
+        self.url, self.script, self.clock, self.t0 = url, script, clock, clock()
         self.forwards = []
 
     def pods(self):
-        elapsed = time.monotonic() - self.t0
+        elapsed = self.clock() - self.t0
         for until, pods in self.script:
             if elapsed < until:
                 return pods
@@ -75,18 +78,24 @@ class Phase:
         self.seen.append(text)
 
 
-def gate(cluster, deadline_s, api_key=None, **kw):
+def gate(cluster, deadline_s, clock, api_key=None, **kw):
+    """run_gate with every wait (its own, the readiness polls') on `clock` (a FakeClock)."""
+    from components.accept import wait_ready
+
     return rd.run_gate(cluster, namespace="kimi-k3", selector=SELECTOR, model="Kimi-K3", api_key=api_key,
-                       deadline_s=deadline_s, phase=kw.pop("phase", Phase()), poll_s=0.2, **kw)
+                       deadline_s=deadline_s, phase=kw.pop("phase", Phase()), poll_s=0.2,
+                       clock=clock, sleep=clock.sleep,
+                       wait_ready=functools.partial(wait_ready, clock=clock, sleep=clock.asleep), **kw)
 
 
-def test_ready_after_the_pod_is_scheduled_staged_and_loaded():
-    with VllmOpenAIDouble(DoubleConfig(ready_after_s=2.5)) as d:
+def test_ready_after_the_pod_is_scheduled_staged_and_loaded(fake_clock):
+    with VllmOpenAIDouble(DoubleConfig(ready_after_s=2.5, clock=fake_clock)) as d:
         cluster = FakeCluster(d.url, [(0.6, [pod(phase="Pending", scheduled=False, container=None)]),
                                       (1.2, [pod(phase="Pending", container=None, init="running")]),
-                                      (9e9, [pod()])])
+                                      (9e9, [pod()])], fake_clock)
         ph = Phase()
-        r = gate(cluster, 20, phase=ph)
+        r = gate(cluster, 20, fake_clock, phase=ph)
+    assert 2.5 <= r.elapsed_s <= 2.5 + 0.2 + 1e-9   # ready at the first poll after the warm-up
     assert r.ready and r.via == "port-forward to pod kimi-k3-7d9f-abcde"
     assert r.last_seen.startswith("a chat completion answered")
     text = "\n".join(ph.seen)
@@ -96,49 +105,50 @@ def test_ready_after_the_pod_is_scheduled_staged_and_loaded():
     assert d.chat_requests >= 1  # a real chat completion was made
 
 
-def test_a_gate_that_times_out_fails_with_the_last_thing_it_saw():
+def test_a_gate_that_times_out_fails_with_the_last_thing_it_saw(fake_clock):
     with VllmOpenAIDouble(DoubleConfig(faults=frozenset({"health_down"}))) as d:
-        cluster = FakeCluster(d.url, [(9e9, [pod()])])
-        t0 = time.monotonic()
+        cluster = FakeCluster(d.url, [(9e9, [pod()])], fake_clock)
         with pytest.raises(rd.GateFailed) as e:
-            gate(cluster, 1.5)
-        assert time.monotonic() - t0 < 6  # the deadline is kept
+            gate(cluster, 1.5, fake_clock)
+    assert fake_clock.elapsed() == pytest.approx(1.5)  # the deadline is kept, not overslept
+    assert all(s <= 0.2 + 1e-9 for s in fake_clock.slept)
     msg = str(e.value)
     assert "did not serve within 1.5 s" in msg and "\n" not in msg
     assert "last seen: pod kimi-k3-7d9f-abcde: waiting for health; last seen: GET /health: HTTP 503" in msg
 
 
-def test_a_pod_that_never_schedules_is_named_in_the_failure():
+def test_a_pod_that_never_schedules_is_named_in_the_failure(fake_clock):
     cluster = FakeCluster("http://127.0.0.1:9/v1", [(9e9, [pod(phase="Pending", scheduled=False, container=None,
-                                                               message="0/2 nodes: Insufficient nvidia.com/gpu")])])
+                                                               message="0/2 nodes: Insufficient nvidia.com/gpu")])],
+                          fake_clock)
     with pytest.raises(rd.GateFailed) as e:
-        gate(cluster, 0.5)
+        gate(cluster, 0.5, fake_clock)
     assert "Pending, not scheduled: Unschedulable 0/2 nodes: Insufficient nvidia.com/gpu" in str(e.value)
     assert cluster.forwards == []  # nothing to tunnel to
 
 
-def test_crash_looping_and_missing_pods_are_reported():
+def test_crash_looping_and_missing_pods_are_reported(fake_clock):
     assert "waiting: CrashLoopBackOff back-off" in kube_api.pod_summary(pod(container="CrashLoopBackOff"))
-    cluster = FakeCluster("http://127.0.0.1:9/v1", [(9e9, [])])
+    cluster = FakeCluster("http://127.0.0.1:9/v1", [(9e9, [])], fake_clock)
     with pytest.raises(rd.GateFailed, match="no pod labelled"):
-        gate(cluster, 0.3)
+        gate(cluster, 0.3, fake_clock)
 
 
-def test_the_api_key_is_used_and_a_wrong_one_fails_at_models():
+def test_the_api_key_is_used_and_a_wrong_one_fails_at_models(fake_clock):
     with VllmOpenAIDouble(DoubleConfig(api_key="sk-right-key")) as d:
-        cluster = FakeCluster(d.url, [(9e9, [pod()])])
-        assert gate(cluster, 10, api_key="sk-right-key").ready
+        cluster = FakeCluster(d.url, [(9e9, [pod()])], fake_clock)
+        assert gate(cluster, 10, fake_clock, api_key="sk-right-key").ready
         with pytest.raises(rd.GateFailed) as e:
-            gate(cluster, 1.0, api_key="sk-wrong-key")
+            gate(cluster, 1.0, fake_clock, api_key="sk-wrong-key")
     assert "waiting for models" in str(e.value) and "401" in str(e.value)
     assert "sk-wrong-key" not in str(e.value)
 
 
-def test_after_ready_runs_while_the_tunnel_is_open():
+def test_after_ready_runs_while_the_tunnel_is_open(fake_clock):
     calls = []
     with VllmOpenAIDouble(DoubleConfig()) as d:
-        cluster = FakeCluster(d.url, [(9e9, [pod()])])
-        r = gate(cluster, 10, after_ready=lambda url: calls.append(url) or {"ok": True})
+        cluster = FakeCluster(d.url, [(9e9, [pod()])], fake_clock)
+        r = gate(cluster, 10, fake_clock, after_ready=lambda url: calls.append(url) or {"ok": True})
     assert calls == [d.url] and r.acceptance == {"ok": True}
 
 
@@ -251,23 +261,25 @@ class _WsEnd:
             self.sock.close()
 
 
-def test_the_gate_through_the_port_forward_protocol():
+def test_the_gate_through_the_port_forward_protocol(fake_clock):
     from components.accept import wait_ready
 
     with VllmOpenAIDouble(DoubleConfig(api_key="sk-k")) as d:
         kubelet = KubeletPortForwardDouble(d.port)
         with PortForward(kubelet.open) as fw:
-            r = wait_ready(fw.url, "Kimi-K3", "sk-k", timeout_s=10, poll_interval_s=0.2)
+            r = wait_ready(fw.url, "Kimi-K3", "sk-k", timeout_s=10, poll_interval_s=0.2,
+                           clock=fake_clock, sleep=fake_clock.asleep)
         assert r.ready, r.last_seen
         assert kubelet.opened >= 1
 
 
-def test_a_refused_port_forward_is_reported():
+def test_a_refused_port_forward_is_reported(fake_clock):
     from components.accept import wait_ready
 
     kubelet = KubeletPortForwardDouble(9, fail_with="Handshake status 403 Forbidden")
     with PortForward(kubelet.open) as fw:
-        r = wait_ready(fw.url, "Kimi-K3", None, timeout_s=0.6, poll_interval_s=0.2)
+        r = wait_ready(fw.url, "Kimi-K3", None, timeout_s=0.6, poll_interval_s=0.2,
+                       clock=fake_clock, sleep=fake_clock.asleep)
         assert not r.ready and "403 Forbidden" in (fw.last_error or "")
 
 

@@ -176,22 +176,26 @@ def test_canary_no_secret_reaches_the_record_or_stderr(tmp_path, capsys):
         assert canary not in text and canary not in err
 
 
-def test_a_blocking_wait_still_shows_a_live_writer(tmp_path, monkeypatch):
-    """One SSH command that runs for an hour: a heartbeat thread writes while it blocks."""
-    import time
-
-    from components.progress import record as progress
-    monkeypatch.setattr(progress, "HEARTBEAT_S", 0.2)
+def test_a_blocking_wait_still_shows_a_live_writer(tmp_path, fake_clock):
+    """One SSH command that runs for an hour: a heartbeat thread writes while it blocks (in
+    simulated time: the thread's waits move the clock, HEARTBEAT_S = 60 s between records)."""
     path = str(tmp_path / "s.jsonl")
-    with ProgressLog(path, echo=False).phase("weights-stage", "cthpc model install") as p:
+    log = ProgressLog(path, echo=False, clock=fake_clock, wait=fake_clock.wait)
+    with log.phase("weights-stage", "cthpc model install") as p:
         p.update("cthpc model install started", force=True)
-        time.sleep(1.0)                       # the blocking call
+        fake_clock.until(fake_clock() + 3600)       # the blocking call, an hour long
+    p._thread.join(5)
+    assert not p._thread.is_alive()                  # the thread stopped with the phase
     recs = read_records(path)
     beats = [r for r in recs if r["event"] == "update"][1:]
-    assert len(beats) >= 2 and all(r["detail"] == "cthpc model install started" for r in beats)
-    assert beats[-1]["unchanged_s"] > 0.5
-    time.sleep(0.5)
-    assert len(read_records(path)) == len(recs)      # the thread stopped with the phase
+    assert len(beats) == 60 and all(r["detail"] == "cthpc model install started" for r in beats)
+    assert [b["ts"] - a["ts"] for a, b in zip(beats, beats[1:])] == [60.0] * (len(beats) - 1)
+    assert beats[-1]["unchanged_s"] >= 3540 and recs[-1]["event"] == "done"
+
+
+def test_no_heartbeat_thread_on_a_simulated_clock_without_its_wait(tmp_path, fake_clock):
+    with ProgressLog(str(tmp_path / "s.jsonl"), echo=False, clock=fake_clock).phase("x", "y") as p:
+        assert p._thread is None
 
 
 def test_shared_helpers_reach_the_current_phase(tmp_path):

@@ -141,6 +141,29 @@ def test_status_command_once_and_its_exit_codes(tmp_path, capsys, monkeypatch):
     assert "does not exist" in capsys.readouterr().err
 
 
+def test_the_live_view_redraws_every_interval_until_ctrl_c(tmp_path, monkeypatch, fake_clock):
+    """In simulated time: a redraw at start, one after each --interval, Ctrl-C leaves with 0."""
+    from argparse import Namespace
+
+    from components.cli import status
+    path = str(tmp_path / "s.jsonl")
+    ProgressLog(path, clock=fake_clock, echo=False).phase("vllm-start", "/health on node 0", 600).start()
+    drawn = []
+    real = status.snapshot
+    monkeypatch.setattr(status, "snapshot", lambda reader, title, now, *a, **kw:
+                        drawn.append(now) or real(reader, title, now, *a, **kw))
+
+    def sleep(s):
+        fake_clock.sleep(s)
+        if len(fake_clock.slept) == 3:
+            raise KeyboardInterrupt
+
+    args = Namespace(interval=2.5, all=False, once=False, stack="aws-eks", file=None)
+    assert status._live(path, "t", args, fake_clock, sleep) == 0
+    t0 = fake_clock.start
+    assert drawn == [t0, t0 + 2.5, t0 + 5.0] and fake_clock.slept == [2.5] * 3
+
+
 def test_the_live_view_is_compact_and_fits_the_terminal_keeping_the_newest(tmp_path):
     from components.progress.view import fit
     path = str(tmp_path / "s.jsonl")

@@ -98,12 +98,16 @@ class MirrorWatch:
     left at the plan's fill rate; the phase's expectation is the plan's fill figure
     (`progressExpect`, components/progress/plan.py). It is done when the mirror is complete; if
     the wait ends first (a node staged from the hub and served, or the gate gave up), it is
-    closed saying that `pulumi up` stopped watching, and how far the mirror was.
+    closed saying that `pulumi up` stopped watching, and how far the mirror was. `wait` is how the
+    thread waits between looks (`wait(stop_event, seconds)` -> stopped?; `threading.Event.wait`
+    unless a test hands in a simulated one).
     """
 
     def __init__(self, log, read: Callable[[], MirrorState], where: str,
-                 rate_gb_per_s: Optional[float] = None, poll_s: float = POLL_S):
+                 rate_gb_per_s: Optional[float] = None, poll_s: float = POLL_S,
+                 wait: Callable[[threading.Event, float], bool] = threading.Event.wait):
         self.log, self.read, self.where, self.poll_s = log, read, where, poll_s
+        self.wait = wait
         self.rate = rate_gb_per_s
         self.last: Optional[MirrorState] = None
         self._stop = threading.Event()
@@ -133,7 +137,7 @@ class MirrorWatch:
         return False
 
     def _run(self) -> None:
-        while not self._stop.wait(self.poll_s):
+        while not self.wait(self._stop, self.poll_s):
             if self._look():
                 return
 
