@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Dict, List
 
 from ..offline.runner import ProgramRun, StackNotFound, run_program
+from . import plan_ops
 
 EXIT_BAD_INPUT = 2
 DEFAULT_STACKS = ("ctyun-hcc", "aws-eks")
@@ -66,6 +67,7 @@ def plan_document(run: ProgramRun) -> Dict:
             "vllm_version": spec.vllm_version,
         },
         "cold_start": plan_dict["cold_start"],
+        **plan_ops.document(run),  # cost, clock, metric sources (components/cli/plan_ops.py)
         "notes": list(plan.notes),
         "warnings": list(run.warnings),
         # what a real `pulumi up` of this stack would refuse (the offline plan only warns)
@@ -120,7 +122,8 @@ def write_out(run: ProgramRun, out_dir: Path) -> List[Path]:
         doc = plan_document(run)
         rels = ["plan.json"]
         (fresh / "plan.json").write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
-        for rel, text in sorted(run.inference.artifacts.items()):
+        artifacts = {**run.inference.artifacts, **plan_ops.files(run)}  # + dashboards, alerts
+        for rel, text in sorted(artifacts.items()):
             p = fresh / rel
             if not p.resolve().is_relative_to(fresh.resolve()):
                 raise OutputError(f"artifact path {rel!r} leaves the output directory")
@@ -150,7 +153,10 @@ def _other_warnings(run: ProgramRun) -> List[str]:
 
 def summary(run: ProgramRun, written: List[Path]) -> str:
     inf = run.inference
-    lines = [f"== {run.stack} ({inf.target.target_name}) ==", inf.plan.explain(), ""]
+    ops = plan_ops.document(run)
+    explain = plan_ops.replace_row(inf.plan.explain(), "cost",
+                                   plan_ops.cost_estimate.summary_line(ops["cost"]))
+    lines = [f"== {run.stack} ({inf.target.target_name}) ==", explain, *plan_ops.summary_lines(ops), ""]
     for req in getattr(inf.target, "deploy_requirements", None) or []:
         lines.append(f"warning: a real `pulumi up` would stop: {req['key']} {req['problem']}; {req['fix']}")
     lines.append("vLLM head:")

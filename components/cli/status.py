@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..progress import clock as clocks
 from ..progress.record import RecordReader, progress_file_for
 from ..progress.view import fit, latest_run, plain, summarize, view_lines
 
@@ -42,7 +43,14 @@ def snapshot(reader: RecordReader, title: str, now: float, include_all: bool = F
     if include_all:
         marker, phase_records = None, [r for r in records if r.get("event") != "run"]
     views = summarize(phase_records, now)
-    return view_lines(title, marker, views, now, compact), any(v.state == "failed" for v in views)
+    lines = view_lines(title, marker, views, now, compact)
+    clock = None if include_all else clocks.for_run(marker, views)
+    if clock is not None:  # the phases from `pulumi up` to the first accepted token
+        started = marker.get("ts") if marker and isinstance(marker.get("ts"), (int, float)) else None
+        cost = marker.get("usd_per_hour") if marker else None
+        lines += clocks.status_lines(clock, views, started, now,
+                                     cost if isinstance(cost, (int, float)) else None)
+    return lines, any(v.state == "failed" for v in views)
 
 
 def run(args, clock: Callable[[], float] = time.time,

@@ -34,13 +34,14 @@ def _under_mocks() -> bool:
     return isinstance(get_monitor(), MockMonitor)
 
 
-def announce() -> str:
-    """Tell the user how to follow the long waits; mark a real update's start. Returns the hint."""
+def announce(clock: Optional[Dict[str, Any]] = None, usd_per_hour: Optional[float] = None) -> str:
+    """Tell the user how to follow the long waits; mark a real update's start, with the plan's
+    clock and cost per hour for `status` (components/progress/clock.py). Returns the hint."""
     stack = pulumi.get_stack()
     path = progress_file_for(stack)
     hint = f"long waits (cluster order, weights, vLLM start) are recorded: follow them with " \
            f"`{follow_hint(path)}` (in another terminal, from this directory)"
     pulumi.log.info(hint)
     if not pulumi.runtime.is_dry_run() and not _under_mocks():
-        ProgressLog(path, echo=False).run_started(stack)
+        ProgressLog(path, echo=False).run_started(stack, clock, usd_per_hour)
     return hint

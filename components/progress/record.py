@@ -186,9 +186,16 @@ class ProgressLog:
             except (OSError, ValueError):
                 pass
 
-    def run_started(self, stack: str) -> None:
-        """Mark the start of a `pulumi up` (the status view shows what came after)."""
-        self.write({"ts": self.clock(), "phase": "", "event": "run", "stack": stack})
+    def run_started(self, stack: str, clock: Optional[Dict[str, Any]] = None,
+                    usd_per_hour: Optional[float] = None) -> None:
+        """Mark the start of a `pulumi up` (the status view shows what came after), with the
+        plan's clock (components/progress/clock.py) and cost per hour when known."""
+        rec: Dict[str, Any] = {"ts": self.clock(), "phase": "", "event": "run", "stack": stack}
+        if clock:
+            rec["clock"] = clock
+        if usd_per_hour is not None:
+            rec["usd_per_hour"] = usd_per_hour
+        self.write(rec)
 
 
 class Phase:

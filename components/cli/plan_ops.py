@@ -1,0 +1,95 @@
+"""What the plan adds for the day after the deploy: cost, the clock, dashboards and alert rules.
+
+`plan.json` gains `cost` (components/cost/estimate.py: per-hour parts, each with its price's
+source and date, and the total when it is known) and `clock` (components/progress/clock.py: the
+phases from `pulumi up` to the first accepted token, with estimates); the output directory gains
+`dashboards/*.json` (Grafana, components/observability/dashboards.py) and
+`prometheus/alerts.yml`. Every query of those files is checked against the metric names of the
+vLLM release and exporter the stack deploys before anything is written (a query naming a metric
+the stack does not expose is a bug here, not the user's: ObservabilityError). Pure of Pulumi.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, Dict, List, Mapping, Optional
+
+from ..cost import estimate as cost_estimate
+from ..inference.catalog import MODELS, NODE_SHAPES
+from ..observability import alerts, dashboards, metrics
+from ..progress import clock as clocks
+
+
+class ObservabilityError(Exception):
+    """A dashboard or alert query names a metric the stack does not expose."""
+
+
+def _resource_inputs(run, rtype: str) -> Optional[Mapping[str, Any]]:
+    return next((r["inputs"] for r in run.resources if r["type"] == rtype), None)
+
+
+def target_name(run) -> str:
+    return run.inference.target.target_name
+
+
+def cost(run, contract_usd_per_hour: Optional[float] = None) -> Dict[str, Any]:
+    plan = run.inference.plan
+    return cost_estimate.estimate(target_name(run), run.resources, plan.node_shape, plan.nodes,
+                                  contract_usd_per_hour)
+
+
+def clock(run) -> Dict[str, Any]:
+    plan = run.inference.plan
+    cold = plan.to_dict()["cold_start"]
+    if target_name(run) == "ctyun-hcc":
+        order = _resource_inputs(run, "pulumi-python:dynamic/ctyun:HccClusterOrder") or {}
+        phases = clocks.ctyun_phases(
+            cold, checkpoint_bytes=MODELS[plan.model].download_bytes,
+            nvme_gb_per_s=NODE_SHAPES[plan.node_shape].nvme_read_gb_per_s,
+            order_timeout_s=order.get("timeoutS") if isinstance(order.get("timeoutS"), int) else None)
+    else:
+        window = (run.outputs or {}).get("reservationWindow")
+        start = window.get("start") if isinstance(window, Mapping) else None
+        phases = clocks.aws_phases(cold, block_start=start if isinstance(start, str) else None)
+    return clocks.document(phases)
+
+
+def sources(run) -> tuple:
+    plan, spec = run.inference.plan, run.inference.spec
+    return metrics.sources_for(spec.vllm_version, plan.platform)
+
+
+def files(run) -> Dict[str, str]:
+    """{relative path: text}: the dashboards and the alert rules, checked against the names the
+    stack's vLLM and exporter expose."""
+    platform = run.inference.plan.platform
+    found = metrics.problems(dashboards.queries(platform) + alerts.queries(), sources(run))
+    if found:
+        raise ObservabilityError("; ".join(found))
+    out = {f"dashboards/{name}": text for name, text in dashboards.build(platform).items()}
+    out["prometheus/alerts.yml"] = alerts.render()
+    return out
+
+
+def document(run, contract_usd_per_hour: Optional[float] = None) -> Dict[str, Any]:
+    """The sections plan.json gains."""
+    return {"cost": cost(run, contract_usd_per_hour), "clock": clock(run),
+            "metrics": {"sources": [asdict(metrics.SOURCES[k]) for k in sources(run)]}}
+
+
+def replace_row(explain: str, row: str, value: str) -> str:
+    """`explain` with the value of its table row `row` replaced (the planner's `cost` row knows
+    only node prices; the stack's cost is counted here)."""
+    lines = explain.split("\n")
+    width = next((len(line) - len(line[len(row):].lstrip()) for line in lines
+                  if line.startswith(row + " ")), None)
+    if width is None:
+        return explain
+    return "\n".join(f"{row:<{width}}{value}" if line.startswith(row + " ") else line
+                     for line in lines)
+
+
+def summary_lines(doc: Mapping[str, Any]) -> List[str]:
+    """The clock under the plan's table: the total, then one line per phase."""
+    return ["clock (from `pulumi up`): " + clocks.summary_line(doc["clock"])] + \
+        clocks.phase_table(doc["clock"])

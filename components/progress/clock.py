@@ -1,0 +1,242 @@
+"""One clock from `pulumi up` to the first accepted token: the phases, the plan's estimate of
+each, and (from the progress records) the time each really took. Pure.
+
+The planner's cold start (components/inference/coldstart.py) starts when the nodes are up (CTyun)
+or the block starts (AWS). A user waits longer than that: for the cluster, the bootstrap, the
+weights, the broadcast, the gate. Each phase here names the figure it uses and where it comes
+from; a phase nobody documents gets no estimate (None) but its bound (the deadline kimi-k3 gives
+it), and the total says so instead of inventing it.
+
+- ctyun-hcc: order (VPC, subnet, security group, the E-HPC order call) -> cluster ready (E-HPC
+  provisions the bare-metal nodes) -> bootstrap (host key, master in the queue, NVMe mounts) ->
+  weights and image (on the master) -> broadcast (to every node) -> engine (vLLM start) -> gate
+  (the acceptance checks);
+- aws-eks: infrastructure (VPC, EKS, system nodes, add-ons) -> block wait (until the Capacity
+  Block starts) -> nodes -> staging -> engine -> gate.
+
+`measure(phases, records)` reads the progress records of a run (components/progress/record.py)
+and gives each phase the time its progress phases took (`measured_by`: names or name prefixes;
+AWS's nodes, staging and engine are measured together by the readiness gate).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+#: aws/containers-roadmap issue #1227 ("[EKS] : Reduction in EKS cluster creation time", read
+#: 2026-12-01): "EKS cluster control plane provisioning time currently averages 15 minutes."
+EKS_CONTROL_PLANE_S = 15 * 60
+EKS_SOURCE = "https://github.com/aws/containers-roadmap/issues/1227"
+#: assumption: the system node group and the Helm add-ons after the control plane
+EKS_REST_S = 5 * 60
+#: assumption: the API calls before E-HPC provisions (VPC, subnet, security group, the order)
+ORDER_S = 60
+#: assumption: host key pin, the master in the queue and mkfs + mount of the NVMe disks
+BOOTSTRAP_S = 5 * 60
+#: assumption: the functional checks and the load part of the acceptance gate
+GATE_S = 2 * 60
+#: the broadcast job's Slurm limit (bcast.sh: #SBATCH --time=01:00:00)
+BROADCAST_LIMIT_S = 3600
+
+
+@dataclass(frozen=True)
+class ClockPhase:
+    name: str
+    estimate_s: Optional[int]  # None: not documented, not estimated
+    basis: str  # where the figure comes from (or why there is none)
+    bound_s: Optional[int] = None  # the deadline kimi-k3 gives it, when it has no estimate
+    measured_by: Tuple[str, ...] = ()  # progress phase names; a trailing '-' is a prefix
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = asdict(self)
+        d["measured_by"] = list(self.measured_by)
+        return d
+
+
+def _phase(cold: Mapping[str, Any], name: str) -> Optional[Mapping[str, Any]]:
+    return next((p for p in cold.get("phases") or () if p.get("name") == name), None)
+
+
+def _engine(cold: Mapping[str, Any]) -> Tuple[int, str]:
+    parts = [p for n in ("load", "compile", "graphs") if (p := _phase(cold, n))]
+    if parts:
+        return (sum(int(p["seconds"]) for p in parts),
+                "the plan: " + " + ".join(f"{p['name']} {p['seconds']} s" for p in parts))
+    return int(cold.get("estimate_s") or 0), "the plan's vLLM start"
+
+
+def ctyun_phases(cold: Mapping[str, Any], *, checkpoint_bytes: int, nvme_gb_per_s: float,
+                 order_timeout_s: Optional[int] = None) -> List[ClockPhase]:
+    stage = _phase(cold, "stage")
+    engine_s, engine_why = _engine(cold)
+    bcast = int(round(checkpoint_bytes / (nvme_gb_per_s * 1e9)))
+    return [
+        ClockPhase("order", ORDER_S, "assumption: API calls for the VPC, subnet, security group "
+                   "and the E-HPC order"),
+        ClockPhase("cluster-ready", None, "E-HPC does not document how long it takes to "
+                   "provision bare-metal nodes", order_timeout_s, ("ehpc-order",)),
+        ClockPhase("bootstrap", BOOTSTRAP_S, "assumption: host key, the master in the queue, "
+                   "formatting and mounting the NVMe disks", None,
+                   ("bootstrap-host-key-pin", "bootstrap-master-in-queue", "bootstrap-nvme-mount")),
+        ClockPhase("weights-and-image", int(stage["seconds"]) if stage else None,
+                   (f"the plan: {stage['source']}" if stage else "no staging in the plan")
+                   + "; the SIF image's install is not estimated (its size is not in the plan)",
+                   None, ("weights-stage", "bootstrap-sif-image")),
+        ClockPhase("broadcast", bcast, f"assumption: {checkpoint_bytes / 1e9:,.0f} GB over MPI at "
+                   f"one NVMe disk's read rate ({nvme_gb_per_s:g} GB/s); the job's limit is 1 h",
+                   BROADCAST_LIMIT_S, ("weights-broadcast",)),
+        ClockPhase("engine", engine_s, engine_why, int(cold.get("startup_timeout_s") or 0) or None,
+                   ("vllm-start",)),
+        ClockPhase("gate", GATE_S, "assumption: the functional checks and the load part",
+                   None, ("accept-gate",)),
+    ]
+
+
+def aws_phases(cold: Mapping[str, Any], *, block_start: Optional[str] = None) -> List[ClockPhase]:
+    node = _phase(cold, "node")
+    wait = _phase(cold, "wait")
+    stage = _phase(cold, "stage")
+    mirror = _phase(cold, "mirror")
+    engine_s, engine_why = _engine(cold)
+    gate_by = ("readiness-gate",)
+    block = ("until the Capacity Block starts"
+             + (f" ({block_start})" if block_start else "") + ": 0 when it is already active")
+    if mirror:
+        block += (f"; the S3 mirror fills meanwhile (~{int(mirror['seconds']) // 60} min), and a "
+                  "block starting sooner stages its first start from the hub")
+    return [
+        ClockPhase("infrastructure", EKS_CONTROL_PLANE_S + EKS_REST_S,
+                   f"EKS control plane provisioning averages 15 min ({EKS_SOURCE}); assumption: "
+                   f"{EKS_REST_S // 60} min more for the system nodes and add-ons"),
+        ClockPhase("block-wait", None, block, None, ("block-start",)),
+        ClockPhase("nodes", int(node["seconds"]) if node else 0,
+                   f"the plan: {node['source']}" if node else "the plan has no node phase",
+                   None, gate_by),
+        ClockPhase("staging", (int(stage["seconds"]) if stage else 0)
+                   + (int(wait["seconds"]) if wait else 0),
+                   f"the plan: {stage['source']}" if stage else "nothing staged", None, gate_by),
+        ClockPhase("engine", engine_s, engine_why, int(cold.get("startup_timeout_s") or 0) or None,
+                   gate_by),
+        ClockPhase("gate", GATE_S, "assumption: the functional checks and the load part",
+                   None, ("accept-gate",)),
+    ]
+
+
+def document(phases: Sequence[ClockPhase]) -> Dict[str, Any]:
+    """plan.json's `clock`: the phases, the total of the estimates, and what it leaves out."""
+    known = sum(p.estimate_s for p in phases if p.estimate_s is not None)
+    missing = [p.name for p in phases if p.estimate_s is None]
+    return {"phases": [p.to_dict() for p in phases], "estimate_s": known,
+            "complete": not missing, "not_estimated": missing}
+
+
+def _minutes(s: float) -> str:
+    return f"{s / 60:.0f} min" if s >= 600 else f"{s / 60:.1f} min"
+
+
+def summary_line(clock: Mapping[str, Any]) -> str:
+    """`pulumi up` to the first accepted token, in words."""
+    text = f"{_minutes(clock['estimate_s'])} from `pulumi up` to the first accepted token"
+    for p in clock["phases"]:
+        if p["estimate_s"] is None:
+            bound = f"; up to {_minutes(p['bound_s'])}" if p.get("bound_s") else ""
+            text += f" + {p['name']} (not estimated: {p['basis'].split(';')[0]}{bound})"
+    return text
+
+
+def phase_table(clock: Mapping[str, Any]) -> List[str]:
+    return [f"  {p['name']:<18} {'?' if p['estimate_s'] is None else _minutes(p['estimate_s']):>9}"
+            f"  {p['basis']}" for p in clock["phases"]]
+
+
+# ---- measured -------------------------------------------------------------------------------
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    return any(name == p or (p.endswith("-") and name.startswith(p)) for p in patterns)
+
+
+def measure(clock: Mapping[str, Any], views: Sequence[Any]) -> List[Dict[str, Any]]:
+    """Per clock phase: the plan's estimate, the measured seconds (None when no progress phase
+    of the run measures it) and the state of those progress phases; phases measured by the
+    same progress phases (AWS: nodes, staging, engine by the readiness gate) are merged into one
+    row. `views` are components/progress/view.py PhaseView objects of one run."""
+    rows: List[Dict[str, Any]] = []
+    for p in clock["phases"]:
+        by = tuple(p.get("measured_by") or ())
+        if rows and by and tuple(rows[-1]["measured_by"]) == by:
+            last = rows[-1]
+            last["name"] += f" + {p['name']}"
+            if last["estimate_s"] is not None and p["estimate_s"] is not None:
+                last["estimate_s"] += p["estimate_s"]
+            else:
+                last["estimate_s"] = None
+            continue
+        mine = [v for v in views if by and _matches(v.name, by)]
+        measured = sum(v.elapsed_s for v in mine) if mine else None
+        state = None
+        if mine:
+            states = {v.state for v in mine}
+            state = ("failed" if "failed" in states else "done" if states == {"done"}
+                     else next(s for s in ("slow", "running", "quiet", "interrupted") if s in states))
+        rows.append({"name": p["name"], "estimate_s": p["estimate_s"], "measured_s": measured,
+                     "state": state, "measured_by": list(by)})
+    return rows
+
+
+# ---- the status view ------------------------------------------------------------------------
+
+#: progress phase names that tell which target a run without a recorded clock belongs to
+_TELLS = {"ctyun-hcc": ("ehpc-order", "weights-broadcast", "vllm-start"),
+          "aws-eks": ("block-start", "readiness-gate", "weights-mirror")}
+
+
+def unestimated(target: str) -> Dict[str, Any]:
+    """The phases of `target` without estimates (a run recorded before the plan's clock was)."""
+    empty: Dict[str, Any] = {"phases": []}
+    phases = (ctyun_phases(empty, checkpoint_bytes=0, nvme_gb_per_s=1.0) if target == "ctyun-hcc"
+              else aws_phases(empty))
+    return document([ClockPhase(p.name, None, "", None, p.measured_by) for p in phases])
+
+
+def for_run(marker: Optional[Mapping[str, Any]], views: Sequence[Any]) -> Optional[Dict[str, Any]]:
+    """The clock of a run: the one `pulumi up` recorded in its run marker, else the target's
+    phases without estimates (told by the progress phases seen), else None."""
+    if marker and isinstance(marker.get("clock"), Mapping) and marker["clock"].get("phases"):
+        return dict(marker["clock"])
+    names = {v.name for v in views}
+    for target, tells in _TELLS.items():
+        if names & set(tells):
+            return unestimated(target)
+    return None
+
+
+def _dur(s: Optional[float]) -> str:
+    from .record import fmt_duration
+
+    return "-" if s is None else fmt_duration(s)
+
+
+def status_lines(clock: Mapping[str, Any], views: Sequence[Any], started: Optional[float],
+                 now: float, usd_per_hour: Optional[float] = None) -> List[List[Tuple[str, str]]]:
+    """The clock block of `status`: each phase with the plan's estimate and the measured time."""
+    rows = measure(clock, views)
+    width = max([14] + [len(r["name"]) for r in rows])
+    out: List[List[Tuple[str, str]]] = [[], [("clock: `pulumi up` to the first accepted token", "bold")]]
+    out.append([(f"  {'phase':<{width}}  {'plan':>8}  {'measured':>8}", "dim")])
+    for r in rows:
+        style = {"done": "green", "failed": "bold red", "slow": "yellow"}.get(r["state"] or "", "")
+        state = f"  {r['state']}" if r["state"] else ""
+        plan = "?" if r["estimate_s"] is None else _dur(r["estimate_s"])  # ?: not estimated
+        out.append([(f"  {r['name']:<{width}}  {plan:>8}  "
+                     f"{_dur(r['measured_s']):>8}", ""), (state, style)])
+    total = sum(r["estimate_s"] for r in rows if r["estimate_s"] is not None)
+    more = "+" if any(r["estimate_s"] is None for r in rows) else ""
+    planned = "?" if all(r["estimate_s"] is None for r in rows) else _dur(total) + more
+    elapsed = None if started is None else max(0.0, now - started)
+    out.append([(f"  {'total':<{width}}  {planned:>8}  {_dur(elapsed):>8}", "bold"),
+                ("  (since this `pulumi up` started)" if elapsed is not None else "", "dim")])
+    if usd_per_hour is not None and elapsed is not None:
+        out.append([(f"  spend since then: ${usd_per_hour * elapsed / 3600:,.2f} at "
+                     f"${usd_per_hour:,.2f}/h (the plan's cost)", "")])
+    return out

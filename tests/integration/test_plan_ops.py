@@ -1,0 +1,81 @@
+"""What `plan` writes for operating the stack: dashboards and alert rules, plan.json's `cost` and
+`clock`, and the summary's cost row and clock (the real program under the mock engine)."""
+
+import json
+
+import pytest
+
+from components.cli import plan_ops
+from components.cli.main import main
+from components.observability import alerts, dashboards
+
+
+def plan(capsys, tmp_path, stack, *sets, quiet=True):
+    out = tmp_path / stack
+    args = ["plan", "--stack", stack, "--out", str(out)] + [a for s in sets for a in ("--set", s)]
+    code = main(args + (["--quiet"] if quiet else []))
+    text, err = capsys.readouterr()
+    assert code == 0, err
+    return out, json.loads((out / "plan.json").read_text()), text
+
+
+@pytest.mark.parametrize("stack,platform", [("ctyun-hcc", "ascend"), ("aws-eks", "cuda")])
+def test_dashboards_and_alert_rules_are_written(capsys, tmp_path, stack, platform):
+    out, doc, _ = plan(capsys, tmp_path, stack)
+    for name, text in dashboards.build(platform).items():
+        assert (out / "dashboards" / name).read_text() == text
+    assert (out / "prometheus" / "alerts.yml").read_text() == alerts.render()
+    assert [s["key"] for s in doc["metrics"]["sources"]] == (
+        ["vllm-0.23.0", "npu-exporter-v26.1.0", "prometheus"] if platform == "ascend"
+        else ["vllm-0.33.0", "dcgm-exporter-4.5.3-4.8.2", "prometheus"])
+
+
+def test_aws_cost_and_clock(capsys, tmp_path):
+    _, doc, _ = plan(capsys, tmp_path, "aws-eks")
+    cost = doc["cost"]
+    assert cost["usd_per_hour"] is None and cost["known_usd_per_hour"] == 0.15
+    assert cost["unknown"] == ["aws:ec2:m7i.xlarge", "aws:ec2:p6-b300.48xlarge", "aws:s3-storage"]
+    clock = doc["clock"]
+    assert [p["name"] for p in clock["phases"]] == ["infrastructure", "block-wait", "nodes", "staging",
+                                                   "engine", "gate"]
+    assert clock["estimate_s"] == 1200 + 600 + 312 + 498 + 120 and clock["not_estimated"] == ["block-wait"]
+    assert "2026-12-02T11:30:00Z" in clock["phases"][1]["basis"]  # the (mock) block's start
+
+
+def test_ctyun_cost_and_clock(capsys, tmp_path):
+    _, doc, _ = plan(capsys, tmp_path, "ctyun-hcc")
+    assert [(p["key"], p["quantity"]) for p in doc["cost"]["parts"]] == [
+        ("ctyun:atlas-800-a3", 4), ("ctyun:sfs", 1), ("ctyun:eip", 1)]
+    phases = {p["name"]: p for p in doc["clock"]["phases"]}
+    assert phases["cluster-ready"]["estimate_s"] is None and phases["cluster-ready"]["bound_s"] == 7200
+    assert phases["broadcast"]["estimate_s"] == 520 and phases["engine"]["estimate_s"] == 1420
+
+
+def test_the_counts_follow_the_config(capsys, tmp_path):
+    _, doc, _ = plan(capsys, tmp_path, "ctyun-hcc", "kimi-k3:nodes=8")
+    assert doc["cost"]["parts"][0]["quantity"] == 8
+    _, doc, _ = plan(capsys, tmp_path, "aws-eks", "kimi-k3:accelerator=h200", "kimi-k3:nodes=2")
+    gpu = next(p for p in doc["cost"]["parts"] if p["key"].startswith("aws:ec2:p"))
+    assert (gpu["key"], gpu["quantity"]) == ("aws:ec2:p5en.48xlarge", 2)
+
+
+def test_the_summary_shows_cost_and_clock(capsys, tmp_path):
+    _, _, text = plan(capsys, tmp_path, "aws-eks", quiet=False)
+    assert "cost           unknown: at least $0.15/h known (EKS control plane" in text
+    assert "clock (from `pulumi up`): 46 min from `pulumi up` to the first accepted token + block-wait" in text
+    assert "\n  infrastructure        20 min  EKS control plane provisioning averages 15 min" in text
+
+
+def test_a_query_for_a_metric_the_stack_lacks_stops_the_plan_before_writing(capsys, tmp_path, monkeypatch):
+    bad = dashboards.Panel("old", "percentunit", (dashboards.Query("vllm:gpu_cache_usage_perc", "x"),))
+    monkeypatch.setattr(dashboards, "SERVING", dashboards.SERVING + (bad,))
+    with pytest.raises(plan_ops.ObservabilityError, match="vllm:gpu_cache_usage_perc .* is not exposed "
+                                                          "by vllm-0.33.0"):
+        main(["plan", "--stack", "aws-eks", "--out", str(tmp_path / "x"), "--quiet"])
+    assert not (tmp_path / "x").exists()
+
+
+def test_replace_row():
+    text = "model          K3\ncost           unknown\nnote           n"
+    assert plan_ops.replace_row(text, "cost", "$1/h") == "model          K3\ncost           $1/h\nnote           n"
+    assert plan_ops.replace_row("no such row", "cost", "x") == "no such row"

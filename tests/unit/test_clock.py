@@ -1,0 +1,132 @@
+"""One clock from `pulumi up` to the first accepted token: estimates per phase with their basis,
+no invented figure for an undocumented phase, and measured time from the progress records."""
+
+import re
+
+from components.progress import clock as clk
+from components.progress.view import summarize
+
+COLD_CTYUN = {"startup_timeout_s": 7200, "estimate_s": 1420, "phases": [
+    {"name": "stage", "seconds": 780, "clock": "gpu", "source": "1,560 GB from cthpc at 2 GB/s"},
+    {"name": "load", "seconds": 520, "clock": "gpu", "source": "x"},
+    {"name": "compile", "seconds": 780, "clock": "gpu", "source": "x"},
+    {"name": "graphs", "seconds": 120, "clock": "gpu", "source": "x"}]}
+COLD_AWS = {"startup_timeout_s": 1320, "phases": [
+    {"name": "mirror", "seconds": 7995, "clock": "before-block", "source": "x"},
+    {"name": "node", "seconds": 600, "clock": "gpu", "source": "assumption: boot"},
+    {"name": "stage", "seconds": 312, "clock": "gpu", "source": "from mirror"},
+    {"name": "load", "seconds": 78, "clock": "gpu", "source": "x"},
+    {"name": "compile", "seconds": 330, "clock": "gpu", "source": "x"},
+    {"name": "graphs", "seconds": 90, "clock": "gpu", "source": "x"}]}
+
+
+def ctyun():
+    return clk.document(clk.ctyun_phases(COLD_CTYUN, checkpoint_bytes=1_560 * 10**9,
+                                         nvme_gb_per_s=3.0, order_timeout_s=7200))
+
+
+def aws():
+    return clk.document(clk.aws_phases(COLD_AWS, block_start="2026-12-02T11:30:00Z"))
+
+
+def test_ctyun_phases_in_order_with_estimates():
+    c = ctyun()
+    assert [p["name"] for p in c["phases"]] == ["order", "cluster-ready", "bootstrap",
+                                               "weights-and-image", "broadcast", "engine", "gate"]
+    est = {p["name"]: p["estimate_s"] for p in c["phases"]}
+    assert est == {"order": 60, "cluster-ready": None, "bootstrap": 300, "weights-and-image": 780,
+                   "broadcast": 520, "engine": 1420, "gate": 120}
+    assert c["estimate_s"] == 3200 and not c["complete"] and c["not_estimated"] == ["cluster-ready"]
+
+
+def test_an_undocumented_phase_has_its_bound_not_a_guess():
+    p = next(p for p in ctyun()["phases"] if p["name"] == "cluster-ready")
+    assert p["estimate_s"] is None and p["bound_s"] == 7200 and "does not document" in p["basis"]
+    line = clk.summary_line(ctyun())
+    assert line.startswith("53 min from `pulumi up` to the first accepted token + cluster-ready")
+    assert "up to 120 min" in line
+
+
+def test_aws_phases_and_the_block_wait():
+    c = aws()
+    assert [p["name"] for p in c["phases"]] == ["infrastructure", "block-wait", "nodes", "staging",
+                                               "engine", "gate"]
+    est = {p["name"]: p["estimate_s"] for p in c["phases"]}
+    assert est == {"infrastructure": 1200, "block-wait": None, "nodes": 600, "staging": 312,
+                   "engine": 498, "gate": 120}
+    block = c["phases"][1]["basis"]
+    assert "2026-12-02T11:30:00Z" in block and "~133 min" in block
+    assert "containers-roadmap/issues/1227" in c["phases"][0]["basis"]
+
+
+def _rec(ts, phase, event, elapsed=0.0, **kw):
+    return {"ts": ts, "phase": phase, "event": event, "elapsed_s": elapsed, **kw}
+
+
+def test_measured_time_per_phase_from_the_records():
+    records = [
+        _rec(100, "ehpc-order", "start"), _rec(1900, "ehpc-order", "done", 1800),
+        _rec(1900, "bootstrap-host-key-pin", "start"), _rec(1930, "bootstrap-host-key-pin", "done", 30),
+        _rec(1930, "bootstrap-nvme-mount", "start"), _rec(2030, "bootstrap-nvme-mount", "done", 100),
+        _rec(2030, "weights-stage", "start"), _rec(3000, "weights-stage", "failed", 970),
+        _rec(3000, "bootstrap-acceptance-gate", "start"),  # not a clock phase's own measure
+    ]
+    rows = {r["name"]: r for r in clk.measure(ctyun(), summarize(records, now=3000, alive=lambda *a: True))}
+    assert rows["order"]["measured_s"] is None
+    assert (rows["cluster-ready"]["measured_s"], rows["cluster-ready"]["state"]) == (1800, "done")
+    assert rows["bootstrap"]["measured_s"] == 130 and rows["bootstrap"]["estimate_s"] == 300
+    assert rows["weights-and-image"]["state"] == "failed"
+    assert rows["gate"]["measured_s"] is None
+
+
+def test_aws_nodes_staging_engine_are_one_measured_row():
+    records = [_rec(0, "readiness-gate", "start"), _rec(1500, "readiness-gate", "update", 1500)]
+    rows = clk.measure(aws(), summarize(records, now=1500, alive=lambda *a: True))
+    assert [r["name"] for r in rows] == ["infrastructure", "block-wait", "nodes + staging + engine", "gate"]
+    merged = rows[2]
+    assert merged["estimate_s"] == 600 + 312 + 498 and merged["measured_s"] == 1500
+    assert merged["state"] == "running"
+
+
+def test_the_status_view_shows_the_plan_and_the_measured_time(tmp_path):
+    from components.cli.status import snapshot
+    from components.progress.record import ProgressLog, RecordReader
+    from components.progress.view import plain
+
+    path = str(tmp_path / "s.jsonl")
+    log = ProgressLog(path, echo=False, clock=lambda: 1000.0)
+    log.run_started("ctyun-hcc", ctyun(), 98.5)
+    log.write(_rec(1060, "ehpc-order", "start"))
+    log.write(_rec(2860, "ehpc-order", "done", 1800))
+    text = plain(snapshot(RecordReader(path), "t", now=4600.0)[0])
+    assert "clock: `pulumi up` to the first accepted token" in text
+    assert "  cluster-ready             ?       30m  done" in text
+    assert "  engine               23m40s         -" in text
+    assert "  total               53m20s+     1h00m  (since this `pulumi up` started)" in text
+    assert "spend since then: $98.50 at $98.50/h" in text
+
+
+def test_a_run_without_a_recorded_clock_still_shows_the_measured_phases(tmp_path):
+    from components.cli.status import snapshot
+    from components.progress.record import ProgressLog, RecordReader
+    from components.progress.view import plain
+
+    path = str(tmp_path / "s.jsonl")
+    log = ProgressLog(path, echo=False, clock=lambda: 0.0)
+    log.run_started("aws-eks")
+    log.write(_rec(10, "block-start", "start"))
+    log.write(_rec(70, "block-start", "done", 60))
+    text = plain(snapshot(RecordReader(path), "t", now=100.0)[0])
+    assert re.search(r"\n  block-wait +\? +1m  done\n", text) and "spend" not in text
+    assert re.search(r"\n  total +\? +1m40s", text)
+    # a file with no recognisable phase shows no clock at all
+    other = str(tmp_path / "o.jsonl")
+    ProgressLog(other, echo=False).write(_rec(1, "something-else", "start"))
+    assert "clock:" not in plain(snapshot(RecordReader(other), "t", now=5.0)[0])
+
+
+def test_a_marker_with_a_junk_clock_falls_back(tmp_path):
+    from components.progress.clock import for_run
+
+    assert for_run({"clock": "junk"}, []) is None
+    assert for_run({"clock": {"phases": []}}, []) is None
