@@ -83,6 +83,15 @@ async def run_load(c: Client, model: str, requests: int, concurrency: int,
         first_errors=sorted(set(errors))[:3])
 
 
+def usd_per_mtok(usd_per_hour: Optional[float], output_tokens_per_s: Optional[float]
+                 ) -> Optional[float]:
+    """What a million output tokens cost at the measured rate: X / (output tokens per hour / 1e6).
+    None when there is no price or no output (a stalled endpoint has no price per token)."""
+    if usd_per_hour is None or not output_tokens_per_s or output_tokens_per_s <= 0:
+        return None
+    return round(usd_per_hour / (output_tokens_per_s * 3600 / 1e6), 4)
+
+
 def judge_load(load: LoadResult) -> CheckResult:
     if load.errors:
         return CheckResult("load", False, f"{load.errors} of {load.requests} requests failed: "

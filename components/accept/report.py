@@ -3,7 +3,9 @@
 Report fields (issue 11): `endpoint`, `model`, `checks` (list of `{name, ok, detail}` in the
 order they ran), `load` (`requests`, `errors`, `concurrency`, `ttft_s` {p50, p95}, `tpot_s`
 {p50, p95}, `output_tokens_per_s` from the client's wall time, plus `reference_points` that
-match the deployment's hardware) or null when the load part is off. Exit codes: 0 every check
+match the deployment's hardware, and `usd_per_hour`/`usd_per_mtok` when a price per hour is
+given: USD per million output tokens at the measured rate, X / (output tokens per hour / 10^6))
+or null when the load part is off. Exit codes: 0 every check
 passed, 1 one failed (its name on the summary's last line), 2 bad usage (the CLI's business).
 """
 
@@ -43,6 +45,10 @@ class LoadResult:
     prompt_tokens_mean: Optional[float] = None
     first_errors: List[str] = field(default_factory=list)
     reference_points: List[Dict[str, Any]] = field(default_factory=list)
+    #: the price per hour of what serves the endpoint, when given, and what a million output
+    #: tokens cost at the measured rate
+    usd_per_hour: Optional[float] = None
+    usd_per_mtok: Optional[float] = None
 
 
 def build(endpoint: str, model: str, checks: List[CheckResult], load: Optional[LoadResult],
@@ -56,6 +62,18 @@ def build(endpoint: str, model: str, checks: List[CheckResult], load: Optional[L
         "hardware": hardware,
         "elapsed_s": round(elapsed_s, 2),
     }
+
+
+def price(report: Dict[str, Any], usd_per_hour: Optional[float]) -> Dict[str, Any]:
+    """`report` with its load part priced: `usd_per_hour` and `usd_per_mtok` (components/accept/
+    load.py usd_per_mtok). Nothing to price without a load part or a price."""
+    from .load import usd_per_mtok
+
+    load = report.get("load")
+    if load is not None and usd_per_hour is not None:
+        load["usd_per_hour"] = usd_per_hour
+        load["usd_per_mtok"] = usd_per_mtok(usd_per_hour, load.get("output_tokens_per_s"))
+    return report
 
 
 def first_failure(report: Dict[str, Any]) -> Optional[Dict[str, Any]]:
@@ -83,6 +101,10 @@ def summary(report: Dict[str, Any]) -> str:
             f"{load['errors']} errors; TTFT p50 {_ms(load['ttft_s']['p50'])} p95 "
             f"{_ms(load['ttft_s']['p95'])}; TPOT p50 {_ms(load['tpot_s']['p50'])} p95 "
             f"{_ms(load['tpot_s']['p95'])}; {'-' if tps is None else f'{tps:.1f}'} output tok/s")
+        if load.get("usd_per_hour") is not None:
+            per = load.get("usd_per_mtok")
+            lines.append(f"  cost: {'-' if per is None else f'${per:,.2f}'} per million output "
+                         f"tokens at ${load['usd_per_hour']:,.2f}/h and the rate measured here")
         for ref in load.get("reference_points") or []:
             f = ref["figures"]
             lines.append(

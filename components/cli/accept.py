@@ -1,11 +1,13 @@
 """`python -m components accept`: judge any OpenAI-compatible endpoint the way a user would.
 
     python -m components accept --endpoint URL --model NAME [--api-key-env VAR]
-        [--concurrency N] [--requests M] [--max-tokens T] [--out report.json]
+        [--concurrency N] [--requests M] [--max-tokens T] [--usd-per-hour X] [--out report.json]
 
 Runs the checks health, models, chat, stream, reasoning, tool_call, auth (when a key is
 given) and load (M streaming requests at concurrency N; `--requests 0` turns it off), prints a
-summary a person reads in ten seconds, and writes the JSON report to `--out`. The key is read
+summary a person reads in ten seconds, and writes the JSON report to `--out`. With
+`--usd-per-hour X` (what the endpoint's hardware costs per hour) the load part also reports
+`usd_per_mtok`, the USD per million output tokens at the rate it measured. The key is read
 from the environment variable named by `--api-key-env`, never from the command line, and is
 never printed. Exit 0 when every check passes, 1 when one fails (its name on the last line),
 2 on bad usage.
@@ -14,6 +16,7 @@ never printed. Exit 0 when every check passes, 1 when one fails (its name on the
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -41,6 +44,9 @@ def register(sub) -> None:
     p.add_argument("--accelerator", help="hardware, to pick the reference points shown "
                    "(e.g. ascend-910c, b300)")
     p.add_argument("--nodes", type=int, help="nodes serving the endpoint (for reference points)")
+    p.add_argument("--usd-per-hour", metavar="X",
+                   help="price per hour of what serves the endpoint (USD): the load part then "
+                        "reports USD per million output tokens")
     p.add_argument("--out", type=Path, help="write the JSON report here")
     p.set_defaults(func=run)
 
@@ -57,11 +63,26 @@ def _key(var):
     return value, None
 
 
+def _usd_per_hour(text):
+    """`--usd-per-hour`: a positive, finite number of USD (None when not given)."""
+    if text is None:
+        return None, None
+    # ASCII decimal only: float() would also take '٥', '1_0' or 'infinity'
+    value = float(text) if re.fullmatch(r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?", text.strip(),
+                                        re.ASCII) else None
+    if value is None or not math.isfinite(value) or value <= 0:
+        return None, f"--usd-per-hour {text!r} is not a price; give USD per hour as a positive " \
+                     "number, e.g. --usd-per-hour 98.5"
+    return value, None
+
+
 def run(args) -> int:
     from ..accept import report as rep
     from ..accept.runner import AcceptConfig, accept
 
     key, problem = _key(args.api_key_env)
+    usd_per_hour, bad_price = _usd_per_hour(args.usd_per_hour)
+    problem = problem or bad_price
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return EXIT_USAGE
@@ -80,7 +101,7 @@ def run(args) -> int:
         print(f"error: --out {str(args.out)!r}: directory {str(args.out.parent)!r} does not "
               "exist", file=sys.stderr)
         return EXIT_USAGE
-    report = accept(cfg)
+    report = rep.price(accept(cfg), usd_per_hour)
     print(rep.summary(report))
     if args.out is not None:
         try:

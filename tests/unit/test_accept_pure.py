@@ -240,3 +240,25 @@ def test_gate_summary_output():
     assert out["load"]["ttft_s"] == {"p50": 0.05, "p95": 0.06} and out["failed"] is None
     assert out["reference"][0]["output_tokens_per_s"] == 111.4
     assert out["reference"][0]["source"] == "https://github.com/vllm-project/vllm-ascend/pull/14454"
+
+
+# ---- price per million output tokens (accept --usd-per-hour) ---------------------------------
+
+def test_usd_per_mtok_is_the_price_over_output_tokens_per_hour():
+    from components.accept.load import usd_per_mtok
+
+    assert usd_per_mtok(98.5, 1000.0) == round(98.5 / 3.6, 4)  # 3.6 M tokens an hour
+    assert usd_per_mtok(None, 1000.0) is None
+    for stalled in (None, 0, 0.0, -5.0):
+        assert usd_per_mtok(98.5, stalled) is None  # no output: no price per token, not infinity
+
+
+def test_price_adds_to_the_load_part_only():
+    from components.accept import report as rep
+
+    off = {"load": None}
+    assert rep.price(off, 10.0) == {"load": None}
+    r = {"load": {"output_tokens_per_s": 500.0}}
+    assert rep.price(r, None) == {"load": {"output_tokens_per_s": 500.0}}
+    assert rep.price(r, 18.0)["load"] == {"output_tokens_per_s": 500.0, "usd_per_hour": 18.0,
+                                          "usd_per_mtok": 10.0}
