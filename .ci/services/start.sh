@@ -9,6 +9,18 @@
 # Writes ${KK3_CI_DIR:-/tmp/kimi-k3-ci}/env.sh describing what it started.
 set -euo pipefail
 
+# The daemons started below must not inherit the caller's open files: run as
+# `flock LOCK .ci/services/start.sh`, munged (which keeps what it inherits) would hold LOCK for as
+# long as it runs, and every later `flock LOCK` would wait for ever. Keep stdin/out/err and the
+# script itself (bash reads it from fd 255).
+script=$(readlink -f "${BASH_SOURCE[0]}")
+for fd in "/proc/$$/fd/"*; do
+  fd=${fd##*/}
+  if [ "$fd" -gt 2 ] && [ "$fd" -ne 255 ] && [ "$(readlink "/proc/$$/fd/$fd" 2>/dev/null)" != "$script" ]; then
+    eval "exec $fd>&-" 2>/dev/null || true
+  fi
+done
+
 dir=${KK3_CI_DIR:-/tmp/kimi-k3-ci}
 ssh_port=${KK3_SSH_PORT:-2222}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

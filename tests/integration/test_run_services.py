@@ -209,3 +209,27 @@ def test_run_test_goes_through_the_session_unless_only_unit_tests_are_named():
     out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["yes", "yes", "no", "no", "yes", "yes", "yes", "no"]
     assert 'exec .ci/services/session.sh "$VENV/bin/python" -m pytest "$@"' in script
+
+
+def test_start_sh_does_not_hand_a_callers_lock_to_the_daemons(tmp_path):
+    """`flock LOCK .ci/services/start.sh`: the daemons it starts (munged keeps what it inherits)
+    must not hold LOCK after start.sh ends. The prologue of start.sh that closes inherited
+    descriptors runs here before a stand-in daemon (the real script would start the shared ones)."""
+    text = (ROOT / ".ci" / "services" / "start.sh").read_text()
+    prologue = text[text.index("# The daemons started below"):text.index("\ndone\n") + 6]
+    pidfile, lock = tmp_path / "daemon.pid", tmp_path / "services.lock"
+
+    def run(with_prologue):
+        script = tmp_path / "start.sh"
+        script.write_text("#!/bin/bash\nset -euo pipefail\n" + (prologue if with_prologue else "")
+                          + f"setsid sleep 60 </dev/null >/dev/null 2>&1 &\necho $! > {pidfile}\n")
+        script.chmod(0o755)
+        subprocess.run(["flock", str(lock), str(script)], check=True, timeout=30)
+        try:
+            free = subprocess.run(["flock", "-n", str(lock), "true"], timeout=30).returncode == 0
+        finally:
+            _kill(int(pidfile.read_text()))
+        return free
+
+    assert run(with_prologue=False) is False     # the hostile case: the daemon holds the lock
+    assert run(with_prologue=True) is True
