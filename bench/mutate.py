@@ -81,7 +81,7 @@ SCOPE: Dict[str, Module] = {
     "ctyun_hcc.scripts": Module("components/ctyun_hcc/scripts.py"),
     "render_k8s": Module("components/inference/render_k8s.py"),
     "quoting": Module("components/inference/quoting.py"),
-    "grammar": Module("components/inference/grammar.py"),
+    "config.values": Module("components/config/values.py"),
     "curl": Module("components/inference/curl.py"),
     "config.shared": Module("components/config/shared.py"),
     "aws_eks.config": Module("components/aws_eks/config.py"),

@@ -23,7 +23,8 @@ AUTO_CAP = 64
 AUTO_MAX_TOKENS = 64
 MAX_REQUESTS = 10_000
 MAX_CONCURRENCY = 1024
-_FORM = re.compile(r"^(auto|off|(\d+)(?:x(\d+))?)$")
+#: counts in ASCII digits, as every integer value (components/config/values.py): `\d` would take '١٠'
+_FORM = re.compile(r"^(auto|off|([0-9]+)(?:x([0-9]+))?)$")
 
 
 @dataclass(frozen=True)

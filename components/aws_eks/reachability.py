@@ -44,7 +44,7 @@ def api_requirement(cfg: AwsEksConfig) -> Optional[Requirement]:
         return None
     return Requirement(
         API_KEY,
-        "is not set, so the EKS API endpoint is private and this `pulumi up` (outside the VPC it "
-        "creates) could not apply the Helm releases and serving objects",
+        "leaves the EKS API endpoint private, so this `pulumi up` (outside the VPC it creates) "
+        "could not apply the Helm releases and serving objects",
         "set your address as a /32 (pulumi config set --path 'kimi-k3:apiAccessCidrs[0]' "
         "203.0.113.10/32), or declare a run from inside the VPC with kimi-k3:privateApi true")

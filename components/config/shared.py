@@ -9,9 +9,7 @@ Target-specific keys (`ctyun:*`, `aws:*`, `kimi-k3:aws*`...) are parsed by each 
 from __future__ import annotations
 
 import ipaddress
-import json
 import math
-import re
 from dataclasses import dataclass, field
 from typing import List, Mapping, Optional, Sequence, Tuple
 
@@ -24,7 +22,7 @@ from ..inference.catalog import (
 )
 from . import keys as config_keys
 from ..accept.sizing import parse_accept_load
-from ..inference import grammar
+from .values import RawConfig, served_model_name
 from ..inference.errors import ConfigError
 from ..inference.planner import PlanRequest
 
@@ -40,6 +38,10 @@ KNOWN_KEYS = frozenset({
     "port", "allowedCidrs", "image", "modelOverrides", "visionChunksPerPrompt", "apiKey", "hfToken",
     "allowInternet", "acceptLoad",
 })
+#: shared keys whose values are never quoted (nor kept in `SharedSettings.source`)
+SECRET_KEYS = frozenset({"apiKey", "hfToken"})
+#: per target: (model, nodes, port) when unset
+TARGET_DEFAULTS = {"ctyun-hcc": ("w4a8", 4, 11025), "aws-eks": ("mxfp4", 1, 8000)}
 #: a CIDR this wide is "the internet": IPv4 prefixes shorter than /8, IPv6 shorter than /16
 #: (0.0.0.0/0 and ::/0, but also 0.0.0.0/1 + 128.0.0.0/1)
 INTERNET_PREFIX = {4: 8, 6: 16}
@@ -77,6 +79,18 @@ class SharedSettings:
     accept_load: str = "auto"
     #: `kimi-k3:*` keys that are not shared, for the target's own parser (it rejects unknown ones)
     target_config: Mapping[str, object] = field(default_factory=dict)
+    #: the shared keys as written (secrets left out), so a later refusal quotes what the user
+    #: wrote (`refuse`, `requote`), not the typed value
+    source: RawConfig = field(default_factory=lambda: RawConfig("kimi-k3", {}, known=()),
+                              repr=False, compare=False)
+
+    def refuse(self, name: str, fix: str, problem: str) -> ConfigError:
+        """The refusal of shared key `name` by a later rule (a target's), quoting it as written."""
+        return self.source.refuse(name, fix, problem, default=_typed(self, name))
+
+    def requote(self, err: ConfigError) -> ConfigError:
+        """`err` (raised from typed values, e.g. by the planner) quoting the key as written."""
+        return self.source.requote(err)
 
     def plan_request(self) -> PlanRequest:
         return PlanRequest(
@@ -94,85 +108,11 @@ class SharedSettings:
         )
 
 
-def _int(raw: Mapping[str, str], key: str, default=None, lo=None, hi=None) -> Optional[int]:
-    value = raw.get(key)
-    if value is None or value == "":
-        return default
-    text = str(value).strip()
-    if not re.match(r"^[0-9]+(?:_[0-9]+)*$", text):  # ASCII digits: int() would take '²'-like
-        hint = " (write 131072, not 128K)" if text[-1:] in "kKmM" else ""
-        raise ConfigError(f"kimi-k3:{key}", value, f"give an integer{hint}", "is not an integer")
-    n = int(text.replace("_", ""))
-    if (lo is not None and n < lo) or (hi is not None and n > hi):
-        raise ConfigError(f"kimi-k3:{key}", n, f"use {lo} to {hi}", "is out of range")
-    return n
-
-
-def _float(raw, key) -> Optional[float]:
-    value = raw.get(key)
-    if value is None or value == "":
-        return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"kimi-k3:{key}", value, "give a number such as 0.9", "is not a number")
-    if not math.isfinite(f):
-        raise ConfigError(f"kimi-k3:{key}", value, "give a finite number such as 0.9", "is not finite")
-    return f
-
-
-def _bool(raw, key, default=False) -> bool:
-    value = raw.get(key)
-    if value is None or value == "":
-        return default
-    s = str(value).strip().lower()
-    if s in ("true", "1", "yes"):
-        return True
-    if s in ("false", "0", "no"):
-        return False
-    raise ConfigError(f"kimi-k3:{key}", value, "use true or false", "is not a boolean")
-
-
-def _json_value(raw, key, default):
-    value = raw.get(key)
-    if value is None or value == "":
-        return default
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        raise ConfigError(f"kimi-k3:{key}", value, "give a JSON value", "is not valid JSON") from None
-
-
-def parse_cidrs(value, key: str = "kimi-k3:allowedCidrs") -> Tuple[str, ...]:
-    """CIDRs allowed to reach the endpoint; the whole internet only when spelled out."""
-    fix = 'give CIDRs such as ["203.0.113.0/24"] or 203.0.113.0/24,198.51.100.7/32'
-    if value in (None, "", []):
-        return ()
-    if isinstance(value, str):
-        if value.strip().startswith("["):
-            try:
-                items = json.loads(value)
-            except ValueError:
-                raise ConfigError(key, value, fix, "is not a JSON list") from None
-        else:
-            items = value.split(",")
-    else:
-        items = value
-    if not isinstance(items, (list, tuple)):
-        raise ConfigError(key, value, fix, "is not a list of CIDRs")
-    out = []
-    for item in items:
-        if not isinstance(item, str):
-            raise ConfigError(key, item, fix, "is not a CIDR")
-        item = item.strip()
-        try:
-            net = ipaddress.ip_network(item, strict=True)
-        except ValueError as e:
-            raise ConfigError(key, item, fix, f"is not a CIDR ({e})") from None
-        out.append(str(net))
-    return tuple(out)
+def _typed(shared: "SharedSettings", name: str) -> object:
+    """The typed value of shared key `name` (its default when unset), or None."""
+    attr = {"nodes": "nodes", "port": "port", "model": "model", "accelerator": "accelerator",
+            "servedModelName": "served_model_name", "acceptLoad": "accept_load"}.get(name)
+    return getattr(shared, attr) if attr else None
 
 
 def internet_wide(cidrs) -> Tuple[str, ...]:
@@ -185,22 +125,19 @@ def internet_wide(cidrs) -> Tuple[str, ...]:
     return tuple(out)
 
 
-def check_exposure(cidrs, key: str, allow_internet: bool) -> None:
+def check_exposure(cidrs, key: str, allow_internet: bool, written: object = None) -> None:
     """Refuse an internet-wide CIDR in `key` unless `kimi-k3:allowInternet` is true.
 
     Every CIDR list that opens something (the endpoint, SSH, the Kubernetes API) goes through
-    this one rule, so exposure to the world is always a decision, never an accident.
+    this one rule, so exposure to the world is always a decision, never an accident. The
+    refusal quotes `written` (the list as the user wrote it), else the wide CIDRs.
     """
     wide = internet_wide(cidrs)
     if wide and not allow_internet:
-        raise ConfigError(key, list(wide), "list your own networks (e.g. 203.0.113.10/32), or set "
+        raise ConfigError(key, written if written is not None else list(wide),
+                          "list your own networks (e.g. 203.0.113.10/32), or set "
                           "kimi-k3:allowInternet=true if the whole internet is meant",
                           "opens to the whole internet")
-
-
-def _port(raw, default: int) -> int:
-    n = _int(raw, "port", default, 1024, 65535)
-    return grammar.port("kimi-k3:port", n, RESERVED_PORTS)
 
 
 @dataclass(frozen=True)
@@ -261,69 +198,78 @@ def exposure_warnings(exposures: Sequence[Exposure], has_api_key: bool) -> List[
 
 def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
     """Typed, checked shared settings from a stack's raw `kimi-k3:*` config."""
-    # keys that are not shared belong to the target, which must reject those it does not know
-    target_config = {k: v for k, v in raw.items() if k not in KNOWN_KEYS}
-    target = str(raw.get("target") or "")
-    if target not in TARGETS:
-        raise ConfigError("kimi-k3:target", target or None, f"use one of {', '.join(TARGETS)}",
-                          "is not a known target")
-    accelerator = str(raw.get("accelerator") or TARGET_ACCELERATORS[target][0])
-    if accelerator not in ACCELERATORS:
-        raise ConfigError("kimi-k3:accelerator", accelerator,
-                          f"use one of {', '.join(TARGET_ACCELERATORS[target])}",
-                          "is not a known accelerator")
-    if accelerator not in TARGET_ACCELERATORS[target]:
-        raise ConfigError("kimi-k3:accelerator", accelerator,
-                          f"use one of {', '.join(TARGET_ACCELERATORS[target])} on {target}",
-                          f"is not offered by {target}")
-    model = str(raw.get("model") or ("w4a8" if target == "ctyun-hcc" else "mxfp4"))
-    if model not in MODELS:
-        raise ConfigError("kimi-k3:model", model, f"use one of {', '.join(sorted(MODELS))}",
-                          "is not a known Kimi K3 weight variant")
-    platform = ACCELERATORS[accelerator].platform
-    image = str(raw.get("image") or DEFAULT_IMAGE_FOR_PLATFORM[platform])
-    if image not in IMAGES:
-        raise ConfigError("kimi-k3:image", image, f"use one of {', '.join(sorted(IMAGES))}",
-                          "is not a known serving image")
-    overrides = _json_value(raw, "modelOverrides", {})
-    if not isinstance(overrides, dict):
-        raise ConfigError("kimi-k3:modelOverrides", overrides, "give a JSON object", "is not an object")
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-               for v in overrides.values()):
-        raise ConfigError("kimi-k3:modelOverrides", overrides, "give finite numbers as values",
-                          "has a value that is not a finite number")
-    served = grammar.served_model_name("kimi-k3:servedModelName",
-                                       str(raw.get("servedModelName") or "Kimi-K3"))
-    kv = raw.get("kvCacheDtype") or None
-    allow_internet = _bool(raw, "allowInternet")
-    allowed_cidrs = parse_cidrs(raw.get("allowedCidrs"))
-    check_exposure(allowed_cidrs, "kimi-k3:allowedCidrs", allow_internet)
+    src = RawConfig("kimi-k3", {k: v for k, v in raw.items() if k in KNOWN_KEYS - SECRET_KEYS},
+                    secret=SECRET_KEYS, known=KNOWN_KEYS)
+    target, accelerator, model, image = _hardware(src)
+    overrides = _model_overrides(src)
+    served = src.checked("servedModelName", served_model_name, "Kimi-K3")
+    kv = src.text("kvCacheDtype")
+    allow_internet = src.boolean("allowInternet")
+    allowed_cidrs = src.cidrs("allowedCidrs")
+    check_exposure(allowed_cidrs, "kimi-k3:allowedCidrs", allow_internet, src.written("allowedCidrs"))
+    _, default_nodes, default_port = TARGET_DEFAULTS[target]
     return SharedSettings(
         stack=stack,
         target=target,
         accelerator=accelerator,
         node_shape=DEFAULT_SHAPE_FOR_ACCELERATOR[accelerator],
-        nodes=_int(raw, "nodes", 4 if target == "ctyun-hcc" else 1, 1, 64),
+        nodes=src.integer("nodes", default_nodes, 1, 64),
         model=model,
         image=image,
-        port=_port(raw, 11025 if target == "ctyun-hcc" else 8000),
+        port=src.port("port", default_port, RESERVED_PORTS, lo=1024),
         served_model_name=served,
         allowed_cidrs=allowed_cidrs,
-        max_model_len=_int(raw, "maxModelLen"),
-        max_num_seqs=_int(raw, "maxNumSeqs"),
-        max_num_batched_tokens=_int(raw, "maxNumBatchedTokens"),
-        gpu_memory_utilization=_float(raw, "gpuMemoryUtilization"),
-        kv_cache_dtype=str(kv) if kv else None,
-        weights_source=str(raw.get("weightsSource") or "") or None,
-        stream_weights=_bool(raw, "streamWeights"),
-        vision_chunks_per_prompt=_int(raw, "visionChunksPerPrompt", 40, 0, 1000),
+        max_model_len=src.integer("maxModelLen"),
+        max_num_seqs=src.integer("maxNumSeqs"),
+        max_num_batched_tokens=src.integer("maxNumBatchedTokens"),
+        gpu_memory_utilization=src.number("gpuMemoryUtilization"),
+        kv_cache_dtype=kv,
+        weights_source=src.text("weightsSource"),
+        stream_weights=src.boolean("streamWeights"),
+        vision_chunks_per_prompt=src.integer("visionChunksPerPrompt", 40, 0, 1000),
         model_overrides=overrides,
         has_api_key=bool(raw.get("apiKey")),
         has_hf_token=bool(raw.get("hfToken")),
         allow_internet=allow_internet,
         accept_load=parse_accept_load(raw.get("acceptLoad")),
-        target_config=target_config,
+        # keys that are not shared belong to the target, which must reject those it does not know
+        target_config={k: v for k, v in raw.items() if k not in KNOWN_KEYS},
+        source=src,
     )
+
+
+def _hardware(src: RawConfig) -> Tuple[str, str, str, str]:
+    """(target, accelerator, model, image): each known, and offered together."""
+    target = src.text("target")
+    if target not in TARGETS:
+        raise src.refuse("target", f"use one of {', '.join(TARGETS)}", "is not a known target")
+    offered = TARGET_ACCELERATORS[target]
+    accelerator = src.text("accelerator", offered[0])
+    if accelerator not in ACCELERATORS:
+        raise src.refuse("accelerator", f"use one of {', '.join(offered)}", "is not a known accelerator")
+    if accelerator not in offered:
+        raise src.refuse("accelerator", f"use one of {', '.join(offered)} on {target}",
+                         f"is not offered by {target}")
+    model = src.text("model", TARGET_DEFAULTS[target][0])
+    if model not in MODELS:
+        raise src.refuse("model", f"use one of {', '.join(sorted(MODELS))}",
+                         "is not a known Kimi K3 weight variant")
+    image = src.text("image", DEFAULT_IMAGE_FOR_PLATFORM[ACCELERATORS[accelerator].platform])
+    if image not in IMAGES:
+        raise src.refuse("image", f"use one of {', '.join(sorted(IMAGES))}", "is not a known serving image")
+    return target, accelerator, model, image
+
+
+def _model_overrides(src: RawConfig) -> Mapping[str, float]:
+    """`modelOverrides`: a JSON object of finite numbers (docs/planner.md names the fields)."""
+    overrides = src.json("modelOverrides", {})
+    if not isinstance(overrides, dict):
+        raise src.refuse("modelOverrides", "give a JSON object", "is not an object")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+               for v in overrides.values()):
+        raise src.refuse("modelOverrides", "give finite numbers as values",
+                         "has a value that is not a finite number")
+    return overrides
 
 
 def reject_unknown(target_config: Mapping[str, object], known) -> None:

@@ -38,6 +38,7 @@ import pulumi
 from ..inference.errors import ConfigError
 from ..progress.record import progress_file_for
 from ..config.shared import SharedSettings
+from ..config.values import RawConfig
 from .cluster_order import HccClusterOrder
 from .cluster_provider import HccCluster
 from .config import SSH_CIDRS_KEY, HccConfig, parse_hcc_config
@@ -240,6 +241,6 @@ class CtyunHccCluster(pulumi.ComponentResource):
 
 
 def config_ssh_port(shared: SharedSettings) -> int:
-    """The SSH port the bootstrap connects to (`kimi-k3:sshPort`, target.py checks it)."""
-    value = str(dict(shared.target_config).get("sshPort") or "22")
-    return int(value) if value.isdigit() else 22
+    """The SSH port the bootstrap connects to (`kimi-k3:sshPort`, by the one port grammar:
+    serve_config.py reads the same key the same way)."""
+    return RawConfig("kimi-k3", shared.target_config).port("sshPort", 22)

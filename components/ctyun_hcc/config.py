@@ -21,13 +21,12 @@ key) opens SSH. Both pass `settings.check_exposure`.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Optional, Tuple
+from typing import Dict, Iterable, Mapping, Optional, Tuple
 
 from ..config.keys import unknown_key
-from ..inference.errors import ConfigError
-from ..config.shared import SharedSettings, check_exposure, parse_cidrs
+from ..config.shared import SharedSettings, check_exposure
+from ..config.values import RawConfig, cidrs
 from .api import rules
 from .api.transport import check_endpoint
 from .ownership import Names, default_cluster_name, names_for
@@ -114,56 +113,16 @@ class HccConfig:
         return min(self.compute_node_count, rules.CREATE_ORDER_COUNT[1])
 
 
-def _str(raw, key, default=None) -> Optional[str]:
-    value = raw.get(key)
-    if value is None or value == "":
-        return default
-    return str(value).strip()
-
-
-def _int(raw, key, default, lo, hi) -> int:
-    value = raw.get(key)
-    if value is None or value == "":
-        return default
-    try:
-        n = int(str(value))
-    except ValueError:
-        raise ConfigError(f"ctyun:{key}", value, "give an integer", "is not an integer")
-    if not lo <= n <= hi:
-        raise ConfigError(f"ctyun:{key}", n, f"use {lo} to {hi}", "is out of range")
-    return n
-
-
-def _bool(raw, key, default) -> bool:
-    value = raw.get(key)
-    if value is None or value == "":
-        return default
-    s = str(value).strip().lower()
-    if s in ("true", "1", "yes"):
-        return True
-    if s in ("false", "0", "no"):
-        return False
-    raise ConfigError(f"ctyun:{key}", value, "use true or false", "is not a boolean")
-
-
-def _choice(raw, key, options, default) -> str:
-    value = _str(raw, key, default)
-    if value not in options:
-        raise ConfigError(f"ctyun:{key}", value, f"use one of {', '.join(options)}",
-                          "is not a documented value")
-    return value
-
-
-def _name(key: str, value: str, problem: Optional[str], fix: str) -> None:
+def _problem(src: RawConfig, key: str, problem: Optional[str], fix: str, default=None) -> None:
+    """Raise the refusal of `key` when a documented rule (api/rules.py) reports a problem."""
     if problem:
-        raise ConfigError(key, value, fix, problem)
+        raise src.refuse(key, fix, problem, default)
 
 
-def _id(raw, key, prefix) -> str:
-    value = _str(raw, key, "create")
+def _id(src: RawConfig, key: str, prefix: str) -> str:
+    value = src.text(key, "create")
     if value != "create" and not value.startswith(prefix):
-        raise ConfigError(f"ctyun:{key}", value, f"give an id ({prefix}...) or create",
-                          "is not a CTyun id")
+        raise src.refuse(key, f"give an id ({prefix}...) or create", "is not a CTyun id")
     return value
 
 
@@ -178,114 +137,157 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
     for key in sorted(set(raw) - KNOWN_KEYS - set(other_known)):
         # never the value: a misspelt key may hold a secret (ctyun:rootPasword)
         raise unknown_key("ctyun", key, sorted(KNOWN_KEYS | set(other_known)), "docs/ctyun-hcc.md")
-    name = _str(raw, "clusterName", default_cluster_name(organization, project, shared.stack))
-    _name("ctyun:clusterName", name, rules.cluster_name_problem(name),
-          "pick another name (2-20 letters, digits and '-', starting with a letter)")
-    names = names_for(name)
-    vpc, subnet = _id(raw, "vpcId", "vpc-"), _id(raw, "subnetId", "subnet-")
-    if vpc == "create" and subnet != "create":
-        raise ConfigError("ctyun:subnetId", subnet, "leave it unset (a subnet is created in the "
-                          "new VPC) or give ctyun:vpcId", "cannot belong to a VPC still to be "
-                          "created")
-    for key, value in (("VPC", names.vpc), ("subnet", names.subnet),
-                       ("security group", names.security_group)):
-        _name("ctyun:clusterName", name, rules.vpc_name_problem(value) and
-              f"gives the {key} name {value!r}, which {rules.vpc_name_problem(value)}",
-              "pick another cluster name")
-    cidrs = {}
-    for key, default in (("vpcCidr", "192.168.0.0/16"), ("subnetCidr", "192.168.0.0/24")):
-        value = _str(raw, key, default)
-        try:
-            cidrs[key] = ipaddress.ip_network(value, strict=True)
-        except ValueError:
-            raise ConfigError(f"ctyun:{key}", value, "give a CIDR such as 192.168.0.0/24",
-                              "is not a CIDR") from None
-    if vpc == "create" and not cidrs["subnetCidr"].subnet_of(cidrs["vpcCidr"]):
-        raise ConfigError("ctyun:subnetCidr", str(cidrs["subnetCidr"]),
-                          f"pick a range inside ctyun:vpcCidr ({cidrs['vpcCidr']})",
-                          "is not inside the VPC")
-    sg = _str(raw, "securityGroup", "create")
-    if sg != "create" and not sg.startswith("sg-"):
-        raise ConfigError("ctyun:securityGroup", sg, "give a group id (sg-...) or create",
-                          "is not a CTyun security group id")
-    storage_type = _choice(raw, "storageType", STORAGE_TYPES, "sfs")
-    storage_uid = _str(raw, "storageUid", "")
-    lo, hi = rules.OCEANFS_GB if storage_type == "oceanfs" else rules.SFS_GB
-    size = _int(raw, "storageSizeGb", 500, lo, hi)
-    storage_name = _str(raw, "storageName", names.storage)
-    _name("ctyun:storageName", storage_name, rules.fs_name_problem(storage_name),
-          "use 2-255 letters, digits and '-', starting with a letter")
-    master_in_compute = _bool(raw, "masterInCompute", True)
-    compute = shared.nodes - 1 if master_in_compute else shared.nodes
-    if compute < 1:
-        raise ConfigError("kimi-k3:nodes", shared.nodes,
-                          "use at least 2 nodes, or set ctyun:masterInCompute=false",
-                          "leaves no compute node (E-HPC's large-model edition needs one)")
-    queue = _str(raw, "queueName", "batch")
-    _name("ctyun:queueName", queue, rules.queue_name_problem(queue),
-          "use 1-15 letters, digits and '_' starting with a letter, not 'default' (e.g. batch)")
-    on_demand = _bool(raw, "onDemand", True)
-    cycle_type, cycle_count = _str(raw, "cycleType", ""), 0
-    if not on_demand:
-        cycle_type = _choice(raw, "cycleType", tuple(rules.CYCLE_COUNT), None)
-        cycle_count = _int(raw, "cycleCount", None, *rules.CYCLE_COUNT[cycle_type]) \
-            if raw.get("cycleCount") not in (None, "") else None
-        if cycle_count is None:
-            lo, hi = rules.CYCLE_COUNT[cycle_type]
-            raise ConfigError("ctyun:cycleCount", None, f"give {lo} to {hi} (for "
-                              f"ctyun:cycleType={cycle_type})", "is required for a subscription")
-    public_ip = _bool(raw, "publicIp", True)
-    eip = _int(raw, "eipBandwidthMbps", 100, *rules.EIP_MBPS) if public_ip else 0
-    server = (
-        ("localSystemVolumeRaidUuid", _str(raw, "localSystemVolumeRaidUuid", "")),
-        ("localDataVolumeRaidUuid", _str(raw, "localDataVolumeRaidUuid", "")),
-        ("cloudSystemDiskType", _str(raw, "cloudSystemDiskType", "") and _choice(
-            raw, "cloudSystemDiskType", rules.SYSTEM_DISK_TYPES, None)),
-        ("cloudSystemDiskSizeGb", _int(raw, "cloudSystemDiskSizeGb", 0, *rules.SYSTEM_DISK_GB)),
-        ("systemDiskType", _choice(raw, "systemDiskType", rules.SYSTEM_DISK_TYPES, "SSD")),
-        ("systemDiskSizeGb", _int(raw, "systemDiskSizeGb", 100, *rules.SYSTEM_DISK_GB)),
-    )
-    if bool(dict(server)["cloudSystemDiskType"]) != bool(dict(server)["cloudSystemDiskSizeGb"]):
-        raise ConfigError("ctyun:cloudSystemDiskType", dict(server)["cloudSystemDiskType"],
-                          "set both ctyun:cloudSystemDiskType and ctyun:cloudSystemDiskSizeGb, "
-                          "or neither", "comes without its pair")
-    pw = raw.get("rootPassword")
-    if pw not in (None, "", OFFLINE_SECRET):
-        problem = rules.root_password_problem(str(pw))
-        if problem:
-            raise ConfigError("ctyun:rootPassword", "(hidden)", "set another with `pulumi "
-                              "config set --secret ctyun:rootPassword ...`", problem)
-    endpoint = _str(raw, "endpoint")
+    src = RawConfig("ctyun", raw, secret=SECRET_KEYS)
+    names = _names(src, default_cluster_name(organization, project, shared.stack))
+    network = _network(src)
+    storage = _storage(src, names)
+    master_in_compute, compute = _compute_nodes(src, shared)
+    queue = src.text("queueName", "batch")
+    _problem(src, "queueName", rules.queue_name_problem(queue),
+             "use 1-15 letters, digits and '_' starting with a letter, not 'default' (e.g. batch)")
+    billing = _billing(src)
+    server = _server_fields(src)
+    _check_password(src)
+    endpoint = src.text("endpoint")
     if endpoint:  # https, no credentials, query or fragment (printed without them)
         check_endpoint("ctyun:endpoint", endpoint)
-    target = dict(shared.target_config)
-    ssh = parse_cidrs(target.get("sshAllowedCidrs"), SSH_CIDRS_KEY)
-    check_exposure(ssh, SSH_CIDRS_KEY, shared.allow_internet)
-    check_exposure(shared.allowed_cidrs, "kimi-k3:allowedCidrs", shared.allow_internet)
-    adopt = _str(raw, "adoptClusterUuid", "")
+    ssh = _exposure(shared)
+    adopt = src.text("adoptClusterUuid", "")
     if adopt and not adopt.startswith("cl-"):
-        raise ConfigError("ctyun:adoptClusterUuid", adopt, "give the cluster's UUID (cl-...) "
-                          "from hpc/list-clusters", "is not a cluster UUID")
+        raise src.refuse("adoptClusterUuid", "give the cluster's UUID (cl-...) from "
+                         "hpc/list-clusters", "is not a cluster UUID")
     return HccConfig(
-        region_id=_str(raw, "regionId"), az_name=_str(raw, "azName"), names=names,
-        vpc_id=vpc, subnet_id=subnet, security_group=sg, compute_node_count=compute,
-        ssh_cidrs=ssh, endpoint_cidrs=tuple(shared.allowed_cidrs),
-        ssh_required=not str(target.get("sshBastion") or "").strip(),
-        cluster_type=_str(raw, "clusterType", ""), adopt_cluster_uuid=adopt,
-        vpc_cidr=str(cidrs["vpcCidr"]), subnet_cidr=str(cidrs["subnetCidr"]),
-        subnet_type=_choice(raw, "subnetType", ("common", "cbm"), "common"),
-        storage_type=storage_type, storage_size_gb=size, storage_name=storage_name,
-        sfs_type=_choice(raw, "sfsType", rules.SFS_TYPES, "performance"),
-        storage_uid=storage_uid,
-        specification=_str(raw, "specification", ""),
-        master_specification=_str(raw, "masterSpecification", ""),
-        image=_str(raw, "image", ""), master_image=_str(raw, "masterImage", ""),
-        queue_name=queue, master_in_compute=master_in_compute, on_demand=on_demand,
-        cycle_type=cycle_type if not on_demand else "", cycle_count=cycle_count or 0,
-        eip_bandwidth_mbps=eip, server_fields=server, endpoint=endpoint,
-        create_timeout_s=_int(raw, "createTimeoutS", 7200, 60, 86400),
-        update_timeout_s=_int(raw, "updateTimeoutS", 5400, 60, 86400),
-        delete_timeout_s=_int(raw, "deleteTimeoutS", 3600, 60, 86400),
-        lost_answer_wait_s=_int(raw, "lostAnswerWaitS", 900, 30, 86400),
-        poll_interval_s=_int(raw, "pollIntervalS", 30, 1, 600),
+        region_id=src.text("regionId"), az_name=src.text("azName"), names=names,
+        compute_node_count=compute, ssh_cidrs=ssh, endpoint_cidrs=tuple(shared.allowed_cidrs),
+        ssh_required=not str(shared.target_config.get("sshBastion") or "").strip(),
+        cluster_type=src.text("clusterType", ""), adopt_cluster_uuid=adopt,
+        subnet_type=src.choice("subnetType", ("common", "cbm"), "common"),
+        sfs_type=src.choice("sfsType", rules.SFS_TYPES, "performance"),
+        specification=src.text("specification", ""),
+        master_specification=src.text("masterSpecification", ""),
+        image=src.text("image", ""), master_image=src.text("masterImage", ""),
+        queue_name=queue, master_in_compute=master_in_compute, server_fields=server,
+        endpoint=endpoint, **network, **storage, **billing, **_timeouts(src),
     )
+
+
+def _names(src: RawConfig, default: str) -> Names:
+    """The cluster's name and the names derived from it (VPC, subnet, group, storage)."""
+    name = src.text("clusterName", default)
+    fix = "pick another name (2-20 letters, digits and '-', starting with a letter)"
+    _problem(src, "clusterName", rules.cluster_name_problem(name), fix, default)
+    names = names_for(name)
+    for what, value in (("VPC", names.vpc), ("subnet", names.subnet),
+                        ("security group", names.security_group)):
+        problem = rules.vpc_name_problem(value)
+        _problem(src, "clusterName", problem and f"gives the {what} name {value!r}, which {problem}",
+                 "pick another cluster name", default)
+    return names
+
+
+def _network(src: RawConfig) -> Dict[str, str]:
+    """The VPC, subnet and security group: ids to adopt, or `create` with these ranges."""
+    vpc, subnet = _id(src, "vpcId", "vpc-"), _id(src, "subnetId", "subnet-")
+    if vpc == "create" and subnet != "create":
+        raise src.refuse("subnetId", "leave it unset (a subnet is created in the new VPC) or give "
+                         "ctyun:vpcId", "cannot belong to a VPC still to be created")
+    fix = "give a CIDR such as 192.168.0.0/24"
+    vpc_cidr = src.cidr("vpcCidr", "192.168.0.0/16", fix)
+    subnet_cidr = src.cidr("subnetCidr", "192.168.0.0/24", fix)
+    if vpc == "create" and not subnet_cidr.subnet_of(vpc_cidr):
+        raise src.refuse("subnetCidr", f"pick a range inside ctyun:vpcCidr ({vpc_cidr})",
+                         "is not inside the VPC", default=str(subnet_cidr))
+    sg = src.text("securityGroup", "create")
+    if sg != "create" and not sg.startswith("sg-"):
+        raise src.refuse("securityGroup", "give a group id (sg-...) or create",
+                         "is not a CTyun security group id")
+    return {"vpc_id": vpc, "subnet_id": subnet, "security_group": sg,
+            "vpc_cidr": str(vpc_cidr), "subnet_cidr": str(subnet_cidr)}
+
+
+def _storage(src: RawConfig, names: Names) -> Dict[str, object]:
+    """The shared file system: type, size within the type's documented limits, name."""
+    storage_type = src.choice("storageType", STORAGE_TYPES, "sfs")
+    storage_uid = src.text("storageUid", "")
+    lo, hi = rules.OCEANFS_GB if storage_type == "oceanfs" else rules.SFS_GB
+    size = src.integer("storageSizeGb", 500, lo, hi)
+    storage_name = src.text("storageName", names.storage)
+    _problem(src, "storageName", rules.fs_name_problem(storage_name),
+             "use 2-255 letters, digits and '-', starting with a letter", names.storage)
+    return {"storage_type": storage_type, "storage_uid": storage_uid, "storage_size_gb": size,
+            "storage_name": storage_name}
+
+
+def _compute_nodes(src: RawConfig, shared: SharedSettings) -> Tuple[bool, int]:
+    """(masterInCompute, compute nodes): the master serves as one of `kimi-k3:nodes` by default."""
+    master_in_compute = src.boolean("masterInCompute", True)
+    compute = shared.nodes - 1 if master_in_compute else shared.nodes
+    if compute < 1:
+        raise shared.refuse("nodes", "use at least 2 nodes, or set ctyun:masterInCompute=false",
+                            "leaves no compute node (E-HPC's large-model edition needs one)")
+    return master_in_compute, compute
+
+
+def _billing(src: RawConfig) -> Dict[str, object]:
+    """On demand, or a subscription (cycle type and count); the public IP's bandwidth."""
+    on_demand = src.boolean("onDemand", True)
+    cycle_type, cycle_count = "", 0
+    if not on_demand:
+        if not src.given("cycleType"):
+            raise src.refuse("cycleType", f"use one of {', '.join(rules.CYCLE_COUNT)}",
+                             "is required for a subscription")
+        cycle_type = src.choice("cycleType", tuple(rules.CYCLE_COUNT), None)
+        lo, hi = rules.CYCLE_COUNT[cycle_type]
+        cycle_count = src.integer("cycleCount", None, lo, hi)
+        if cycle_count is None:
+            raise src.refuse("cycleCount", f"give {lo} to {hi} (for ctyun:cycleType={cycle_type})",
+                             "is required for a subscription")
+    public_ip = src.boolean("publicIp", True)
+    eip = src.integer("eipBandwidthMbps", 100, *rules.EIP_MBPS) if public_ip else 0
+    return {"on_demand": on_demand, "cycle_type": cycle_type, "cycle_count": cycle_count,
+            "eip_bandwidth_mbps": eip}
+
+
+def _server_fields(src: RawConfig) -> Tuple[Tuple[str, object], ...]:
+    """The bare-metal disk fields of the create order, in the server's order."""
+    cloud_type = src.choice("cloudSystemDiskType", rules.SYSTEM_DISK_TYPES, "")
+    cloud_size = src.integer("cloudSystemDiskSizeGb", 0, *rules.SYSTEM_DISK_GB)
+    server = (
+        ("localSystemVolumeRaidUuid", src.text("localSystemVolumeRaidUuid", "")),
+        ("localDataVolumeRaidUuid", src.text("localDataVolumeRaidUuid", "")),
+        ("cloudSystemDiskType", cloud_type),
+        ("cloudSystemDiskSizeGb", cloud_size),
+        ("systemDiskType", src.choice("systemDiskType", rules.SYSTEM_DISK_TYPES, "SSD")),
+        ("systemDiskSizeGb", src.integer("systemDiskSizeGb", 100, *rules.SYSTEM_DISK_GB)),
+    )
+    if bool(cloud_type) != bool(cloud_size):
+        raise src.refuse("cloudSystemDiskType", "set both ctyun:cloudSystemDiskType and "
+                         "ctyun:cloudSystemDiskSizeGb, or neither", "comes without its pair")
+    return server
+
+
+def _check_password(src: RawConfig) -> None:
+    """The root password, when known here, by CTyun's rule (never quoted)."""
+    pw = src.raw.get("rootPassword")
+    if pw not in (None, "", OFFLINE_SECRET):
+        _problem(src, "rootPassword", rules.root_password_problem(str(pw)),
+                 "set another with `pulumi config set --secret ctyun:rootPassword ...`")
+
+
+def _exposure(shared: SharedSettings) -> Tuple[str, ...]:
+    """`kimi-k3:sshAllowedCidrs` (who reaches SSH); both CIDR lists by the exposure rule."""
+    written = shared.target_config.get("sshAllowedCidrs")
+    ssh = cidrs(SSH_CIDRS_KEY, written)
+    check_exposure(ssh, SSH_CIDRS_KEY, shared.allow_internet, written)
+    check_exposure(shared.allowed_cidrs, "kimi-k3:allowedCidrs", shared.allow_internet,
+                   shared.source.written("allowedCidrs"))
+    return ssh
+
+
+def _timeouts(src: RawConfig) -> Dict[str, int]:
+    """How long the providers wait, in seconds (the unit is in each key's name)."""
+    return {"create_timeout_s": src.integer("createTimeoutS", 7200, 60, 86400),
+            "update_timeout_s": src.integer("updateTimeoutS", 5400, 60, 86400),
+            "delete_timeout_s": src.integer("deleteTimeoutS", 3600, 60, 86400),
+            "lost_answer_wait_s": src.integer("lostAnswerWaitS", 900, 30, 86400),
+            "poll_interval_s": src.integer("pollIntervalS", 30, 1, 600)}

@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import List, Mapping, Sequence, Tuple
 
+from ..config.values import data_path, file_name, slurm_name
 from ..inference import api_guard as guard
-from ..inference import grammar
 from ..inference.launch import PLACEHOLDERS, LaunchSpec, RoleSpec
 from ..inference.planner import Plan
 from ..inference.quoting import ere_literal, json_text, shell_word as q
@@ -93,10 +93,10 @@ class SlurmLayout:
         """Raise ConfigError (naming the key behind the field) for values that the scripts
         cannot carry; return self. Targets check their keys first, with the same grammars."""
         for attr in ("work_dir", "model_dir", "sif_dir"):  # roots: the target's choice
-            grammar.data_path(LAYOUT_KEYS[attr], getattr(self, attr), roots=None)
-        grammar.file_name(LAYOUT_KEYS["sif_file"], self.sif_file)
+            data_path(LAYOUT_KEYS[attr], getattr(self, attr), roots=None)
+        file_name(LAYOUT_KEYS["sif_file"], self.sif_file)
         for attr in ("partition", "job_name"):
-            grammar.slurm_name(LAYOUT_KEYS[attr], getattr(self, attr))
+            slurm_name(LAYOUT_KEYS[attr], getattr(self, attr))
         # the rest are this module's defaults, not config: a bad one is a programming error
         for path in [p for pair in self.binds + self.disks for p in pair]:
             if not _SAFE_PATH.match(path) or "/../" in path + "/" or "/./" in path + "/":

@@ -12,13 +12,12 @@ Grammars: docs/security.md.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from ..config.shared import reject_unknown
-from ..inference import grammar
-from ..inference.errors import NOT_SHOWN, ConfigError
+from ..config.values import RawConfig, bastion, data_path, file_name, host, host_key_pin, http_url, user_name
+from ..inference.errors import ConfigError
 
 TARGET_KEYS = ("sshUser", "sshPort", "sshHost", "sshHostKey", "sshBastion", "sshBastionHostKey",
                "sshBastionPrivateKey", "sshPrivateKey", "workDir", "modelRoot", "sifDir", "sifName",
@@ -50,18 +49,6 @@ class HccServeConfig:
     mount_disks: bool = True
 
 
-def parse_bastion(key: str, value: str) -> str:
-    """`[user@]host[:port]`, each part by its grammar; returned normalised."""
-    m = re.match(r"^(?:([^@]*)@)?(\[[0-9A-Fa-f:.]+\]|[^:\[\]]+)(?::([^:]*))?$", value)
-    if not m:
-        raise ConfigError(key, value, "write user@host:port, e.g. jump@203.0.113.5:22", "is not a host")
-    user, host, port = m.group(1), m.group(2).strip("[]"), m.group(3)
-    user = grammar.user_name(key, user) if user is not None else "root"
-    host = grammar.host(key, host)
-    port_n = grammar.port(key, port) if port is not None else 22
-    return f"{user}@{'[' + host + ']' if ':' in host else host}:{port_n}"
-
-
 def parse_serve_config(raw: Mapping[str, object],
                        model_port: Optional[int] = None) -> HccServeConfig:
     """Typed HccServeConfig from the target's `kimi-k3:*` keys; ConfigError on bad input.
@@ -71,59 +58,54 @@ def parse_serve_config(raw: Mapping[str, object],
     model port to the SSH CIDRs and SSH to the endpoint's).
 
     Every value that reaches a script or a remote command is held to a grammar here (paths
-    under the data roots, plain names, hosts, an http(s) URL), so the refusal names the key the
-    user set. The secret keys are only checked for presence elsewhere, never read into this.
+    under the data roots, plain names, hosts, an http(s) URL: components/config/values.py), so
+    the refusal names the key the user set. The secret keys are only checked for presence,
+    never read into this.
     """
     reject_unknown(raw, TARGET_KEYS)
-    s = {k: str(v).strip() for k, v in raw.items()
-         if v not in (None, "") and k not in SECRET_KEYS + ("sshAllowedCidrs",)}
-
-    def choice(key, options, default):
-        v = s.get(key, default)
-        if v not in options:
-            raise ConfigError(f"kimi-k3:{key}", v, f"use one of {', '.join(options)}",
-                              "is not a supported source")
-        return v
-
-    def k(name):
-        return f"kimi-k3:{name}"
-
-    mount = s.get("mountDisks", "true").lower()
-    if mount not in ("true", "false"):
-        raise ConfigError("kimi-k3:mountDisks", mount, "use true or false", "is not a boolean")
+    src = RawConfig("kimi-k3", raw, secret=SECRET_KEYS)
+    sources = "is not a supported source"
     cfg = HccServeConfig(
-        ssh_user=grammar.user_name(k("sshUser"), s.get("sshUser", "root")),
-        ssh_port=grammar.port(k("sshPort"), s.get("sshPort", "22")),
-        ssh_host=grammar.optional(grammar.host, k("sshHost"), s.get("sshHost")) or "",
-        ssh_host_key=grammar.optional(grammar.host_key_pin, k("sshHostKey"), s.get("sshHostKey")) or "",
-        ssh_bastion=(parse_bastion(k("sshBastion"), s["sshBastion"]) if s.get("sshBastion") else ""),
-        ssh_bastion_host_key=grammar.optional(grammar.host_key_pin, k("sshBastionHostKey"),
-                                              s.get("sshBastionHostKey")) or "",
-        work_dir=grammar.data_path(k("workDir"), s.get("workDir", "/home/kimi-k3")),
-        model_root=grammar.data_path(k("modelRoot"), s.get("modelRoot", "/mnt/nvme1n1/model")),
-        sif_dir=grammar.data_path(k("sifDir"), s.get("sifDir", "/mnt/nvme0n1/apptainer")),
-        sif_name=grammar.file_name(k("sifName"), s.get("sifName", "vllm-ascend_kimi-k3-a3")),
-        model_source=choice("modelSource", ("cthpc", "modelscope"), "cthpc"),
-        sif_source=choice("sifSource", ("cthpc", "url"), "cthpc"),
-        sif_url=grammar.optional(grammar.http_url, k("sifUrl"), s.get("sifUrl")) or "",
-        mount_disks=mount == "true")
-    if model_port is not None and cfg.ssh_port == model_port:
-        raise ConfigError("kimi-k3:sshPort", cfg.ssh_port,
-                          "give kimi-k3:sshPort or kimi-k3:port another value",
-                          f"is also kimi-k3:port={model_port} (SSH and the model endpoint are "
-                          "both on the master)")
-    if cfg.sif_source == "url" and not cfg.sif_url:
-        raise ConfigError("kimi-k3:sifUrl", None, "give the SIF download URL (https://...)",
-                          "is required for sifSource=url")
-    if cfg.ssh_bastion_host_key and not cfg.ssh_bastion:
-        raise ConfigError("kimi-k3:sshBastionHostKey", cfg.ssh_bastion_host_key,
-                          "set kimi-k3:sshBastion too, or remove it", "pins a bastion that is not used")
-    if cfg.ssh_bastion and not (raw.get("sshBastionPrivateKey") or raw.get("sshPrivateKey")):
-        raise ConfigError("kimi-k3:sshBastionPrivateKey", NOT_SHOWN,
-                          "set it (pulumi config set --secret kimi-k3:sshBastionPrivateKey < key) "
-                          "or kimi-k3:sshPrivateKey: the bastion is never sent the root password",
-                          "is needed with kimi-k3:sshBastion")
+        ssh_user=src.checked("sshUser", user_name, "root"),
+        ssh_port=src.port("sshPort", 22),
+        ssh_host=src.checked("sshHost", host, ""),
+        ssh_host_key=src.checked("sshHostKey", host_key_pin, ""),
+        ssh_bastion=src.checked("sshBastion", bastion, ""),
+        ssh_bastion_host_key=src.checked("sshBastionHostKey", host_key_pin, ""),
+        work_dir=src.checked("workDir", data_path, "/home/kimi-k3"),
+        model_root=src.checked("modelRoot", data_path, "/mnt/nvme1n1/model"),
+        sif_dir=src.checked("sifDir", data_path, "/mnt/nvme0n1/apptainer"),
+        sif_name=src.checked("sifName", file_name, "vllm-ascend_kimi-k3-a3"),
+        model_source=src.choice("modelSource", ("cthpc", "modelscope"), "cthpc", sources),
+        sif_source=src.choice("sifSource", ("cthpc", "url"), "cthpc", sources),
+        sif_url=src.checked("sifUrl", http_url, ""),
+        mount_disks=src.boolean("mountDisks", True))
+    _check_together(src, cfg, model_port)
     return cfg
+
+
+def _check_together(src: RawConfig, cfg: HccServeConfig, model_port: Optional[int]) -> None:
+    """The rules between keys: SSH off the model port, a URL for sifSource=url, a bastion for
+    its pin and a key for the bastion."""
+    if model_port is not None and cfg.ssh_port == model_port:
+        raise src.refuse("sshPort", "give kimi-k3:sshPort or kimi-k3:port another value",
+                         f"is also kimi-k3:port={model_port} (SSH and the model endpoint are "
+                         "both on the master)", default=cfg.ssh_port)
+    if cfg.sif_source == "url" and not cfg.sif_url:
+        raise src.refuse("sifUrl", "give the SIF download URL (https://...)",
+                         "is required for sifSource=url")
+    if cfg.ssh_bastion_host_key and not cfg.ssh_bastion:
+        raise src.refuse("sshBastionHostKey", "set kimi-k3:sshBastion too, or remove it",
+                         "pins a bastion that is not used")
+    if cfg.ssh_bastion and not (src.given("sshBastionPrivateKey") or src.given("sshPrivateKey")):
+        raise _no_bastion_key()
+
+
+def _no_bastion_key() -> ConfigError:
+    return ConfigError("kimi-k3:sshBastionPrivateKey", None,
+                       "set it (pulumi config set --secret kimi-k3:sshBastionPrivateKey < key) "
+                       "or kimi-k3:sshPrivateKey: the bastion is never sent the root password",
+                       "is needed with kimi-k3:sshBastion")
 
 
 def bastion_login_key(cfg: HccServeConfig, private_key, bastion_private_key):
@@ -139,7 +121,4 @@ def bastion_login_key(cfg: HccServeConfig, private_key, bastion_private_key):
     for key in (bastion_private_key, private_key):
         if key is not None and key != "":
             return key
-    raise ConfigError("kimi-k3:sshBastionPrivateKey", NOT_SHOWN,
-                      "set it (pulumi config set --secret kimi-k3:sshBastionPrivateKey < key) "
-                      "or kimi-k3:sshPrivateKey: the bastion is never sent the root password",
-                      "is needed with kimi-k3:sshBastion")
+    raise _no_bastion_key()

@@ -11,6 +11,7 @@ import json
 from typing import Dict, List, Tuple
 
 from ..inference.catalog import MODELS
+from ..inference.errors import ConfigError
 from ..inference.launch import LaunchSpec, Runtime, launch
 from ..inference.planner import Plan, plan
 from ..config.shared import SharedSettings
@@ -48,9 +49,13 @@ def plan_request_for(shared: SharedSettings):
 
 
 def plan_and_launch(shared: SharedSettings) -> Tuple[Plan, LaunchSpec]:
-    """Plan and launch spec for `shared`; raises ConfigError/PlanError on bad input."""
-    p = plan(plan_request_for(shared))
-    return p, launch(p, runtime_for(shared))
+    """Plan and launch spec for `shared`; raises ConfigError/PlanError on bad input, quoting
+    the shared key as the user wrote it (the planner only sees typed values)."""
+    try:
+        p = plan(plan_request_for(shared))
+        return p, launch(p, runtime_for(shared))
+    except ConfigError as err:
+        raise shared.requote(err) from None
 
 
 def all_config_keys() -> List[str]:

@@ -142,7 +142,7 @@ def _check_inputs_only(run, key: str, value: str, v: Verdict, base_config) -> No
     if not value:
         return  # blank is the same as unset
     if key == "kimi-k3:sshBastion":  # normalised to user@host:port when read
-        from components.ctyun_hcc.serve_config import parse_bastion
+        from components.config.values import bastion as parse_bastion
         value = parse_bastion(key, value)
     if key.startswith("kimi-k3:ssh") and key != "kimi-k3:sshHostKey" and not any(
             value == x or value in x.split("@")[:1] + x.rsplit(":", 1)[:1] for x in values):

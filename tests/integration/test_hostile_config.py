@@ -119,7 +119,7 @@ def test_the_harness_sees_an_injection(sandbox, monkeypatch):
     """The oracle can fail: with the quoting switched off, a payload runs and is counted."""
     from components.ctyun_hcc import scripts as render_slurm
     monkeypatch.setattr(render_slurm, "q", lambda v: str(v))  # the pre-issue-10 habit
-    monkeypatch.setattr("components.inference.grammar.SERVED_MODEL_NAME",
+    monkeypatch.setattr("components.config.values.SERVED_MODEL_NAME",
                         __import__("re").compile(r"^\S+$"))
     v = judge(sandbox, "ctyun-hcc", "kimi-k3:servedModelName", f"K3$({CANARY})", {})
     assert not v.refused and v.executed >= 1

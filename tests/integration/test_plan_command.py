@@ -26,7 +26,7 @@ CASES = [
     ("aws-eks", ["kimi-k3:allowedCidrs=[bad"], "kimi-k3:allowedCidrs='[bad' is not a JSON list"),
     ("aws-eks", ["kimi-k3:allowedCidrs=10.0.0.1/8"], "kimi-k3:allowedCidrs='10.0.0.1/8' is not a CIDR"),
     ("aws-eks", ["kimi-k3:allowedCidrs=0.0.0.0/0"], "kimi-k3:allowInternet=true"),
-    ("ctyun-hcc", ["kimi-k3:sshPort=²"], "kimi-k3:sshPort='²' is not a port"),
+    ("ctyun-hcc", ["kimi-k3:sshPort=²"], "kimi-k3:sshPort='²' is not an integer"),
     ("ctyun-hcc", ["kimi-k3:sshPort=99999"], "kimi-k3:sshPort"),
     ("aws-eks", ["kimi-k3:maxUpfrontFeeUsd=nan"], "kimi-k3:maxUpfrontFeeUsd"),
     ("aws-eks", ["kimi-k3:maxUpfrontFeeUsd=inf"], "kimi-k3:maxUpfrontFeeUsd"),

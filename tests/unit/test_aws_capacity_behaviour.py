@@ -77,7 +77,7 @@ def test_the_cheapest_plain_offering_of_the_exact_shape_wins():
     assert cap.choose_offering(offers[-1:], "p6-b300.48xlarge", 2, 24).offering_id == "bigger"
     with pytest.raises(cap.CapacityError) as e:
         cap.choose_offering(offers[:7], "p6-b300.48xlarge", 2, 24)
-    assert str(e.value) == ("kimi-k3:capacityEarliestStart=None has no Capacity Block offering of 2 x "
+    assert str(e.value) == ("kimi-k3:capacityEarliestStart (not set) has no Capacity Block offering of 2 x "
                             "p6-b300.48xlarge for 24 h; widen capacityEarliestStart/capacityLatestStart, change "
                             "capacityDurationHours or try another aws:region")
 

@@ -63,7 +63,9 @@ def test_api_reachability_requirement():
 def test_fee_must_be_finite(fee):
     with pytest.raises(ConfigError) as e:
         parse(maxUpfrontFeeUsd=fee)
-    assert str(e.value).startswith(f"kimi-k3:maxUpfrontFeeUsd='{fee}' is not a finite amount")
+    # a number as typed is shown bare (1e309), other text quoted ('nan'): the value as written
+    shown = fee if fee[0].isdigit() else f"'{fee}'"
+    assert str(e.value).startswith(f"kimi-k3:maxUpfrontFeeUsd={shown} is not finite")
 
 
 @pytest.mark.parametrize("key,value", [
@@ -74,7 +76,8 @@ def test_fee_must_be_finite(fee):
 def test_hyperpod_refuses_keys_it_cannot_honour(key, value):
     with pytest.raises(ConfigError) as e:
         parse(serving="hyperpod", hyperpodClusterName="hp", **{key: value})
-    assert f"kimi-k3:{key.replace('streamWeights', 'weightsSource')}" in str(e.value)
+    # the refusal names the key that was set (it named weightsSource for streamWeights before)
+    assert f"kimi-k3:{key}" in str(e.value)
     assert "hyperpod" in str(e.value)
 
 
@@ -96,15 +99,15 @@ def test_block_durations(hours, ok):
     ({"capacityEarliestStart": "tomorrow"}, "is not a time"),
     ({"capacityEarliestStart": "2026-12-05T00:00:00Z", "capacityLatestStart": "2026-12-01T00:00:00Z"},
      "is before the earliest start"),
-    ({"vpcId": "vpc-0123456789abcdef0"}, "kimi-k3:privateSubnetIds=None is needed with kimi-k3:vpcId"),
-    ({"privateSubnetIds": "subnet-0123456789abcdef0"}, "kimi-k3:vpcId=None is needed"),
+    ({"vpcId": "vpc-0123456789abcdef0"}, "kimi-k3:privateSubnetIds (not set) is needed with kimi-k3:vpcId"),
+    ({"privateSubnetIds": "subnet-0123456789abcdef0"}, "kimi-k3:vpcId (not set) is needed"),
     ({"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": "subnet-1,subnet-2"}, "is not a valid id"),
     ({"vpcCidr": "10.0.0.0/20"}, "is not an IPv4 /16"),
     ({"clusterVersion": "1.9"}, "is not a Kubernetes minor version"),
     ({"apiAccessCidrs": "10.0.0.1/8"}, "is not a CIDR"),
-    ({"weightsSource": "s3"}, "kimi-k3:weightsS3Uri=None is needed"),
+    ({"weightsSource": "s3"}, "kimi-k3:weightsS3Uri (not set) is needed"),
     ({"weightsS3Uri": "https://bucket"}, "is not an S3 URI"),
-    ({"serving": "hyperpod"}, "kimi-k3:hyperpodClusterName=None is needed"),
+    ({"serving": "hyperpod"}, "kimi-k3:hyperpodClusterName (not set) is needed"),
     ({"serving": "hyperpod", "hyperpodClusterName": "hp", "nodes": "2"}, "HyperPod's one node per replica"),
     ({"replicas": "40", "nodes": "2"}, "more than one Capacity Block holds"),
     ({"namespace": "Kimi"}, "is not a Kubernetes namespace name"),

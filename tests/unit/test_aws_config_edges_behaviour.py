@@ -46,7 +46,7 @@ def test_hyperpod_has_no_acceptance_gate_to_size():
     with pytest.raises(ConfigError) as e:
         parse(serving="hyperpod", hyperpodClusterName="hp", acceptLoad="32")
     assert str(e.value) == (
-        "kimi-k3:acceptLoad='32' does not apply to kimi-k3:serving=hyperpod (there is no readiness or "
+        "kimi-k3:acceptLoad=32 does not apply to kimi-k3:serving=hyperpod (there is no readiness or "
         "acceptance gate on that path); unset it (or set off) and run `python -m components accept "
         "--endpoint URL/v1 --model NAME` once the operator reports the endpoint")
     assert parse(serving="hyperpod", hyperpodClusterName="hp", acceptLoad="off").serving == "hyperpod"

@@ -91,9 +91,9 @@ REFUSALS = [
     ({'vpcId': 'create', 'subnetId': 'create', 'vpcCidr': '10.0.0.0/16', 'subnetCidr': '192.168.0.0/24'},
      "ctyun:subnetCidr='192.168.0.0/24' is not inside the VPC; pick a range inside ctyun:vpcCidr (10.0.0.0/16)"),
     ({'vpcCidr': '10.0.0.0/33'},
-     "ctyun:vpcCidr='10.0.0.0/33' is not a CIDR; give a CIDR such as 192.168.0.0/24"),
+     "ctyun:vpcCidr='10.0.0.0/33' is not a CIDR ('10.0.0.0/33' does not appear to be an IPv4 or IPv6 network); give a CIDR such as 192.168.0.0/24"),
     ({'subnetCidr': 'x'},
-     "ctyun:subnetCidr='x' is not a CIDR; give a CIDR such as 192.168.0.0/24"),
+     "ctyun:subnetCidr='x' is not a CIDR ('x' does not appear to be an IPv4 or IPv6 network); give a CIDR such as 192.168.0.0/24"),
     ({'securityGroup': 'mygroup'},
      "ctyun:securityGroup='mygroup' is not a CTyun security group id; give a group id (sg-...) or create"),
     ({'storageType': 'nas'},
@@ -113,7 +113,7 @@ REFUSALS = [
     ({'queueName': 'default'},
      "ctyun:queueName='default' must not be 'default' (reserved); use 1-15 letters, digits and '_' starting with a letter, not 'default' (e.g. batch)"),
     ({'onDemand': 'false'},
-     'ctyun:cycleType=None is not a documented value; use one of MONTH, YEAR'),
+     'ctyun:cycleType (not set) is required for a subscription; use one of MONTH, YEAR'),
     ({'onDemand': 'false', 'cycleType': 'YEAR', 'cycleCount': '4'},
      'ctyun:cycleCount=4 is out of range; use 1 to 3'),
     ({'onDemand': 'false', 'cycleType': 'MONTH', 'cycleCount': '0'},
@@ -127,7 +127,7 @@ REFUSALS = [
     ({'cloudSystemDiskType': 'SSD'},
      "ctyun:cloudSystemDiskType='SSD' comes without its pair; set both ctyun:cloudSystemDiskType and ctyun:cloudSystemDiskSizeGb, or neither"),
     ({'cloudSystemDiskSizeGb': '100'},
-     "ctyun:cloudSystemDiskType='' comes without its pair; set both ctyun:cloudSystemDiskType and ctyun:cloudSystemDiskSizeGb, or neither"),
+     "ctyun:cloudSystemDiskType (not set) comes without its pair; set both ctyun:cloudSystemDiskType and ctyun:cloudSystemDiskSizeGb, or neither"),
     ({'endpoint': 'cthpc.example'},
      "ctyun:endpoint='cthpc.example' is not an http(s) URL; give a URL such as https://host:port"),
     ({'adoptClusterUuid': 'my-cluster'},
@@ -167,7 +167,7 @@ def test_root_passwords_of_7_or_31_characters_are_refused_without_being_shown(n)
     pw = (FILLER * 2)[:n]
     with pytest.raises(ConfigError) as e:
         parse(rootPassword=pw)
-    assert str(e.value) == ("ctyun:rootPassword='(hidden)' must be 8-30 characters long; set another with "
+    assert str(e.value) == ("ctyun:rootPassword=<not shown> must be 8-30 characters long; set another with "
                             "`pulumi config set --secret ctyun:rootPassword ...`")
 
 
@@ -200,6 +200,6 @@ def test_the_endpoint_cidrs_follow_the_exposure_rule():
     keys = {"allowedCidrs": "0.0.0.0/0"}
     with pytest.raises(ConfigError) as e:
         cfg.parse_hcc_config(BASE, parse_settings({"target": "ctyun-hcc", **keys}, "s"))
-    assert str(e.value).startswith("kimi-k3:allowedCidrs=['0.0.0.0/0'] opens to the whole internet; ")
+    assert str(e.value).startswith("kimi-k3:allowedCidrs='0.0.0.0/0' opens to the whole internet; ")
     ok = cfg.parse_hcc_config(BASE, parse_settings({"target": "ctyun-hcc", "allowInternet": "true", **keys}, "s"))
     assert ok.endpoint_cidrs == ("0.0.0.0/0",)

@@ -18,7 +18,8 @@ def test_empty_values_mean_the_defaults():
 def test_a_cidr_with_host_bits_is_refused(key, value):
     with pytest.raises(ConfigError) as e:
         parse(vpcId="create", subnetId="create", **{key: value})
-    assert str(e.value) == f"ctyun:{key}={value!r} is not a CIDR; give a CIDR such as 192.168.0.0/24"
+    assert str(e.value) == (f"ctyun:{key}={value!r} is not a CIDR ({value} has host bits set); "
+                            "give a CIDR such as 192.168.0.0/24")
 
 
 def test_the_local_raid_choices_reach_the_server_order():

@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from components.inference.errors import ConfigError
-from components.config.shared import Exposure, exposure_warnings, parse_cidrs, parse_settings
+from components.config.shared import Exposure, exposure_warnings, parse_settings
+from components.config.values import cidrs
 
 KEY_LINE = ("the endpoint is public and kimi-k3:apiKey is not set: anyone who can reach it can use "
             "the model (pulumi config set --secret kimi-k3:apiKey ...)")
@@ -57,8 +58,8 @@ def test_a_public_endpoint_without_an_api_key_says_so_last(exposures, key, warne
 
 def test_a_cidr_value_that_is_no_list_is_refused_with_the_fix():
     with pytest.raises(ConfigError) as e:
-        parse_cidrs({"cidr": "203.0.113.0/24"})
-    assert str(e.value) == ("kimi-k3:allowedCidrs={'cidr': '203.0.113.0/24'} is not a list of CIDRs; give "
+        cidrs("kimi-k3:allowedCidrs", {"cidr": "203.0.113.0/24"})
+    assert str(e.value) == ('kimi-k3:allowedCidrs={"cidr": "203.0.113.0/24"} is not a list of CIDRs; give '
                             'CIDRs such as ["203.0.113.0/24"] or 203.0.113.0/24,198.51.100.7/32')
 
 

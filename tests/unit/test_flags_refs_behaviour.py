@@ -5,7 +5,7 @@ tests/doubles/k8s_expansion.py)."""
 
 import pytest
 
-from components.inference import grammar
+from components.config import values as grammar
 from components.inference.errors import ConfigError
 from components.inference.quoting import QuotingError, k8s_ref
 from components.inference.vllm_flags import supported, version_tuple

@@ -1,10 +1,10 @@
 """The config grammars at their edges: the longest legal value accepted, one more refused, and
-the exact refusal (key, value, problem; fix) for each grammar (components/inference/grammar.py)."""
+the exact refusal (key, value, problem; fix) for each grammar (components/config/values.py)."""
 
 import pytest
 
-from components.inference import grammar as g
-from components.inference.errors import ConfigError
+from components.config import values as g
+from components.inference.errors import ConfigError, shown
 
 K = "kimi-k3:x"
 MODEL = ("is not a usable model name", "use up to 128 letters, digits and . _ : - / (one '/' at a time), "
@@ -13,7 +13,10 @@ SLURM = ("is not a usable Slurm name", "use up to 64 letters, digits and . _ -, 
 FILE = ("is not a usable file name", "use letters, digits and . _ + - (no '/')")
 USER = ("is not a user name", "use a login name such as root")
 HOST = ("is not a host", "give a host name or an IP address")
-PORT = ("is not a port", "use a TCP port from 1 to 65535, e.g. 22")
+#: a port is an integer key like any other (components/config/values.py `integer`); it had
+#: its own wording ("is not a port") before
+PORT = ("is out of range", "use 1 to 65535")
+NOT_INTEGER = ("is not an integer", "give an integer")
 URL = ("is not a usable URL", "give an http(s) URL of plain characters (percent-encode spaces and quotes)")
 UNDER = ("give an absolute path under /home, /mnt, /data, /scratch, /share, /srv, /opt of letters, digits "
          "and . _ + -, e.g. /home/kimi-k3")
@@ -31,7 +34,7 @@ PIN = ("is not an SSH host key", "give the key as in known_hosts (ssh-ed25519 AA
     ("host", ("-bad",), *HOST), ("host", ("a" * 254,), *HOST), ("host", ("a..b",), *HOST),
     ("host", (("a" * 63 + ".") * 3 + "a" * 62,), *HOST),  # 254 characters of legal labels
     ("host", ("a" * 64,), *HOST),  # a label is at most 63
-    ("port", ("0",), *PORT), ("port", ("65536",), *PORT), ("port", ("x",), *PORT), ("port", ("123456",), *PORT),
+    ("port", ("0",), *PORT), ("port", ("65536",), *PORT), ("port", ("x",), *NOT_INTEGER), ("port", ("123456",), *PORT),
     ("http_url", ("ftp://x",), *URL), ("http_url", ("http://a b",), *URL), ("http_url", ('http://h/"x"',), *URL),
     ("data_path", ("rel/x",), "is not an absolute path", UNDER),
     ("data_path", (None,), "is not an absolute path", UNDER),
@@ -50,7 +53,8 @@ PIN = ("is not an SSH host key", "give the key as in known_hosts (ssh-ed25519 AA
 def test_refusals_name_the_key_the_value_the_problem_and_the_fix(fn, args, problem, fix):
     with pytest.raises(ConfigError) as e:
         getattr(g, fn)(K, *args)
-    assert str(e.value) == f"{K}={args[0]!r} {problem}; {fix}"
+    head = f"{K} (not set)" if args[0] is None else f"{K}={shown(args[0])}"
+    assert str(e.value) == f"{head} {problem}; {fix}"
     assert (e.value.key, e.value.value) == (K, args[0])
 
 

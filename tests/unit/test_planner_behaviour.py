@@ -170,13 +170,13 @@ def test_node_count_edges():
     (PlanRequest(**A3, weights_source="s3"),
      "kimi-k3:weightsSource='s3' is not available here; use one of cthpc, modelscope on ascend-910c"),
     (PlanRequest("mxfp4", "p6-b300.48xlarge", 1, stream_weights=True),
-     "kimi-k3:streamWeights=True needs weights in S3, not hub; set kimi-k3:weightsSource=s3 or "
+     "kimi-k3:streamWeights=true needs weights in S3, not hub; set kimi-k3:weightsSource=s3 or "
      "mirror, or drop streamWeights"),
     (PlanRequest(**A3, model_overrides={"layers": 3}),
      "kimi-k3:modelOverrides='layers' is not a known assumption; use field names listed in "
      "docs/planner.md"),
     (PlanRequest(**A3, model_overrides={"mla_layers": "x"}),
-     "kimi-k3:modelOverrides={'mla_layers': 'x'} has a non-numeric value; give numbers"),
+     'kimi-k3:modelOverrides={"mla_layers": "x"} has a non-numeric value; give numbers'),
     (PlanRequest("mxfp4", "p6-b300.48xlarge", 1, weights_source="mirror", block_lead_s=-1),
      "kimi-k3:capacityEarliestStart=-1 is in the past; give a start in the future"),
     (PlanRequest("mxfp4", "p6-b300.48xlarge", 1, weights_source="mirror", mirror_fill_gb_per_s=0),

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from components.config.keys import aws_provider_keys, check_namespaces, edit_distance
-from components.inference import grammar
+from components.config import values as grammar
 from components.inference.errors import ConfigError
 from components.inference.quoting import (
     QuotingError,
@@ -97,7 +97,8 @@ def test_data_paths_refused_with_the_key(value):
     assert e.value.key == "kimi-k3:modelRoot"
 
 
-@pytest.mark.parametrize("value", ["²", "99999", "0", "22a", "-1", " ", "2_2"])
+# "2_2" is 22, as in every integer key (only ports refused it before)
+@pytest.mark.parametrize("value", ["²", "99999", "0", "22a", "-1", " ", "2__2", "٢٢"])
 def test_ports_refused(value):
     with pytest.raises(ConfigError, match="kimi-k3:sshPort"):
         grammar.port("kimi-k3:sshPort", value)

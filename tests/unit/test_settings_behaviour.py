@@ -5,7 +5,8 @@ the internet), and the exact refusal line for each bad value (components/config/
 import pytest
 
 from components.inference.errors import ConfigError
-from components.config.shared import SharedSettings, check_exposure, internet_wide, parse_cidrs, parse_settings
+from components.config.shared import SharedSettings, check_exposure, internet_wide, parse_settings
+from components.config.values import cidrs
 
 T = {"target": "aws-eks"}
 
@@ -55,21 +56,23 @@ def test_internet_wide_is_anything_wider_than_a_slash_8_or_slash_16(cidrs, wide)
 
 
 def test_cidr_lists_in_every_accepted_spelling():
-    assert parse_cidrs(None) == parse_cidrs("") == parse_cidrs([]) == ()
-    assert parse_cidrs('["203.0.113.0/24", " 198.51.100.7/32"]') == ("203.0.113.0/24", "198.51.100.7/32")
-    assert parse_cidrs(("203.0.113.0/24",)) == ("203.0.113.0/24",)
-    assert parse_cidrs("2001:DB8::/32") == ("2001:db8::/32",)
+    k = "kimi-k3:allowedCidrs"
+    assert cidrs(k, None) == cidrs(k, "") == cidrs(k, []) == ()
+    assert cidrs(k, '["203.0.113.0/24", " 198.51.100.7/32"]') == ("203.0.113.0/24", "198.51.100.7/32")
+    assert cidrs(k, ("203.0.113.0/24",)) == ("203.0.113.0/24",)
+    assert cidrs(k, "2001:DB8::/32") == ("2001:db8::/32",)
     with pytest.raises(ConfigError) as e:
-        parse_cidrs('["a"]', "ctyun:sshAllowedCidrs")
+        cidrs("ctyun:sshAllowedCidrs", '["a"]')
     assert e.value.key == "ctyun:sshAllowedCidrs"
     with pytest.raises(ConfigError) as e:
-        parse_cidrs({"a": 1})
-    assert str(e.value).startswith("kimi-k3:allowedCidrs={'a': 1} is not a list of CIDRs; ")
+        cidrs(k, {"a": 1})
+    # the value as JSON spells it (this asserted Python's dict spelling, {'a': 1}, before)
+    assert str(e.value).startswith('kimi-k3:allowedCidrs={"a": 1} is not a list of CIDRs; ')
 
 
 REFUSALS = [
     ({},
-     'kimi-k3:target=None is not a known target; use one of ctyun-hcc, aws-eks'),
+     'kimi-k3:target (not set) is not a known target; use one of ctyun-hcc, aws-eks'),
     ({'target': 'gcp'},
      "kimi-k3:target='gcp' is not a known target; use one of ctyun-hcc, aws-eks"),
     ({'target': 'aws-eks', 'accelerator': 'tpu'},
@@ -81,15 +84,15 @@ REFUSALS = [
     ({'target': 'aws-eks', 'image': 'x:1'},
      "kimi-k3:image='x:1' is not a known serving image; use one of quay.io/ascend/vllm-ascend:kimi-k3-a3, vllm/vllm-openai:kimi-k3"),
     ({'target': 'aws-eks', 'modelOverrides': '[1]'},
-     'kimi-k3:modelOverrides=[1] is not an object; give a JSON object'),
+     "kimi-k3:modelOverrides='[1]' is not an object; give a JSON object"),
     ({'target': 'aws-eks', 'modelOverrides': '{bad'},
      "kimi-k3:modelOverrides='{bad' is not valid JSON; give a JSON value"),
     ({'target': 'aws-eks', 'modelOverrides': '{"a": true}'},
-     "kimi-k3:modelOverrides={'a': True} has a value that is not a finite number; give finite numbers as values"),
+     'kimi-k3:modelOverrides=\'{"a": true}\' has a value that is not a finite number; give finite numbers as values'),
     ({'target': 'aws-eks', 'modelOverrides': '{"a": "1"}'},
-     "kimi-k3:modelOverrides={'a': '1'} has a value that is not a finite number; give finite numbers as values"),
+     'kimi-k3:modelOverrides=\'{"a": "1"}\' has a value that is not a finite number; give finite numbers as values'),
     ({'target': 'aws-eks', 'modelOverrides': '{"a": NaN}'},
-     "kimi-k3:modelOverrides={'a': nan} has a value that is not a finite number; give finite numbers as values"),
+     'kimi-k3:modelOverrides=\'{"a": NaN}\' has a value that is not a finite number; give finite numbers as values'),
     ({'target': 'aws-eks', 'nodes': '0'},
      'kimi-k3:nodes=0 is out of range; use 1 to 64'),
     ({'target': 'aws-eks', 'nodes': '65'},
@@ -99,7 +102,7 @@ REFUSALS = [
     ({'target': 'aws-eks', 'maxModelLen': '128K'},
      "kimi-k3:maxModelLen='128K' is not an integer; give an integer (write 131072, not 128K)"),
     ({'target': 'aws-eks', 'maxModelLen': '12.5'},
-     "kimi-k3:maxModelLen='12.5' is not an integer; give an integer"),
+     'kimi-k3:maxModelLen=12.5 is not an integer; give an integer'),
     ({'target': 'aws-eks', 'port': '1023'},
      'kimi-k3:port=1023 is out of range; use 1024 to 65535'),
     ({'target': 'aws-eks', 'port': '65536'},
@@ -111,7 +114,7 @@ REFUSALS = [
     ({'target': 'aws-eks', 'streamWeights': 'maybe'},
      "kimi-k3:streamWeights='maybe' is not a boolean; use true or false"),
     ({'target': 'aws-eks', 'allowInternet': '2'},
-     "kimi-k3:allowInternet='2' is not a boolean; use true or false"),
+     'kimi-k3:allowInternet=2 is not a boolean; use true or false'),
     ({'target': 'aws-eks', 'visionChunksPerPrompt': '1001'},
      'kimi-k3:visionChunksPerPrompt=1001 is out of range; use 0 to 1000'),
     ({'target': 'aws-eks', 'allowedCidrs': '[bad'},
@@ -123,11 +126,11 @@ REFUSALS = [
     ({'target': 'aws-eks', 'allowedCidrs': '10.0.0.1/8'},
      'kimi-k3:allowedCidrs=\'10.0.0.1/8\' is not a CIDR (10.0.0.1/8 has host bits set); give CIDRs such as ["203.0.113.0/24"] or 203.0.113.0/24,198.51.100.7/32'),
     ({'target': 'aws-eks', 'allowedCidrs': '0.0.0.0/0'},
-     "kimi-k3:allowedCidrs=['0.0.0.0/0'] opens to the whole internet; list your own networks (e.g. 203.0.113.10/32), or set kimi-k3:allowInternet=true if the whole internet is meant"),
+     "kimi-k3:allowedCidrs='0.0.0.0/0' opens to the whole internet; list your own networks (e.g. 203.0.113.10/32), or set kimi-k3:allowInternet=true if the whole internet is meant"),
     ({'target': 'aws-eks', 'allowedCidrs': '::/0'},
-     "kimi-k3:allowedCidrs=['::/0'] opens to the whole internet; list your own networks (e.g. 203.0.113.10/32), or set kimi-k3:allowInternet=true if the whole internet is meant"),
+     "kimi-k3:allowedCidrs='::/0' opens to the whole internet; list your own networks (e.g. 203.0.113.10/32), or set kimi-k3:allowInternet=true if the whole internet is meant"),
     ({'target': 'aws-eks', 'allowedCidrs': '0.0.0.0/7'},
-     "kimi-k3:allowedCidrs=['0.0.0.0/7'] opens to the whole internet; list your own networks (e.g. 203.0.113.10/32), or set kimi-k3:allowInternet=true if the whole internet is meant"),
+     "kimi-k3:allowedCidrs='0.0.0.0/7' opens to the whole internet; list your own networks (e.g. 203.0.113.10/32), or set kimi-k3:allowInternet=true if the whole internet is meant"),
     ({**T, "port": "13389"},
      "kimi-k3:port=13389 collides; pick another port (13389 is vLLM's data-parallel RPC port, --data-parallel-rpc-port)"),
     ({**T, "servedModelName": "a b"},

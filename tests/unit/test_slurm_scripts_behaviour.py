@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from components.inference.errors import ConfigError
-from components.inference import grammar
+from components.config import values as grammar
 from components.inference.launch import Runtime, launch
 from components.inference.planner import PlanRequest, plan
 from components.ctyun_hcc.scripts import (

@@ -10,10 +10,10 @@ later start, node replacement or second node reads in-region S3 instead of the i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Optional
 
+from ...config.values import RawConfig
 from ...inference.catalog import MODELS
-from ...inference.errors import ConfigError
 from ...config.shared import SharedSettings
 from . import s3uri
 
@@ -47,51 +47,39 @@ class WeightsConfig:
         return self.source == "mirror"
 
 
-def _bool(raw: Mapping, key: str) -> bool:
-    v = raw.get(key)
-    if v in (None, ""):
-        return False
-    s = str(v).strip().lower()
-    if s in ("true", "1", "yes"):
-        return True
-    if s in ("false", "0", "no"):
-        return False
-    raise ConfigError(f"kimi-k3:{key}", v, "use true or false", "is not a boolean")
-
-
-def parse(shared: SharedSettings, raw: Mapping, serving: str) -> WeightsConfig:
-    """The weights path of an aws-eks stack; ConfigError naming the key otherwise."""
+def parse(shared: SharedSettings, src: RawConfig, serving: str) -> WeightsConfig:
+    """The weights path of an aws-eks stack (`src`: its own `kimi-k3:*` keys); ConfigError
+    naming the key otherwise."""
     repo_id = MODELS[shared.model].repo_id
-    uri_text = raw.get("weightsS3Uri")
-    uri_text = None if uri_text in (None, "") else str(uri_text).strip()
-    keep = _bool(raw, "keepWeightsMirror")
+    uri_text = src.text("weightsS3Uri")
+    keep = src.boolean("keepWeightsMirror")
     if serving != "eks":
         if keep:
-            raise ConfigError("kimi-k3:keepWeightsMirror", True, "unset it", "only applies to the "
-                              "S3 mirror of kimi-k3:serving=eks")
+            raise src.refuse("keepWeightsMirror", "unset it", "only applies to the S3 mirror of "
+                             "kimi-k3:serving=eks")
         return WeightsConfig("hub", False, repo_id)
     source = shared.weights_source or ("s3" if uri_text else "mirror")
     if source not in SOURCES:
-        raise ConfigError("kimi-k3:weightsSource", source, f"use one of {', '.join(SOURCES)} on aws-eks",
-                          "is not a weights source here")
+        raise shared.refuse("weightsSource", f"use one of {', '.join(SOURCES)} on aws-eks",
+                            "is not a weights source here")
     uri = None
     if uri_text is not None:
         try:
             uri = s3uri.parse(uri_text)
         except ValueError as e:
-            raise ConfigError("kimi-k3:weightsS3Uri", uri_text, "give s3://bucket/prefix (letters, "
-                              "digits and ._=+- in the prefix)", f"is not an S3 URI: {e}")
+            raise src.refuse("weightsS3Uri", "give s3://bucket/prefix (letters, digits and ._=+- in "
+                             "the prefix)", f"is not an S3 URI: {e}")
         if source != "s3":
-            raise ConfigError("kimi-k3:weightsS3Uri", uri_text, "set kimi-k3:weightsSource=s3 to use "
-                              "your bucket, or unset weightsS3Uri for the stack's own mirror",
-                              f"is your own bucket, but weightsSource is {source}")
+            raise src.refuse("weightsS3Uri", "set kimi-k3:weightsSource=s3 to use your bucket, or "
+                             "unset weightsS3Uri for the stack's own mirror",
+                             f"is your own bucket, but weightsSource is {source}")
     if source == "s3" and uri is None:
-        raise ConfigError("kimi-k3:weightsS3Uri", None, "give s3://bucket/prefix holding the weights",
-                          "is needed with kimi-k3:weightsSource=s3")
+        raise src.refuse("weightsS3Uri", "give s3://bucket/prefix holding the weights",
+                         "is needed with kimi-k3:weightsSource=s3")
     if shared.stream_weights and source == "hub":
-        raise ConfigError("kimi-k3:streamWeights", True, "use weightsSource mirror (the default) or "
-                          "s3, or drop streamWeights", "needs the weights in S3, not on the hub")
+        raise shared.refuse("streamWeights", "use weightsSource mirror (the default) or s3, or drop "
+                            "streamWeights", "needs the weights in S3, not on the hub")
     if keep and source != "mirror":
-        raise ConfigError("kimi-k3:keepWeightsMirror", True, "unset it", f"only applies to "
-                          f"weightsSource=mirror, not {source}")
+        raise src.refuse("keepWeightsMirror", "unset it", f"only applies to weightsSource=mirror, "
+                         f"not {source}")
     return WeightsConfig(source, shared.stream_weights, repo_id, uri, keep)

@@ -92,7 +92,8 @@ def credentials_from(env: Mapping[str, str] = os.environ,
     if not (ak and sk):
         raise ConfigError("CTYUN_AK/CTYUN_SK", None,
                           "export CTYUN_AK and CTYUN_SK, or `pulumi config set --secret "
-                          "ctyun:accessKey ...` and `ctyun:secretKey`", "are not set")
+                          "ctyun:accessKey ...` and `ctyun:secretKey`",
+                          "are needed (every request is signed with them)")
     return Credentials(str(ak), str(sk))
 
 
