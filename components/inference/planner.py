@@ -274,6 +274,17 @@ def _valid_node_counts(shape: NodeShape):
 
 
 def _check_request(req: PlanRequest) -> Tuple[ModelProfile, NodeShape, ServingProfile, str]:
+    """The request's model, node shape, serving profile and KV dtype, or the first refusal."""
+    model, shape = _check_model(req)
+    acc = shape.accelerator
+    _check_nodes(req, acc)
+    profile = PROFILES[acc.family]
+    kv_dtype = _check_knobs(req, model, acc, profile)
+    _check_weights(req, acc)
+    return model, shape, profile, kv_dtype
+
+
+def _check_model(req: PlanRequest) -> Tuple[ModelProfile, NodeShape]:
     if req.model not in MODELS:
         raise ConfigError("kimi-k3:model", req.model, f"use one of {', '.join(sorted(MODELS))}",
                           "is not a known Kimi K3 weight variant")
@@ -296,6 +307,10 @@ def _check_request(req: PlanRequest) -> Tuple[ModelProfile, NodeShape, ServingPr
         ok = sorted(k for k, m in MODELS.items() if acc.platform in m.platforms)
         raise ConfigError("kimi-k3:model", req.model, f"use {' or '.join(ok)} on {acc.key}",
                           f"({model.display_name}) does not load on {acc.display_name}")
+    return model, shape
+
+
+def _check_nodes(req: PlanRequest, acc) -> None:
     if not isinstance(req.nodes, int) or not 1 <= req.nodes <= MAX_NODES:
         raise ConfigError("kimi-k3:nodes", req.nodes, f"use 1 to {MAX_NODES}", "is out of range")
     if acc.platform == "cuda" and not _is_power_of_two(req.nodes):
@@ -303,7 +318,10 @@ def _check_request(req: PlanRequest) -> Tuple[ModelProfile, NodeShape, ServingPr
         raise ConfigError("kimi-k3:nodes", req.nodes,
                           f"use {lower} or {lower * 2} (one pipeline stage per node, stages split "
                           f"the layers evenly)", "is not a power of two")
-    profile = PROFILES[acc.family]
+
+
+def _check_knobs(req: PlanRequest, model: ModelProfile, acc, profile: ServingProfile) -> str:
+    """The serving knobs' ranges; returns the KV cache dtype (the request's or the profile's)."""
     kv_dtype = req.kv_cache_dtype or profile.kv_cache_dtype
     if kv_dtype not in acc.kv_cache_dtypes:
         raise ConfigError("kimi-k3:kvCacheDtype", kv_dtype,
@@ -324,6 +342,10 @@ def _check_request(req: PlanRequest) -> Tuple[ModelProfile, NodeShape, ServingPr
     if req.max_num_batched_tokens is not None and req.max_num_batched_tokens < 256:
         raise ConfigError("kimi-k3:maxNumBatchedTokens", req.max_num_batched_tokens,
                           "use at least 256", "is too small")
+    return kv_dtype
+
+
+def _check_weights(req: PlanRequest, acc) -> None:
     source = req.weights_source or SOURCES_BY_PLATFORM[acc.platform][0]
     if source not in SOURCES_BY_PLATFORM[acc.platform]:
         raise ConfigError("kimi-k3:weightsSource", source,
@@ -338,7 +360,6 @@ def _check_request(req: PlanRequest) -> Tuple[ModelProfile, NodeShape, ServingPr
     if req.mirror_fill_gb_per_s is not None and not req.mirror_fill_gb_per_s > 0:
         raise ConfigError("kimi-k3:systemInstanceType", req.mirror_fill_gb_per_s,
                           "use an instance type with network bandwidth", "gives no mirror bandwidth")
-    return model, shape, profile, kv_dtype
 
 
 def _cold_start(req: PlanRequest, model: ModelProfile, shape: NodeShape, profile: ServingProfile,
@@ -389,46 +410,61 @@ def _minimum_nodes(model, shape, profile, req, kv_dtype, tokens: int) -> Optiona
     return None
 
 
-def plan(req: PlanRequest) -> Plan:
-    """Plan `req` or raise ConfigError/PlanError with the key, the value and the fix."""
-    model, shape, profile, kv_dtype = _check_request(req)
-    fit = _fit(model, shape, req.nodes, profile, req, kv_dtype)
+def _refuse_unfit(model, shape, profile, req: PlanRequest, kv_dtype: str, fit: _Fit) -> None:
+    """PlanError when not even one sequence of the wanted length fits next to the weights."""
     wanted = req.max_model_len or MIN_MAX_MODEL_LEN
-    if not fit.holds(wanted):
-        need = _minimum_nodes(model, shape, profile, req, kv_dtype, wanted)
-        have = f"{shape.hbm_gib_per_node / 1024:.2f} TiB" if shape.hbm_gib_per_node >= 1024 \
-            else f"{shape.hbm_gib_per_node:.0f} GiB"
-        what = (f"cannot hold {model.display_name} ({model.weights_bytes / 1e12:.2f} TB)"
-                if fit.weights + profile.reserve_gib_per_device >= fit.usable
-                else f"cannot hold one {wanted}-token sequence of {model.display_name} next to "
-                     f"its weights")
-        what += f" on {req.nodes} x {shape.key} ({have} of {shape.accelerator.key} per node)"
-        if need is None:
-            fix = "lower kimi-k3:maxModelLen or use an accelerator with more memory"
-            if req.max_model_len:
-                raise PlanError("kimi-k3:maxModelLen", req.max_model_len, fix, what)
-            raise PlanError("kimi-k3:nodes", req.nodes, fix, what)
-        raise PlanError("kimi-k3:nodes", req.nodes, f"use at least {need}", what)
+    if fit.holds(wanted):
+        return
+    need = _minimum_nodes(model, shape, profile, req, kv_dtype, wanted)
+    have = f"{shape.hbm_gib_per_node / 1024:.2f} TiB" if shape.hbm_gib_per_node >= 1024 \
+        else f"{shape.hbm_gib_per_node:.0f} GiB"
+    what = (f"cannot hold {model.display_name} ({model.weights_bytes / 1e12:.2f} TB)"
+            if fit.weights + profile.reserve_gib_per_device >= fit.usable
+            else f"cannot hold one {wanted}-token sequence of {model.display_name} next to "
+                 f"its weights")
+    what += f" on {req.nodes} x {shape.key} ({have} of {shape.accelerator.key} per node)"
+    if need is None:
+        fix = "lower kimi-k3:maxModelLen or use an accelerator with more memory"
+        if req.max_model_len:
+            raise PlanError("kimi-k3:maxModelLen", req.max_model_len, fix, what)
+        raise PlanError("kimi-k3:nodes", req.nodes, fix, what)
+    raise PlanError("kimi-k3:nodes", req.nodes, f"use at least {need}", what)
 
+
+def _context(model: ModelProfile, profile: ServingProfile, req: PlanRequest, fit: _Fit) -> int:
+    """max-model-len: the request's, else the largest rung of the ladder that fits."""
     if req.max_model_len is not None:
-        max_model_len = req.max_model_len
-    else:
-        cap = min(profile.max_model_len_cap, model.max_context_tokens)
-        max_model_len = next((t for t in CONTEXT_LADDER if t <= cap and fit.holds(t)),
-                             MIN_MAX_MODEL_LEN)
+        return req.max_model_len
+    cap = min(profile.max_model_len_cap, model.max_context_tokens)
+    return next((t for t in CONTEXT_LADDER if t <= cap and fit.holds(t)), MIN_MAX_MODEL_LEN)
 
-    par = fit.par
-    kv_tokens = int(fit.kv_gib * GIB // fit.kv_bytes_per_token)
-    full_seqs = int(fit.kv_gib * GIB // fit.seq_bytes(max_model_len))
 
+def _batched_tokens(profile: ServingProfile, req: PlanRequest, par: Parallelism,
+                    max_model_len: int) -> int:
     if req.max_num_batched_tokens is not None:
-        batched = req.max_num_batched_tokens
-    elif par.pipeline_parallel > 1 and profile.batched_tokens_pipelined is not None:
-        batched = profile.batched_tokens_pipelined
-    else:
-        batched = next(b for limit, b in profile.batched_tokens_by_context if max_model_len <= limit)
-    max_num_seqs = req.max_num_seqs if req.max_num_seqs is not None else profile.max_num_seqs
+        return req.max_num_batched_tokens
+    if par.pipeline_parallel > 1 and profile.batched_tokens_pipelined is not None:
+        return profile.batched_tokens_pipelined
+    return next(b for limit, b in profile.batched_tokens_by_context if max_model_len <= limit)
 
+
+def _mirror_note(req: PlanRequest, cold: ColdStart) -> Optional[str]:
+    if cold.mirror_fill_s is None:
+        return None
+    fill = _minutes(cold.mirror_fill_s)
+    # streaming reads the bucket itself: its first start waits for the mirror instead
+    late = "waits for it on the GPU clock (streaming cannot fall back to the hub)" \
+        if req.stream_weights else "stages from the hub"
+    if req.block_lead_s is not None and req.block_lead_s < cold.mirror_fill_s:
+        return (f"the S3 mirror needs ~{fill} to fill but the block starts in "
+                f"{_minutes(req.block_lead_s)}: this first start {late}, later starts from the mirror")
+    return (f"the S3 mirror fills in ~{fill} on the system node: run `pulumi up` "
+            f"at least that long before the block starts, or its first start {late}")
+
+
+def _notes(model: ModelProfile, req: PlanRequest, par: Parallelism, max_num_seqs: Optional[int],
+           full_seqs: int, cold: ColdStart) -> Tuple[str, ...]:
+    """What the plan's reader should know: idle experts, queued sequences, the weights' path."""
     notes = []
     if par.enable_expert_parallel and par.expert_parallel > model.architecture.routed_experts:
         notes.append(f"EP{par.expert_parallel} exceeds the {model.architecture.routed_experts} "
@@ -436,23 +472,17 @@ def plan(req: PlanRequest) -> Plan:
     if max_num_seqs is not None and full_seqs < max_num_seqs:
         notes.append(f"only {full_seqs} of max-num-seqs {max_num_seqs} sequences fit at full "
                      f"length; vLLM queues the rest")
-
-    cold = _cold_start(req, model, shape, profile, par)
     if req.source_note:
         notes.append(req.source_note)
-    if cold.mirror_fill_s is not None:
-        fill = _minutes(cold.mirror_fill_s)
-        # streaming reads the bucket itself: its first start waits for the mirror instead
-        late = "waits for it on the GPU clock (streaming cannot fall back to the hub)" \
-            if req.stream_weights else "stages from the hub"
-        if req.block_lead_s is not None and req.block_lead_s < cold.mirror_fill_s:
-            notes.append(f"the S3 mirror needs ~{fill} to fill but the block starts in "
-                         f"{_minutes(req.block_lead_s)}: this first start {late}, "
-                         f"later starts from the mirror")
-        else:
-            notes.append(f"the S3 mirror fills in ~{fill} on the system node: run `pulumi up` "
-                         f"at least that long before the block starts, or its first start {late}")
-    memory = Memory(
+    mirror = _mirror_note(req, cold)
+    if mirror:
+        notes.append(mirror)
+    return tuple(notes)
+
+
+def _memory(shape: NodeShape, profile: ServingProfile, fit: _Fit, kv_dtype: str,
+            kv_tokens: int) -> Memory:
+    return Memory(
         device_memory_gib=shape.accelerator.hbm_gib,
         gpu_memory_utilization=fit.util,
         usable_gib_per_device=round(fit.usable, 3),
@@ -463,6 +493,19 @@ def plan(req: PlanRequest) -> Plan:
         kv_bytes_per_token_per_device=fit.kv_bytes_per_token,
         kv_tokens_per_replica=kv_tokens,
     )
+
+
+def plan(req: PlanRequest) -> Plan:
+    """Plan `req` or raise ConfigError/PlanError with the key, the value and the fix."""
+    model, shape, profile, kv_dtype = _check_request(req)
+    fit = _fit(model, shape, req.nodes, profile, req, kv_dtype)
+    _refuse_unfit(model, shape, profile, req, kv_dtype, fit)
+    max_model_len = _context(model, profile, req, fit)
+    par = fit.par
+    kv_tokens = int(fit.kv_gib * GIB // fit.kv_bytes_per_token)
+    full_seqs = int(fit.kv_gib * GIB // fit.seq_bytes(max_model_len))
+    max_num_seqs = req.max_num_seqs if req.max_num_seqs is not None else profile.max_num_seqs
+    cold = _cold_start(req, model, shape, profile, par)
     return Plan(
         model=model.key,
         model_display_name=model.display_name,
@@ -474,12 +517,12 @@ def plan(req: PlanRequest) -> Plan:
         devices_per_node=shape.devices,
         nodes=req.nodes,
         parallelism=par,
-        memory=memory,
+        memory=_memory(shape, profile, fit, kv_dtype, kv_tokens),
         max_model_len=max_model_len,
         max_num_seqs=max_num_seqs,
-        max_num_batched_tokens=batched,
+        max_num_batched_tokens=_batched_tokens(profile, req, par, max_model_len),
         full_length_seqs_per_replica=full_seqs,
         cold_start=cold,
         usd_per_hour=shape.usd_per_hour,
-        notes=tuple(notes),
+        notes=_notes(model, req, par, max_num_seqs, full_seqs, cold),
     )
