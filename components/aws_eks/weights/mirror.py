@@ -462,15 +462,35 @@ def run(s: Settings, s3=None) -> int:
         f"-> {s.dest}/")
     manifest = manifest_text(s.repo_id, commit, files)
     marker = complete_text(s.repo_id, commit, files, manifest)
-    current = _get_text(s3, s.dest, COMPLETE)
-    if current == marker and not verify(s3, s.dest, files):
+    if _complete(s3, s.dest, files, marker):
         log("mirror already complete for this commit; nothing to do")
         return 0
-    if current is not None:
-        # a different commit (or a damaged mirror): stagers must not use it while it changes
-        log("mirror holds another revision or is damaged: removing its completion marker first")
-        s3.delete_object(Bucket=s.dest.bucket, Key=s.dest.key(COMPLETE))
+    _copy_missing(s, hub, s3, commit, files, total)
+    _verify(s3, s.dest, files)
+    _extra_objects(s3, s, files)
+    s3.put_object(Bucket=s.dest.bucket, Key=s.dest.key(MANIFEST), Body=manifest.encode())
+    # last: the one object that says "complete"; stage.sh checks the manifest against it
+    s3.put_object(Bucket=s.dest.bucket, Key=s.dest.key(COMPLETE), Body=marker.encode())
+    log(f"complete: {len(files)} files, {gb(total)} GB verified; wrote {s.dest}/{COMPLETE}")
+    return 0
 
+
+def _complete(s3, dest: s3uri.S3Uri, files: List[RepoFile], marker: str) -> bool:
+    """True when the mirror already holds this commit, verified; otherwise any completion
+    marker is removed first (another commit, or a damaged mirror: stagers must not use it
+    while it changes)."""
+    current = _get_text(s3, dest, COMPLETE)
+    if current == marker and not verify(s3, dest, files):
+        return True
+    if current is not None:
+        log("mirror holds another revision or is damaged: removing its completion marker first")
+        s3.delete_object(Bucket=dest.bucket, Key=dest.key(COMPLETE))
+    return False
+
+
+def _copy_missing(s: Settings, hub: Hub, s3, commit: str, files: List[RepoFile], total: int) -> None:
+    """Copy every file not yet in S3 with the hub's size and checksum, in parallel; every failed
+    file is reported, then MirrorError (a rerun resumes)."""
     have = existing_objects(s3, s.dest)
     todo: List[RepoFile] = []
     with Progress(total, len(files), s.progress_s) as progress:
@@ -495,26 +515,28 @@ def run(s: Settings, s3=None) -> int:
             log(f"FAILED {e}")
         raise MirrorError(f"{len(errors)} of {len(todo)} files failed; rerun the Job to resume")
 
-    problems = verify(s3, s.dest, files)
+
+def _verify(s3, dest: s3uri.S3Uri, files: List[RepoFile]) -> None:
+    problems = verify(s3, dest, files)
     if problems:
         for p in problems[:20]:
             log(f"VERIFY {p}")
         raise MirrorError(f"verification failed: {len(problems)} problems; no completion marker "
                           f"written")
+
+
+def _extra_objects(s3, s: Settings, files: List[RepoFile]) -> None:
+    """Objects under the prefix the hub no longer lists: removed with KK3_PRUNE, else noted."""
     extra = sorted(set(existing_objects(s3, s.dest)) - {f.path for f in files} - {MANIFEST})
-    if extra:
-        if s.prune:
-            for path in extra:
-                s3.delete_object(Bucket=s.dest.bucket, Key=s.dest.key(path))
-            log(f"removed {len(extra)} objects the hub no longer lists")
-        else:
-            log(f"note: {len(extra)} objects under the prefix are not in the hub's listing "
-                f"(e.g. {extra[0]}); stage.sh deletes them from nodes")
-    s3.put_object(Bucket=s.dest.bucket, Key=s.dest.key(MANIFEST), Body=manifest.encode())
-    # last: the one object that says "complete"; stage.sh checks the manifest against it
-    s3.put_object(Bucket=s.dest.bucket, Key=s.dest.key(COMPLETE), Body=marker.encode())
-    log(f"complete: {len(files)} files, {gb(total)} GB verified; wrote {s.dest}/{COMPLETE}")
-    return 0
+    if not extra:
+        return
+    if s.prune:
+        for path in extra:
+            s3.delete_object(Bucket=s.dest.bucket, Key=s.dest.key(path))
+        log(f"removed {len(extra)} objects the hub no longer lists")
+    else:
+        log(f"note: {len(extra)} objects under the prefix are not in the hub's listing "
+            f"(e.g. {extra[0]}); stage.sh deletes them from nodes")
 
 
 def main(argv=None) -> int:
