@@ -49,45 +49,65 @@ def _tokens(expr: str) -> List[Tuple[str, str]]:
     return out
 
 
+class _Walk:
+    """Where the tokenizer stands: the open brackets (innermost last) and, while a
+    `by (...)`-style label list is skipped, the depth of its parenthesis."""
+
+    def __init__(self, expr: str):
+        self.expr = expr
+        self.stack: List[str] = []
+        self.label_list_depth = None
+
+    def bracket(self, kind: str, text: str, prev: Tuple[str, str]) -> None:
+        if kind == "open":
+            if text == "(" and prev[0] == "ident" and prev[1] in LABEL_LIST_AFTER \
+                    and self.label_list_depth is None:
+                self.label_list_depth = len(self.stack) + 1
+            self.stack.append(text)
+            return
+        if not self.stack or self.stack[-1] != _PAIRS[text]:
+            raise PromQLError(f"unbalanced {text!r} in {self.expr!r}")
+        if self.label_list_depth == len(self.stack):
+            self.label_list_depth = None
+        self.stack.pop()
+
+    def skips(self, kind: str, text: str) -> bool:
+        """True for a token inside `{...}` or `[...]` (refusing `__name__` there), False
+        outside; a Grafana variable outside a range is refused."""
+        inside = self.stack[-1] if self.stack else ""
+        if inside == "{":
+            if kind == "ident" and text == "__name__":
+                raise PromQLError(f"a selector by __name__ hides the metric name from the check: "
+                                  f"{self.expr!r}; name the metric instead")
+            return True
+        if inside == "[":
+            return True  # durations, subquery steps and Grafana's $__rate_interval
+        if kind == "var":
+            raise PromQLError(f"Grafana variable {text} outside a range in {self.expr!r}: it could "
+                              "stand for a metric name, which the check cannot see")
+        return False
+
+
+def _is_name(kind: str, text: str, nxt: Tuple[str, str]) -> bool:
+    """An identifier outside brackets that is no keyword, function or aggregation."""
+    if kind != "ident" or text in KEYWORDS or nxt == ("open", "("):
+        return False
+    return not (text in AGGREGATIONS and nxt[1] in ("by", "without"))
+
+
 def metric_names(expr: str) -> FrozenSet[str]:
     """The metric names `expr` selects (PromQLError when it cannot be checked)."""
     toks = _tokens(expr)
     names = set()
-    stack: List[str] = []  # open brackets, innermost last
-    label_list_depth = None  # depth of a `by (...)`-style list being skipped
+    walk = _Walk(expr)
     for i, (kind, text) in enumerate(toks):
-        nxt = toks[i + 1] if i + 1 < len(toks) else ("", "")
-        inside = stack[-1] if stack else ""
-        if kind == "open":
-            if text == "(" and i > 0 and toks[i - 1][0] == "ident" \
-                    and toks[i - 1][1] in LABEL_LIST_AFTER and label_list_depth is None:
-                label_list_depth = len(stack) + 1
-            stack.append(text)
+        if kind in ("open", "close"):
+            walk.bracket(kind, text, toks[i - 1] if i > 0 else ("", ""))
             continue
-        if kind == "close":
-            if not stack or stack[-1] != _PAIRS[text]:
-                raise PromQLError(f"unbalanced {text!r} in {expr!r}")
-            if label_list_depth == len(stack):
-                label_list_depth = None
-            stack.pop()
+        if walk.skips(kind, text) or walk.label_list_depth is not None:
             continue
-        if inside == "{":
-            if kind == "ident" and text == "__name__":
-                raise PromQLError(f"a selector by __name__ hides the metric name from the check: "
-                                  f"{expr!r}; name the metric instead")
-            continue
-        if inside == "[":
-            continue  # durations, subquery steps and Grafana's $__rate_interval
-        if kind == "var":
-            raise PromQLError(f"Grafana variable {text} outside a range in {expr!r}: it could "
-                              "stand for a metric name, which the check cannot see")
-        if kind != "ident" or label_list_depth is not None:
-            continue
-        if text in KEYWORDS or nxt == ("open", "("):
-            continue
-        if text in AGGREGATIONS and nxt[1] in ("by", "without"):
-            continue
-        names.add(text)
-    if stack:
-        raise PromQLError(f"unclosed {stack[-1]!r} in {expr!r}")
+        if _is_name(kind, text, toks[i + 1] if i + 1 < len(toks) else ("", "")):
+            names.add(text)
+    if walk.stack:
+        raise PromQLError(f"unclosed {walk.stack[-1]!r} in {expr!r}")
     return frozenset(names)
