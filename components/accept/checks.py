@@ -7,14 +7,13 @@ OpenAI-compatible server, so they use only OpenAI's own request fields.
 
 from __future__ import annotations
 
-import json
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from .client import Answer, Client, StreamAnswer
-from .protocol import ProtocolError, check_tool_calls, first_message, reasoning_field, \
-    reasoning_text, short
+from .protocol import ProtocolError, check_tool_calls, first_message, parse_json, \
+    reasoning_field, reasoning_text, short
 from .report import CheckResult
 
 CHAT_PROMPT = "What is 17 + 25? Answer with the number only."
@@ -60,6 +59,8 @@ def _body(model: str, prompt: str, max_tokens: int, **extra) -> Dict[str, Any]:
 def _http_problem(a: Answer, what: str) -> Optional[str]:
     if a.status is None:
         return f"{what}: {a.error}"
+    if a.error:
+        return f"{what}: {a.describe()}"
     if a.status == 401:
         return f"{what}: HTTP 401 (the API key was refused; check --api-key-env)"
     if a.status != 200:
@@ -67,10 +68,17 @@ def _http_problem(a: Answer, what: str) -> Optional[str]:
     return None
 
 
+def _message(a: Answer):
+    """`first_message` of a 200 answer; ProtocolError naming what was wrong (not JSON too)."""
+    if a.body is None:
+        raise ProtocolError(f"the answer is not JSON: {short(a.text) or '(empty)'}")
+    return first_message(a.body)
+
+
 async def health(c: Client):
     """(result, answered): `answered` is False when no HTTP answer came at all."""
     a = await c.request("GET", "/health", root=True, key=None, timeout_s=min(c.timeout_s, 30))
-    if a.status == 200:
+    if a.status == 200 and not a.error:
         return CheckResult("health", True, f"GET /health 200 in {_ms(a.elapsed_s)}"), True
     return CheckResult("health", False, f"GET {c.root}/health: {a.describe()}"), \
         a.status is not None
@@ -86,7 +94,8 @@ async def models(c: Client, model: str) -> CheckResult:
         return CheckResult("models", False, f"GET /v1/models is not a model list: {short(a.text)}")
     ids = [m.get("id") for m in data if isinstance(m, dict)]
     if model not in ids:
-        return CheckResult("models", False, f"{model!r} is not listed; the server lists {ids}")
+        return CheckResult("models", False, f"{model!r} is not listed; the server lists "
+                                            f"{len(ids)} model(s): {short(ids, 120)}")
     return CheckResult("models", True, f"lists {model!r}")
 
 
@@ -96,7 +105,7 @@ async def chat(c: Client, model: str, max_tokens: int, seen: Seen) -> CheckResul
     if bad:
         return CheckResult("chat", False, bad)
     try:
-        msg, finish = first_message(a.body)
+        msg, finish = _message(a)
     except ProtocolError as e:
         return CheckResult("chat", False, str(e))
     seen.chat = msg
@@ -107,9 +116,10 @@ async def chat(c: Client, model: str, max_tokens: int, seen: Seen) -> CheckResul
         hint = ""
         if finish == "length" and content is None and reasoning_text(msg):
             hint = f"; all {max_tokens} tokens went to reasoning: raise --max-tokens"
-        return CheckResult("chat", False, f"no assistant content (finish_reason {finish!r}){hint}")
+        return CheckResult("chat", False, f"no assistant content (finish_reason "
+                                          f"{short(finish, 40)!r}){hint}")
     return CheckResult("chat", True, f"{short(content, 40)!r} in {_ms(a.elapsed_s)} "
-                                     f"(finish_reason {finish})")
+                                     f"(finish_reason {short(finish, 40)})")
 
 
 async def stream(c: Client, model: str, max_tokens: int, seen: Seen) -> CheckResult:
@@ -119,10 +129,10 @@ async def stream(c: Client, model: str, max_tokens: int, seen: Seen) -> CheckRes
     if s.status != 200:
         return CheckResult("stream", False, f"streaming chat completion: {s.describe()}")
     if s.error:
-        return CheckResult("stream", False, f"{s.error}; {len(st.content)} content deltas so far")
+        return CheckResult("stream", False, f"{s.error}; {st.content_deltas} content deltas so far")
     if st.error:
         return CheckResult("stream", False, st.error)
-    if not st.content:
+    if not st.content_deltas:
         hint = ""
         if st.finish_reason == "length" and st.reasoning and not st.empty_content:
             hint = f"; all {max_tokens} tokens went to reasoning: raise --max-tokens"
@@ -132,9 +142,9 @@ async def stream(c: Client, model: str, max_tokens: int, seen: Seen) -> CheckRes
                                             f"(finish_reason {st.finish_reason!r}){hint}")
     if not st.done:
         return CheckResult("stream", False, f"the stream ended without data: [DONE] "
-                                            f"({len(st.content)} content deltas)")
+                                            f"({st.content_deltas} content deltas)")
     usage = "usage reported" if st.usage else "no usage chunk despite include_usage"
-    return CheckResult("stream", True, f"{len(st.content)} content deltas, ended with [DONE]; "
+    return CheckResult("stream", True, f"{st.content_deltas} content deltas, ended with [DONE]; "
                                        f"TTFT {_ms(st.ttft_s or 0)}; {usage}")
 
 
@@ -146,7 +156,7 @@ async def reasoning(c: Client, model: str, max_tokens: int, seen: Seen) -> Check
                      f"({len(reasoning_text(seen.chat))} chars)")
     if seen.stream is not None and seen.stream.state.reasoning:
         names = "/".join(sorted(seen.stream.state.reasoning_fields))
-        where.append(f"streamed `{names}` ({len(seen.stream.state.reasoning)} deltas)")
+        where.append(f"streamed `{names}` ({seen.stream.state.reasoning_deltas} deltas)")
     if where:
         return CheckResult("reasoning", True, " and ".join(where))
     if seen.chat is None and seen.stream is None:
@@ -170,7 +180,7 @@ async def tool_call(c: Client, model: str, max_tokens: int) -> CheckResult:
                 if bad:
                     return CheckResult("tool_call", False, bad)
                 try:
-                    msg, _ = first_message(a.body)
+                    msg, _ = _message(a)
                 except ProtocolError as e:
                     return CheckResult("tool_call", False, f"{form}: {e}")
                 calls, said = msg.get("tool_calls"), msg.get("content")
@@ -185,7 +195,7 @@ async def tool_call(c: Client, model: str, max_tokens: int) -> CheckResult:
                 ok, detail = check_tool_calls(calls, name)
                 if not ok:
                     return CheckResult("tool_call", False, f"{form}: {detail}")
-                args = json.loads(calls[0]["function"]["arguments"])
+                args, _ = parse_json(calls[0]["function"]["arguments"])
                 found.append(f"{form} {name}({short(args, 40)})"
                              + (f" on attempt {attempt}" if attempt > 1 else ""))
                 break
@@ -201,18 +211,23 @@ async def auth(c: Client) -> CheckResult:
     """A wrong key and no key must both be refused with 401, on /v1 (vLLM's own check) and on
     /invocations, which vLLM's check skips (vllm-project/vllm#58144) and kimi-k3's API-key
     guard covers (components/inference/kk3_api_guard.py). The /invocations probe sends `{}`, so
-    an unguarded server answers 400 without generating anything."""
+    an unguarded server answers 400 without generating anything. A 404 there means the route is
+    not served at all (a server other than vLLM, or a proxy that forwards only /v1): nothing is
+    reachable without the key, so it passes, and the detail says so."""
     wrong = "kk3-wrong-" + secrets.token_hex(8)
     seen = []
     for label, key in (("a wrong key", wrong), ("no key", None)):
         a = await c.request("GET", "/models", key=key, timeout_s=min(c.timeout_s, 30))
-        if a.status != 401:
+        if a.status != 401 or a.error:
             return CheckResult("auth", False, f"GET /v1/models with {label} was not refused with "
                                               f"401: {a.describe()}")
         seen.append(label)
     a = await c.request("POST", "/invocations", root=True, body={}, key=None,
                         timeout_s=min(c.timeout_s, 30))
-    if a.status != 401:
+    refused = f"{' and '.join(seen)} refused with 401"
+    if a.status == 404 and not a.error:
+        return CheckResult("auth", True, f"{refused}; /invocations is not served (404)")
+    if a.status != 401 or a.error:
         return CheckResult("auth", False, "POST /invocations with no key was not refused with 401 "
                                           f"(is kimi-k3's API-key guard loaded?): {a.describe()}")
-    return CheckResult("auth", True, f"{' and '.join(seen)} refused with 401, also on /invocations")
+    return CheckResult("auth", True, f"{refused}, also on /invocations")

@@ -5,6 +5,13 @@ a server that accepts and never answers, or trickles bytes forever, costs at mos
 `timeout_s`; transport errors and timeouts come back as an `Answer` with `error` set, never as
 an exception, so a check can say what happened. The API key travels only in the
 `Authorization` header; it is never part of an error text (errors are scrubbed of it anyway).
+
+Whatever the server sends, memory stays bounded and nothing raises: a plain answer is read up
+to MAX_BODY_BYTES, a stream up to `stream_byte_limit(max_tokens)` (decoded event by event,
+nothing but the bounded StreamState kept); bodies are read raw with `Accept-Encoding:
+identity` and a compressed answer is refused (a gzip body can expand a thousandfold in one
+read); JSON nested deeper than protocol.MAX_DEPTH is refused; every parsed field and text is
+scrubbed of the key (scrub.py) before a check sees it.
 """
 
 from __future__ import annotations
@@ -21,11 +28,16 @@ from urllib.parse import urlsplit
 import certifi
 import httpx
 
-from .protocol import StreamState, short
-from .sse import SseDecoder
+from .protocol import StreamState, parse_json, short
+from .scrub import NO_SECRETS, Scrubber, printable
+from .sse import SseDecoder, SseLimitError
 
 #: how much of a non-streamed body is read at most (a chat answer is a few KB)
 MAX_BODY_BYTES = 4 * 1024 * 1024
+#: a stream may carry at most STREAM_BASE_BYTES + STREAM_BYTES_PER_TOKEN x max_tokens; a vLLM
+#: 0.33 chunk is ~250 bytes per token (id, model, delta, nulls), so 4 KiB is 16 times that
+STREAM_BASE_BYTES = 1024 * 1024
+STREAM_BYTES_PER_TOKEN = 4 * 1024
 #: after `data: [DONE]`, how long the rest of a stream's body may take to end
 DRAIN_S = 1.0
 _USE_DEFAULT = object()
@@ -41,18 +53,51 @@ def _tls() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
+def stream_byte_limit(max_tokens: int) -> int:
+    """The most bytes one streamed answer of `max_tokens` may carry before it is cut off."""
+    return STREAM_BASE_BYTES + STREAM_BYTES_PER_TOKEN * max(0, int(max_tokens))
+
+
+def shown_url(url: str) -> str:
+    """`url` as it may be printed: any `user:password@` replaced by `***@`, controls escaped."""
+    text = str(url).strip()
+    try:
+        parts = urlsplit(text)
+        netloc = parts.netloc
+    except ValueError:
+        return printable(text.split("@")[-1])
+    if "@" in netloc:
+        text = text.replace(netloc, "***@" + netloc.rsplit("@", 1)[1], 1)
+    return printable(text)
+
+
 def split_endpoint(url: str) -> tuple:
-    """`(base, root)` of an OpenAI base URL ending in `/v1`; ValueError with the fix if not."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"--endpoint {url!r} is not an http(s) URL; write e.g. "
+    """`(base, root)` of an OpenAI base URL ending in `/v1`; ValueError with the fix if not.
+
+    Credentials in the URL (`https://user:pass@host/v1`) are refused, and never echoed: httpx
+    would send them as Basic auth to whatever host the URL names, and the URL is printed in the
+    summary and written to the report. The key goes in `--api-key-env`.
+    """
+    shown = repr(shown_url(url))
+    try:
+        parts = urlsplit(str(url).strip())
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        raise ValueError(f"--endpoint {shown} is not an http(s) URL; write e.g. "
+                         "http://10.0.0.5:8000/v1") from None
+    if "@" in parts.netloc:
+        raise ValueError(f"--endpoint {shown} carries credentials (user:password@); remove "
+                         "them and pass the API key with --api-key-env")
+    if parts.scheme not in ("http", "https") or not host or printable(url.strip()) != url.strip():
+        raise ValueError(f"--endpoint {shown} is not an http(s) URL; write e.g. "
                          "http://10.0.0.5:8000/v1")
     path = parts.path.rstrip("/")
     if not path.endswith("/v1"):
-        raise ValueError(f"--endpoint {url!r} does not end in /v1; give the OpenAI base URL, "
+        raise ValueError(f"--endpoint {shown} does not end in /v1; give the OpenAI base URL, "
                          "e.g. http://10.0.0.5:8000/v1")
     if parts.query or parts.fragment:
-        raise ValueError(f"--endpoint {url!r} has a query or fragment; give only the base URL")
+        raise ValueError(f"--endpoint {shown} has a query or fragment; give only the base URL")
     base = f"{parts.scheme}://{parts.netloc}{path}"
     return base, base[: -len("/v1")]
 
@@ -64,12 +109,16 @@ class Answer:
     status: Optional[int]
     body: Any = None
     text: str = ""
+    #: no usable answer: no HTTP answer at all (status None), or one that broke a bound
+    #: (too large, compressed, not JSON where JSON was due is left to the checks)
     error: Optional[str] = None
     elapsed_s: float = 0.0
 
     def describe(self) -> str:
         if self.status is None:
             return self.error or "no answer"
+        if self.error:
+            return f"HTTP {self.status}: {self.error}"
         return f"HTTP {self.status}" + (f": {short(self.text)}" if self.text else "")
 
 
@@ -84,6 +133,8 @@ class StreamAnswer:
     def describe(self) -> str:
         if self.status is None:
             return self.error or "no answer"
+        if self.error:
+            return f"HTTP {self.status}: {self.error}"
         return f"HTTP {self.status}" + (f": {short(self.text)}" if self.text else "")
 
 
@@ -94,6 +145,7 @@ class Client:
                  connect_timeout_s: float = 10.0, max_connections: int = 16):
         self.base, self.root = split_endpoint(endpoint)
         self._key = api_key or None
+        self.scrubber = Scrubber([self._key]) if self._key else NO_SECRETS
         self.timeout_s = float(timeout_s)
         self._connect_s = min(float(connect_timeout_s), self.timeout_s)
         self._max = max(1, int(max_connections))
@@ -120,13 +172,13 @@ class Client:
     # ---- helpers -----------------------------------------------------------------------
     def _headers(self, key) -> Dict[str, str]:
         key = self._key if key is _USE_DEFAULT else key
-        h = {"Accept": "application/json"}
+        h = {"Accept": "application/json", "Accept-Encoding": "identity"}
         if key:
             h["Authorization"] = f"Bearer {key}"
         return h
 
     def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "[secret]") if self._key else text
+        return self.scrubber.text(text)
 
     def _failure(self, e: BaseException, timeout_s: float) -> str:
         if isinstance(e, (TimeoutError, asyncio.TimeoutError, httpx.TimeoutException)):
@@ -138,6 +190,26 @@ class Client:
     def url(self, path: str, root: bool = False) -> str:
         return (self.root if root else self.base) + path
 
+    @staticmethod
+    def _encoding(r: httpx.Response) -> Optional[str]:
+        """Why the body cannot be read as sent (a content coding), or None."""
+        coding = r.headers.get("content-encoding", "identity").strip().lower()
+        if coding in ("", "identity"):
+            return None
+        return (f"the answer is compressed ({printable(coding[:40])}) although identity was "
+                "asked; not decoded (a compressed body can expand without bound)")
+
+    @staticmethod
+    async def _read(r: httpx.Response, limit: int) -> tuple:
+        """(bytes, over): the raw body up to `limit` bytes; `over` when there was more."""
+        raw = bytearray()
+        async for part in r.aiter_raw():
+            if len(raw) + len(part) > limit:
+                raw += part[: limit - len(raw)]
+                return bytes(raw), True
+            raw += part
+        return bytes(raw), False
+
     # ---- plain requests ----------------------------------------------------------------
     async def request(self, method: str, path: str, *, root: bool = False, body: Any = None,
                       key=_USE_DEFAULT, timeout_s: Optional[float] = None) -> Answer:
@@ -146,26 +218,33 @@ class Client:
         headers = self._headers(key)
         if body is not None:
             headers["Content-Type"] = "application/json"
+        problem = status = None
         try:
             async with asyncio.timeout(timeout_s):
                 async with self._http.stream(
                         method, self.url(path, root), headers=headers,
                         content=None if body is None else json.dumps(body).encode()) as r:
-                    raw = bytearray()
-                    async for part in r.aiter_bytes():
-                        raw += part
-                        if len(raw) > MAX_BODY_BYTES:
-                            break
                     status = r.status_code
+                    problem = self._encoding(r)
+                    raw, over = (b"", False) if problem else await self._read(r, MAX_BODY_BYTES)
+                    if over:
+                        problem = (f"the answer is larger than {MAX_BODY_BYTES // (1024 * 1024)} "
+                                   "MiB; stopped reading")
         except Exception as e:  # noqa: BLE001 - every failure is an answer the check reports
-            return Answer(None, error=self._failure(e, timeout_s),
-                          elapsed_s=time.perf_counter() - start)
+            why = self._failure(e, timeout_s)
+            if status is not None and why.startswith("no answer"):
+                why = f"HTTP {status}, but the body did not end within {round(timeout_s, 1):g} s"
+            return Answer(None, error=why, elapsed_s=time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
+        if problem:
+            return Answer(status, None, "", problem, elapsed)
         text = raw.decode(errors="replace")
-        try:
-            parsed = json.loads(text) if text.strip() else None
-        except ValueError:
-            parsed = None
-        return Answer(status, parsed, self._scrub(text), elapsed_s=time.perf_counter() - start)
+        parsed = None
+        if text.strip():
+            parsed, why = parse_json(text)
+            if why and "nested deeper" in why:
+                return Answer(status, None, "", f"the answer is {why}", elapsed)
+        return Answer(status, self.scrubber.tree(parsed), self._scrub(text), elapsed_s=elapsed)
 
     async def chat(self, body: Dict[str, Any], key=_USE_DEFAULT,
                    timeout_s: Optional[float] = None) -> Answer:
@@ -180,7 +259,10 @@ class Client:
         payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
         headers = {**self._headers(key), "Content-Type": "application/json",
                    "Accept": "text/event-stream"}
-        state = StreamState()
+        max_tokens = body.get("max_tokens")
+        max_tokens = max_tokens if isinstance(max_tokens, int) else None
+        limit = stream_byte_limit(max_tokens or 0)
+        state = StreamState(max_tokens=max_tokens, scrub=self.scrubber.tree)
         dec = SseDecoder()
         status = None
         text = ""
@@ -191,16 +273,25 @@ class Client:
                                              headers=headers,
                                              content=json.dumps(payload).encode()) as r:
                     status = r.status_code
+                    coding = self._encoding(r)
+                    if coding:
+                        return StreamAnswer(status, state, "", coding,
+                                            time.perf_counter() - state.start)
                     if status != 200:
-                        raw = bytearray()
-                        async for part in r.aiter_bytes():
-                            raw += part
-                            if len(raw) > MAX_BODY_BYTES:
-                                break
+                        raw, _ = await self._read(r, MAX_BODY_BYTES)
                         text = self._scrub(raw.decode(errors="replace"))
                     else:
-                        async for part in r.aiter_bytes():
+                        seen = 0
+                        async for part in r.aiter_raw():
                             t = time.perf_counter()
+                            seen += len(part)
+                            if seen > limit:
+                                why = (f"the stream exceeded {limit // 1024} KiB "
+                                       f"({state.chunks} chunks"
+                                       + (", after [DONE]" if state.done else ", no [DONE]")
+                                       + "); stopped reading")
+                                return StreamAnswer(status, state, "", why,
+                                                    time.perf_counter() - state.start)
                             was_done = state.done
                             for ev in dec.feed(part):
                                 state.feed(ev.data, t)
@@ -209,6 +300,9 @@ class Client:
                                 # reused, but give a server that never closes it only a moment
                                 loop = asyncio.get_running_loop()
                                 bound.reschedule(min(bound.when(), loop.time() + DRAIN_S))
+        except SseLimitError as e:
+            return StreamAnswer(status, state, "", f"{e} ({state.chunks} chunks); stopped reading",
+                                time.perf_counter() - state.start)
         except Exception as e:  # noqa: BLE001
             if state.done and isinstance(e, (TimeoutError, asyncio.TimeoutError)):
                 return StreamAnswer(status, state, text, None, time.perf_counter() - state.start)

@@ -8,7 +8,10 @@ can fail `pulumi up` with a message that says where the wait stopped.
 
 Bounded: each poll request gets at most `request_timeout_s` and never runs past the deadline;
 sleeping never crosses it either. `clock` and `sleep` are the real ones unless a caller (a test
-in simulated time) hands in its own.
+in simulated time) hands in its own. Whatever a poll sees (no answer, an error, a body that is
+not JSON, `{"data": null}`, JSON nested a thousand deep, something the code did not foresee)
+is one more failed poll, retried until the deadline: the wait never raises on a server's
+answer. `last_seen` is scrubbed of the key and cut short, as everything `accept` shows.
 """
 
 from __future__ import annotations
@@ -18,8 +21,11 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Optional
 
-from .client import Client, run_sync
+from .client import Client, run_sync, shown_url
 from .protocol import ProtocolError, first_message, short
+
+#: the longest `last_seen` kept (it ends up in a `pulumi up` error)
+MAX_SEEN_CHARS = 300
 
 GATES = ("health", "models", "chat")
 
@@ -35,7 +41,7 @@ class Readiness:
     polls: int
 
     def error_message(self, endpoint: str, timeout_s: float) -> str:
-        return (f"{endpoint} not ready within {timeout_s:g} s: waiting for {self.stage} "
+        return (f"{shown_url(endpoint)} not ready within {timeout_s:g} s: waiting for {self.stage} "
                 f"({self.polls} polls); last seen: {self.last_seen}")
 
 
@@ -43,25 +49,30 @@ async def _gate(c: Client, gate: str, model: str, timeout_s: float):
     """(passed, what was seen) for one poll of `gate`."""
     if gate == "health":
         a = await c.request("GET", "/health", root=True, key=None, timeout_s=timeout_s)
-        return a.status == 200, f"GET /health: {a.describe()}"
+        return a.status == 200 and not a.error, f"GET /health: {a.describe()}"
     if gate == "models":
         a = await c.request("GET", "/models", timeout_s=timeout_s)
-        if a.status != 200:
+        if a.status != 200 or a.error:
             return False, f"GET /v1/models: {a.describe()}"
-        ids = [m.get("id") for m in (a.body or {}).get("data", []) if isinstance(m, dict)] \
-            if isinstance(a.body, dict) else []
+        data = a.body.get("data") if isinstance(a.body, dict) else None
+        if not isinstance(data, list):
+            return False, f"GET /v1/models: 200 but not a model list: {short(a.text, 80)}"
+        ids = [m.get("id") for m in data if isinstance(m, dict)]
         if model not in ids:
-            return False, f"GET /v1/models: 200 but {model!r} is not listed (lists {ids})"
+            return False, (f"GET /v1/models: 200 but {model!r} is not listed (lists "
+                           f"{short(ids, 80)})")
         return True, f"GET /v1/models lists {model!r}"
     a = await c.chat({"model": model, "messages": [{"role": "user", "content": "Say ready."}],
                       "max_tokens": 16}, timeout_s=timeout_s)
-    if a.status != 200:
+    if a.status != 200 or a.error:
         return False, f"POST /v1/chat/completions: {a.describe()}"
     try:
+        if a.body is None:
+            raise ProtocolError(f"the answer is not JSON: {short(a.text, 80) or '(empty)'}")
         _, finish = first_message(a.body)
     except ProtocolError as e:
         return False, f"POST /v1/chat/completions: 200 but {e}"
-    return True, f"a chat completion answered (finish_reason {finish}): {short(a.text, 80)}"
+    return True, f"a chat completion answered (finish_reason {short(finish, 40)}): {short(a.text, 80)}"
 
 
 async def wait_ready_async(endpoint: str, model: str, api_key: Optional[str] = None,
@@ -81,7 +92,13 @@ async def wait_ready_async(endpoint: str, model: str, api_key: Optional[str] = N
             if left <= 0:
                 break
             polls += 1
-            passed, last = await _gate(c, gates[0], model, min(request_timeout_s, left))
+            try:
+                passed, last = await _gate(c, gates[0], model, min(request_timeout_s, left))
+            except Exception as e:  # noqa: BLE001 - an answer the code did not foresee: poll on
+                passed, last = False, f"{gates[0]}: unexpected answer ({type(e).__name__})"
+            last = c.scrubber.shown(last)
+            if len(last) > MAX_SEEN_CHARS:
+                last = last[:MAX_SEEN_CHARS - 3] + "..."
             if on_poll is not None:
                 on_poll(gates[0], last)
             if passed:

@@ -5,6 +5,12 @@ the value and the fix). `accept(cfg)` returns the report dict (see report.py). W
 does not answer `/health` at all (no HTTP answer within the timeout, or no connection), the
 remaining checks are not run and are reported failed with that reason: a dead or hung server
 costs one timeout, not eight.
+
+Whatever the server sends, a run ends in a report: a check that meets something its code did
+not foresee fails by name ("unexpected answer: ...") instead of raising, and the report, each
+result handed to `on_check` and therefore everything printed, written or raised from it, is
+scrubbed of the key and of terminal control characters, with each detail cut to
+MAX_DETAIL_CHARS.
 """
 
 from __future__ import annotations
@@ -15,12 +21,22 @@ from typing import Any, Callable, Dict, Optional
 
 from . import checks as ck
 from . import reference
-from .client import Client, run_sync, split_endpoint
+from .client import Client, run_sync, shown_url, split_endpoint
 from .load import judge_load, run_load
 from .report import CHECK_NAMES, CheckResult, build
+from .scrub import Scrubber
 
 MAX_CONCURRENCY = 1024
 MAX_REQUESTS = 100_000
+#: a check's detail is cut to this many characters (after scrubbing, so never inside the key)
+MAX_DETAIL_CHARS = 600
+
+
+def _clean(r: CheckResult, scrubber: Scrubber) -> CheckResult:
+    detail = scrubber.shown(r.detail)
+    if len(detail) > MAX_DETAIL_CHARS:
+        detail = detail[:MAX_DETAIL_CHARS - 3] + "..."
+    return CheckResult(r.name, r.ok, detail)
 
 
 @dataclass(frozen=True)
@@ -60,11 +76,20 @@ async def accept_async(cfg: AcceptConfig,
     cfg.validate()
     start = time.monotonic()
     results = []
+    scrubber = Scrubber([cfg.api_key])
 
     def record(r: CheckResult) -> None:
+        r = _clean(r, scrubber)
         results.append(r)
         if on_check is not None:
             on_check(r)
+
+    async def guarded(name: str, run) -> CheckResult:
+        try:
+            return await run()
+        except Exception as e:  # noqa: BLE001 - the safety net: a report, never a traceback
+            return CheckResult(name, False, f"unexpected answer ({type(e).__name__}: "
+                                            f"{str(e)[:200]})")
 
     wanted = [n for n in CHECK_NAMES
               if not (n == "auth" and not cfg.api_key) and not (n == "load" and cfg.requests == 0)]
@@ -72,33 +97,40 @@ async def accept_async(cfg: AcceptConfig,
     async with Client(cfg.endpoint, cfg.api_key, timeout_s=cfg.timeout_s,
                       max_connections=cfg.concurrency + 2) as c:
         seen = ck.Seen()
-        h, answered = await ck.health(c)
-        record(h)
-        dead = not answered
-        for name in wanted[1:]:
-            if dead:
+        answered = True
+
+        async def health():
+            nonlocal answered
+            h, answered = await ck.health(c)
+            return h
+
+        async def load_check():
+            nonlocal load
+            load = await run_load(c, cfg.model, cfg.requests, cfg.concurrency,
+                                  cfg.load_max_tokens or cfg.max_tokens)
+            hw = cfg.hardware or {}
+            load.reference_points = reference.matching(
+                hw.get("accelerator"), hw.get("node_shape"), hw.get("nodes"))
+            return judge_load(load)
+
+        runs = {
+            "health": health,
+            "models": lambda: ck.models(c, cfg.model),
+            "chat": lambda: ck.chat(c, cfg.model, cfg.max_tokens, seen),
+            "stream": lambda: ck.stream(c, cfg.model, cfg.max_tokens, seen),
+            "reasoning": lambda: ck.reasoning(c, cfg.model, cfg.max_tokens, seen),
+            "tool_call": lambda: ck.tool_call(c, cfg.model, cfg.max_tokens),
+            "auth": lambda: ck.auth(c),
+            "load": load_check,
+        }
+        for name in wanted:
+            if not answered:
                 record(CheckResult(name, False, "not run: the server did not answer /health"))
                 continue
-            if name == "models":
-                record(await ck.models(c, cfg.model))
-            elif name == "chat":
-                record(await ck.chat(c, cfg.model, cfg.max_tokens, seen))
-            elif name == "stream":
-                record(await ck.stream(c, cfg.model, cfg.max_tokens, seen))
-            elif name == "reasoning":
-                record(await ck.reasoning(c, cfg.model, cfg.max_tokens, seen))
-            elif name == "tool_call":
-                record(await ck.tool_call(c, cfg.model, cfg.max_tokens))
-            elif name == "auth":
-                record(await ck.auth(c))
-            elif name == "load":
-                load = await run_load(c, cfg.model, cfg.requests, cfg.concurrency,
-                                      cfg.load_max_tokens or cfg.max_tokens)
-                hw = cfg.hardware or {}
-                load.reference_points = reference.matching(
-                    hw.get("accelerator"), hw.get("node_shape"), hw.get("nodes"))
-                record(judge_load(load))
-    return build(cfg.endpoint, cfg.model, results, load, time.monotonic() - start, cfg.hardware)
+            record(await guarded(name, runs[name]))
+    report = build(shown_url(cfg.endpoint), cfg.model, results, load,
+                   time.monotonic() - start, cfg.hardware)
+    return scrubber.report(report)
 
 
 def accept(cfg: AcceptConfig,

@@ -25,10 +25,16 @@ SHOWN = "[secret]"
 SECRET_FIELD_RE = re.compile(r"(?i)(pass(?:word|wd)|secret|private_?key|access_?key)")
 #: `name=value`, `name: value`, `"name": "value"`, `'name': 'value'` for a secret-named field
 #: (or a signature / authorization header), also as JSON inside JSON (`\"rootPassword\":...`)
+#: The name is a whole run of name characters (it starts where the run starts, it is taken
+#: whole, possessively) that contains a secret word somewhere (the lookahead): the same names
+#: as `[\w.]*(?:word)[\w.]*`, but linear in the text. That older form retried every start
+#: inside a long run and backtracked over it each time: 16,000 letters took 34 s.
 _ECHO_RE = re.compile(
     r"""(?ix)
-    (?P<name>[\w.\[\]-]*(?:pass(?:word|wd)|secret|private_?key|access_?key|signature
-                           |authorization)[\w.\[\]-]*)
+    (?P<name>(?<![\w.\[\]-])
+             (?=[\w.\[\]-]*?(?:pass(?:word|wd)|secret|private_?key|access_?key|signature
+                               |authorization))
+             [\w.\[\]-]++)
     (?P<sep>\\?["']?\s*[:=]\s*\\?["']?)
     (?P<value>(?!\[secret\])(?![<(])[^\s"'\\,;&}\])]+)""")
 #: shorter values are not redacted by value (they would blank ordinary words)
