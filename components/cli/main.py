@@ -16,6 +16,7 @@ COMMANDS = (
     "components.cli.plan",
     "components.cli.status",
     "components.cli.accept",
+    "components.cli.logs",
 )
 
 

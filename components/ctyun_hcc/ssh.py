@@ -317,6 +317,37 @@ class SshRunner:
 
         return self._with_retries(f"`{self.redact(shown)}`", once)
 
+    def stream(self, cmd: str, out: Callable[[bytes], None], err: Callable[[bytes], None],
+               pty: bool = False) -> int:
+        """Run `cmd`, handing its output over as it comes (e.g. `tail -F`), until it ends or the
+        caller interrupts (KeyboardInterrupt closes the channel); returns the exit status. No
+        retry: a stream is not idempotent. Output is redacted before it is handed over.
+        `pty`: on a terminal, so closing the channel hangs the remote command up (a `tail -F`
+        would otherwise outlive the session until its next write); stderr then comes with stdout."""
+        self.connect()
+        self.round_trips += 1
+        chan = self._transport.open_session(timeout=self.target.connect_timeout_s)
+        try:
+            chan.settimeout(1.0)
+            if pty:
+                chan.get_pty(term="dumb", width=200)
+            chan.exec_command(self.wrap(cmd))
+            chan.shutdown_write()
+            while True:
+                busy = False
+                while chan.recv_ready():
+                    out(self.redact(chan.recv(65536).decode(errors="replace")).encode())
+                    busy = True
+                while chan.recv_stderr_ready():
+                    err(self.redact(chan.recv_stderr(65536).decode(errors="replace")).encode())
+                    busy = True
+                if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                    return chan.recv_exit_status()
+                if not busy:
+                    time.sleep(0.05)
+        finally:
+            chan.close()
+
     def upload(self, path: str, content, mode: int = 0o644) -> None:
         """Write `content` (str or bytes) to `path` atomically (temp file + rename), with `mode`.
 

@@ -1,0 +1,90 @@
+"""The vLLM pods' logs through the Kubernetes API, as the deployer (an EKS token, the cluster's CA).
+
+Kubernetes API reference, Pod v1, "read log of the specified Pod"
+(https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#read-log-of-the-specified-pod,
+read 2026-12-01): `GET /api/v1/namespaces/{namespace}/pods/{name}/log` with `container`, `follow`
+(stream until the connection closes), `tailLines`; the answer is the log as text. The pods are
+listed with the serving selector (`GET /api/v1/namespaces/{namespace}/pods?labelSelector=`),
+sorted by name; without `--node` the first serving pod (the only one on one node; the
+LeaderWorkerSet's leader, whose name has no worker suffix, sorts first), with `--node` a pod by
+its name or its index in that order. Values are checked before any request (`check_*`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, List, Mapping, Optional
+
+_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")  # DNS-1123 subdomain (pod names)
+_INDEX = re.compile(r"[0-9]{1,4}")
+MAX_LINES = 100_000
+
+
+def check_node(value: Optional[str]) -> Optional[str]:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not (_INDEX.fullmatch(value) or _NAME.fullmatch(value)):
+        raise ValueError(f"--node {value!r} is not a pod; give a pod name (kubectl -n kimi-k3 get "
+                         "pods) or its index (0 is the first serving pod)")
+    return value
+
+
+def check_lines(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LINES:
+        raise ValueError(f"--lines {value!r} is out of range; use 1 to {MAX_LINES}")
+    return value
+
+
+def pick_pod(pods: List[Mapping], node: Optional[str]) -> str:
+    """The pod whose log to read (ValueError naming what there is when none fits)."""
+    names = sorted((p.get("metadata") or {}).get("name", "") for p in pods)
+    names = [n for n in names if n]
+    if not names:
+        raise ValueError("no serving pod found (the GPU nodes may be scaled to zero outside the "
+                         "Capacity Block); python -m components status shows where the stack is")
+    if node is None:
+        return names[0]
+    if node.isdigit():
+        if int(node) < len(names):
+            return names[int(node)]
+    elif node in names:
+        return node
+    raise ValueError(f"--node {node!r}: no such serving pod; there are {', '.join(names)}")
+
+
+class PodLogs:
+    """Lists the serving pods and reads one pod's log, over one httpx client (injectable)."""
+
+    def __init__(self, endpoint: str, token: Callable[[], str], verify=True, client=None,
+                 timeout_s: float = 20.0):
+        import httpx
+
+        self.endpoint = endpoint.rstrip("/")
+        self.token = token
+        self.client = client or httpx.Client(verify=verify, trust_env=False,
+                                             timeout=httpx.Timeout(timeout_s, read=None))
+
+    def _headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.token()}"}
+
+    def pods(self, namespace: str, selector: Mapping[str, str]) -> List[Mapping]:
+        sel = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        r = self.client.get(f"{self.endpoint}/api/v1/namespaces/{namespace}/pods",
+                            params={"labelSelector": sel}, headers=self._headers())
+        if r.status_code != 200:
+            raise RuntimeError(f"listing pods in {namespace}: HTTP {r.status_code} {r.text[:200]}")
+        return [p for p in r.json().get("items", [])
+                if not (p.get("metadata") or {}).get("deletionTimestamp")]
+
+    def read(self, namespace: str, pod: str, container: str, lines: int, follow: bool,
+             write: Callable[[bytes], None]) -> None:
+        params = {"container": container, "tailLines": str(check_lines(lines))}
+        if follow:
+            params["follow"] = "true"
+        url = f"{self.endpoint}/api/v1/namespaces/{namespace}/pods/{pod}/log"
+        with self.client.stream("GET", url, params=params, headers=self._headers()) as r:
+            if r.status_code != 200:
+                r.read()
+                raise RuntimeError(f"log of pod {pod}: HTTP {r.status_code} {r.text[:200]}")
+            for chunk in r.iter_bytes():
+                write(chunk)

@@ -1,0 +1,126 @@
+"""The `logs` command's pure parts: input checks (hostile values refused with the fix), the aws-eks
+pod choice and the Kubernetes API calls (against a transport answering as the API reference
+documents `read log of the specified Pod`), and the CLI's one-line errors about outputs."""
+
+import json
+
+import httpx
+import pytest
+
+from components.aws_eks.logs import PodLogs, check_lines as aws_lines, check_node as aws_node, pick_pod
+from components.cli.main import main
+from components.ctyun_hcc.logs import LogRequest, check_dir, check_job, check_node, remote_command
+
+
+@pytest.mark.parametrize("value", ["", "1a", "-1", "1;id", "1 2", "١", "9" * 13])
+def test_job_ids_are_numbers(value):
+    with pytest.raises(ValueError, match=r"--job .* is not a Slurm job id"):
+        check_job(value)
+
+
+@pytest.mark.parametrize("value", ["a3compute0001", "kk3n0", "0", "15", "node-1.local"])
+def test_node_names_and_ranks(value):
+    assert check_node(value) == value
+
+
+@pytest.mark.parametrize("value", ["", "-n", "a;b", "$(id)", "a b", "x" * 64, ".hidden", "é"])
+def test_hostile_nodes(value):
+    with pytest.raises(ValueError, match=r"--node .* is not a node"):
+        check_node(value)
+
+
+@pytest.mark.parametrize("value", ["", "logs", "/home/../etc", "/a/./b", "/a b", "/a;b", "/a$(id)"])
+def test_log_dirs(value):
+    with pytest.raises(ValueError, match="log directory"):
+        check_dir(value)
+
+
+def test_every_value_reaches_the_shell_quoted():
+    cmd = remote_command(LogRequest("/home/kimi-k3/logs", "42", "a3compute0001", 10, True))
+    assert "grep -l -m1 -F -- '(a3compute0001, ' /home/kimi-k3/logs/node_42.*.out" in cmd
+    assert cmd.endswith('exec tail -n 10 -F -- "$@"')
+    with pytest.raises(ValueError):
+        LogRequest("/home/kimi-k3/logs", "42", lines=0)
+
+
+# ---- aws-eks -------------------------------------------------------------------------------
+
+PODS = {"items": [{"metadata": {"name": "kimi-k3-0-1"}}, {"metadata": {"name": "kimi-k3-0"}},
+                  {"metadata": {"name": "kimi-k3-old", "deletionTimestamp": "2026-12-01T00:00:00Z"}}]}
+
+
+def api(seen):
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        assert request.headers["authorization"] == "Bearer tok"
+        if request.url.path == "/api/v1/namespaces/kimi-k3/pods":
+            return httpx.Response(200, json=PODS)
+        if request.url.path.endswith("/log"):
+            return httpx.Response(200, content=b"INFO line 1\nINFO line 2\n")
+        return httpx.Response(404, json={"kind": "Status", "code": 404})
+    return PodLogs("https://api.example", lambda: "tok", client=httpx.Client(transport=httpx.MockTransport(handler)))
+
+
+def test_pods_and_log_follow_the_api_reference():
+    seen = []
+    logs = api(seen)
+    pods = logs.pods("kimi-k3", {"app.kubernetes.io/name": "kimi-k3", "app.kubernetes.io/instance": "kimi-k3"})
+    assert seen[0].url.params["labelSelector"] == "app.kubernetes.io/instance=kimi-k3,app.kubernetes.io/name=kimi-k3"
+    assert pick_pod(pods, None) == "kimi-k3-0"  # the leader sorts first; the deleting pod is gone
+    assert pick_pod(pods, "1") == "kimi-k3-0-1" and pick_pod(pods, "kimi-k3-0-1") == "kimi-k3-0-1"
+    out = []
+    logs.read("kimi-k3", "kimi-k3-0", "vllm", 50, True, out.append)
+    req = seen[-1]
+    assert req.url.path == "/api/v1/namespaces/kimi-k3/pods/kimi-k3-0/log"
+    assert dict(req.url.params) == {"container": "vllm", "tailLines": "50", "follow": "true"}
+    assert b"".join(out) == b"INFO line 1\nINFO line 2\n"
+
+
+def test_no_pod_or_an_unknown_one_says_what_there_is():
+    with pytest.raises(ValueError, match="no serving pod found"):
+        pick_pod([], None)
+    with pytest.raises(ValueError, match="no such serving pod; there are kimi-k3-0, kimi-k3-0-1"):
+        pick_pod(PODS["items"][:2], "7")
+
+
+def test_an_api_error_is_reported():
+    logs = PodLogs("https://api.example", lambda: "t", client=httpx.Client(
+        transport=httpx.MockTransport(lambda r: httpx.Response(403, text="forbidden: pods/log"))))
+    with pytest.raises(RuntimeError, match="HTTP 403 forbidden"):
+        logs.read("kimi-k3", "p", "vllm", 10, False, lambda b: None)
+
+
+@pytest.mark.parametrize("value", ["a/b", "A", "-x", "$(id)", "p;q", "x" * 254])
+def test_hostile_pod_names(value):
+    with pytest.raises(ValueError, match="is not a pod"):
+        aws_node(value)
+    with pytest.raises(ValueError):
+        aws_lines(0)
+
+
+# ---- the CLI's errors about outputs ---------------------------------------------------------
+
+@pytest.mark.parametrize("outputs,fragment", [
+    ("not json", "is not readable JSON"),
+    ("[1]", "not a JSON object"),
+    ('{"endpoint": "x"}', "neither a ctyun-hcc nor an aws-eks stack"),
+    ('{"slurmJobId": "1"}', "have no `ssh`"),
+    ('{"slurmJobId": "1", "ssh": {"host": "h"}, "sshLoginKey": "k"}', "no pinned hostKey"),
+    ('{"slurmJobId": "1", "ssh": {"host": "h", "hostKey": "ssh-ed25519 AAAA", "logDir": "/etc/../x"}, '
+     '"sshLoginKey": "k"}', "log directory '/etc/../x'"),
+    ('{"kubeconfig": "x"}', "have no `kubernetes`"),
+])
+def test_outputs_problems_are_one_line_exit_2(tmp_path, capsys, outputs, fragment):
+    f = tmp_path / "o.json"
+    f.write_text(outputs)
+    assert main(["logs", "--stack", "s", "--outputs", str(f)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and fragment in err and "sshLoginKey" not in err.replace("`", "")
+
+
+def test_the_login_key_is_never_printed(tmp_path, capsys):
+    f = tmp_path / "o.json"
+    f.write_text(json.dumps({"slurmJobId": "x1", "ssh": {"host": "h", "hostKey": "k", "logDir": "/l"},
+                             "sshLoginKey": "-----BEGIN OPENSSH PRIVATE KEY-----SECRET"}))
+    assert main(["logs", "--stack", "s", "--outputs", str(f)]) == 2
+    assert "SECRET" not in "".join(capsys.readouterr())
