@@ -32,8 +32,16 @@ def target_name(run) -> str:
     return run.inference.target.target_name
 
 
+def contract(run) -> Optional[float]:
+    """`kimi-k3:usdPerHour` as the program parsed it (components/config/shared.py)."""
+    shared = getattr(run.inference.target, "shared", None)
+    return getattr(shared, "usd_per_hour", None)
+
+
 def cost(run, contract_usd_per_hour: Optional[float] = None) -> Dict[str, Any]:
     plan = run.inference.plan
+    if contract_usd_per_hour is None:
+        contract_usd_per_hour = contract(run)
     return cost_estimate.estimate(target_name(run), run.resources, plan.node_shape, plan.nodes,
                                   contract_usd_per_hour)
 

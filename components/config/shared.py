@@ -36,7 +36,7 @@ KNOWN_KEYS = frozenset({
     "target", "accelerator", "nodes", "model", "maxModelLen", "maxNumSeqs", "maxNumBatchedTokens",
     "gpuMemoryUtilization", "kvCacheDtype", "weightsSource", "streamWeights", "servedModelName",
     "port", "allowedCidrs", "image", "modelOverrides", "visionChunksPerPrompt", "apiKey", "hfToken",
-    "allowInternet", "acceptLoad",
+    "allowInternet", "acceptLoad", "usdPerHour",
 })
 #: shared keys whose values are never quoted (nor kept in `SharedSettings.source`)
 SECRET_KEYS = frozenset({"apiKey", "hfToken"})
@@ -77,6 +77,9 @@ class SharedSettings:
     allow_internet: bool = False
     #: `kimi-k3:acceptLoad`: size of the acceptance gate's load part (components/accept/sizing.py)
     accept_load: str = "auto"
+    #: `kimi-k3:usdPerHour`: the stack's contracted price per hour (US dollars), for plan.json's
+    #: cost and the acceptance gate's USD per million tokens (components/cost/estimate.py)
+    usd_per_hour: Optional[float] = None
     #: `kimi-k3:*` keys that are not shared, for the target's own parser (it rejects unknown ones)
     target_config: Mapping[str, object] = field(default_factory=dict)
     #: the shared keys as written (secrets left out), so a later refusal quotes what the user
@@ -196,6 +199,15 @@ def exposure_warnings(exposures: Sequence[Exposure], has_api_key: bool) -> List[
     return out
 
 
+def _usd_per_hour(src: RawConfig) -> Optional[float]:
+    """`kimi-k3:usdPerHour`: a positive, finite number of US dollars per hour, or unset."""
+    value = src.number("usdPerHour", None, "98.5", " of US dollars per hour")
+    if value is not None and value <= 0:
+        raise src.refuse("usdPerHour", "give the stack's contracted price per hour in US dollars, "
+                         "e.g. 98.5 (unset: the list prices)", "is not a price")
+    return value
+
+
 def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
     """Typed, checked shared settings from a stack's raw `kimi-k3:*` config."""
     src = RawConfig("kimi-k3", {k: v for k, v in raw.items() if k in KNOWN_KEYS - SECRET_KEYS},
@@ -232,6 +244,7 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         has_hf_token=bool(raw.get("hfToken")),
         allow_internet=allow_internet,
         accept_load=parse_accept_load(raw.get("acceptLoad")),
+        usd_per_hour=_usd_per_hour(src),
         # keys that are not shared belong to the target, which must reject those it does not know
         target_config={k: v for k, v in raw.items() if k not in KNOWN_KEYS},
         source=src,

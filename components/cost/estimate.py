@@ -142,7 +142,8 @@ def estimate(target: str, resources: Sequence[Mapping[str, Any]], node_shape: st
     elif not unknown:
         total, source = known, f"list prices ({CATALOG}), each part with its source and date"
     else:
-        total, source = None, f"list prices ({CATALOG}); no public price for {', '.join(unknown)}"
+        total, source = None, (f"list prices ({CATALOG}); no public price for {', '.join(unknown)}: "
+                               f"set {CONTRACT_KEY} to your contracted price")
     return {"usd_per_hour": total, "known_usd_per_hour": known, "unknown": unknown,
             "contract_usd_per_hour": contract, "source": source,
             "parts": [p.to_dict() for p in parts]}
@@ -157,4 +158,4 @@ def summary_line(cost: Mapping[str, Any]) -> str:
              + ", ".join(f"{p['what']} x{p['quantity']}" for p in priced) + "); ") if priced else ""
     missing = ", ".join(f"{p['what']} x{p['quantity']}" for p in cost["parts"]
                         if p["usd_per_hour"] is None)
-    return f"unknown: {floor}no public price for {missing}"
+    return f"unknown: {floor}no public price for {missing}; set {CONTRACT_KEY} to your contracted price"

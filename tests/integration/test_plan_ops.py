@@ -79,3 +79,24 @@ def test_replace_row():
     text = "model          K3\ncost           unknown\nnote           n"
     assert plan_ops.replace_row(text, "cost", "$1/h") == "model          K3\ncost           $1/h\nnote           n"
     assert plan_ops.replace_row("no such row", "cost", "x") == "no such row"
+
+
+def test_a_contracted_price_is_the_cost(capsys, tmp_path):
+    _, doc, _ = plan(capsys, tmp_path, "ctyun-hcc", "kimi-k3:usdPerHour=98.5")
+    assert doc["cost"]["usd_per_hour"] == 98.5
+    assert doc["cost"]["source"] == "contracted price (kimi-k3:usdPerHour)"
+    _, _, text = plan(capsys, tmp_path, "aws-eks", "kimi-k3:usdPerHour=1_000.25", quiet=False)
+    assert "cost           $1,000.25/h (contracted price (kimi-k3:usdPerHour))" in text
+
+
+@pytest.mark.parametrize("value,said", [
+    ("-3", "kimi-k3:usdPerHour=-3 is not a price"), ("0", "kimi-k3:usdPerHour=0 is not a price"),
+    ("nan", "kimi-k3:usdPerHour='nan' is not finite"), ("1e309", "is not finite"),
+    ("$98", "kimi-k3:usdPerHour='$98' is not a number"), ("١٠", "is not a number"),
+    ("98.5/h", "is not a number")])
+def test_a_contracted_price_that_is_not_one_is_refused(capsys, tmp_path, value, said):
+    code = main(["plan", "--stack", "ctyun-hcc", "--out", str(tmp_path / "x"), "--quiet",
+                 "--set", f"kimi-k3:usdPerHour={value}"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and said in err and "98.5" in err
+    assert not (tmp_path / "x").exists()
