@@ -24,9 +24,8 @@ from typing import Any, Iterable, Optional, Tuple
 from urllib.parse import unquote
 
 from ..ctyun_hcc.api.redact import SHOWN, redact_text
+from ..inference.quoting import terminal_text
 
-#: C0 controls except TAB, DEL and C1 controls (ECMA-48): what a terminal acts on
-CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 #: a JSON escape of one UTF-16 unit (surrogate pairs are decoded pairwise, below)
 _U_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
@@ -44,7 +43,7 @@ def decoded(text: str) -> str:
 
 def printable(text: str) -> str:
     """`text` with every terminal control character shown as `\\xNN` (newlines too)."""
-    return CONTROL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return terminal_text(text)
 
 
 class Scrubber:

@@ -6,21 +6,29 @@ the latest run with a bar against the plan's expectation, elapsed and remaining 
 last thing seen. Live (redrawn every `--interval` seconds, Ctrl-C to leave) on a terminal;
 `--once`, or output that is not a terminal, prints one plain snapshot (no ANSI codes).
 Exit status of a snapshot: 0, or 1 when the latest attempt of a phase failed; 2 for bad input.
+
+The file's texts come from outside (what a server answered, what a remote command printed):
+every segment shown goes through `terminal_text`, so an escape sequence in a record is shown
+as `\\x1b...`, never acted on by the terminal.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
 from typing import Callable
 
+from ..inference.quoting import terminal_text
 from ..progress import clock as clocks
 from ..progress.record import RecordReader, progress_file_for
 from ..progress.view import fit, latest_run, plain, summarize, view_lines
 
 EXIT_FAILED_PHASE = 1
 EXIT_BAD_INPUT = 2
+#: --interval bounds, seconds (time.sleep refuses nan and overflows on inf)
+MIN_INTERVAL_S, MAX_INTERVAL_S = 0.1, 3600.0
 
 
 def register(sub) -> None:
@@ -50,14 +58,16 @@ def snapshot(reader: RecordReader, title: str, now: float, include_all: bool = F
         cost = marker.get("usd_per_hour") if marker else None
         lines += clocks.status_lines(clock, views, started, now,
                                      cost if isinstance(cost, (int, float)) else None)
+    lines = [[(terminal_text(text), style) for text, style in line] for line in lines]
     return lines, any(v.state == "failed" for v in views)
 
 
 def run(args, clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep) -> int:
     """The command; `clock` and `sleep` are the real ones unless a test hands in its own."""
-    if args.interval <= 0:
-        print(f"error: --interval {args.interval} must be positive, e.g. --interval 2", file=sys.stderr)
+    if not (math.isfinite(args.interval) and MIN_INTERVAL_S <= args.interval <= MAX_INTERVAL_S):
+        print(f"error: --interval {args.interval} must be {MIN_INTERVAL_S:g} to "
+              f"{MAX_INTERVAL_S:g} seconds, e.g. --interval 2", file=sys.stderr)
         return EXIT_BAD_INPUT
     path = str(args.file) if args.file else progress_file_for(args.stack)
     name = args.stack or Path(path).stem

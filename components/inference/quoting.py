@@ -15,6 +15,10 @@ manifest goes through exactly one of these, never through an f-string between qu
   are escaped by `json.dumps`, never pasted between quotes.
 - `ere_literal(value)`: `value` as a POSIX extended regular expression that matches only itself
   (for `grep -E` patterns built around a value).
+- `terminal_text(value)`: text a terminal shows and never acts on: every C0 control but TAB,
+  DEL and every C1 control (ECMA-48: ESC starts escape sequences, CSI 0x9b and OSC 0x9d are C1;
+  a CR or BS can overwrite what was printed) shown as `\\xNN`. For text from outside (progress
+  records, a server's answers) that reaches a person's terminal.
 
 Values that cannot be quoted at all are refused: a NUL byte cannot be part of any argv or
 environment value (`QuotingError`).
@@ -80,3 +84,12 @@ def ere_literal(value: object) -> str:
         else:
             out.append(c)
     return "".join(out)
+
+
+#: what a terminal acts on: C0 controls but TAB, DEL, C1 controls (ECMA-48)
+_TERMINAL_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def terminal_text(value: object) -> str:
+    """`value` with every terminal control character (newlines too) shown as `\\xNN`."""
+    return _TERMINAL_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))

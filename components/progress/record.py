@@ -37,6 +37,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 
+from ..inference.quoting import terminal_text
+
 #: a phase running past this multiple of its expected time is flagged `slow`
 SLOW_FACTOR = 1.5
 #: a changed detail is written at most this often (a poll loop may call update every second)
@@ -182,7 +184,8 @@ class ProgressLog:
         """One line on stderr, which `pulumi up` shows on the stack's row and in Diagnostics."""
         if self.path and self.echo:
             try:
-                print(f"{ECHO_PREFIX} {scrub(text, self.secrets)}", file=sys.stderr, flush=True)
+                print(f"{ECHO_PREFIX} {terminal_text(scrub(text, self.secrets))}", file=sys.stderr,
+                      flush=True)
             except (OSError, ValueError):
                 pass
 

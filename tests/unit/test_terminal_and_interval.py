@@ -1,0 +1,49 @@
+"""Issue 21 item 8: progress records cannot drive the terminal; `status --interval` takes only a
+sane number of seconds. Each test holds the hostile input and fails without its guard."""
+
+import json
+
+import pytest
+
+from components.cli.main import main
+from components.inference.quoting import terminal_text
+from components.progress.record import ProgressLog
+
+ESC = "\x1b[2J\x1b]0;owned\x07\x9b31m\rover\x08\x7f"
+
+
+def _controls(text):
+    return [c for c in text if (ord(c) < 32 and c not in "\n") or 0x7f <= ord(c) <= 0x9f]
+
+
+def test_terminal_text_shows_every_control_character():
+    shown = terminal_text(ESC + "\n\t")
+    assert _controls(shown.replace("\t", "")) == [] and "\t" in shown
+    assert shown.startswith("\\x1b[2J\\x1b]0;owned\\x07\\x9b31m\\x0dover\\x08\\x7f\\x0a")
+    assert terminal_text("Kimi-K3 ok: 42") == "Kimi-K3 ok: 42"
+
+
+def test_escape_sequences_in_progress_records_are_shown_not_sent(tmp_path, capsys):
+    path = tmp_path / "p.jsonl"
+    with ProgressLog(str(path), echo=False).phase("vllm-start", "health " + ESC, 60) as p:
+        p.update("last answer: " + ESC)
+    with open(path, "a") as f:  # a record written by anyone, with escapes in every text field
+        f.write(json.dumps({"ts": 1.8e9, "phase": "x" + ESC, "event": "failed",
+                            "waiting_for": ESC, "assumption": ESC, "detail": ESC}) + "\n")
+    assert main(["status", "--file", str(path), "--once"]) == 1
+    out = capsys.readouterr().out
+    assert _controls(out) == [] and "\\x1b[2J" in out
+
+
+def test_the_stderr_echo_of_a_phase_shows_controls(tmp_path, capsys):
+    log = ProgressLog(str(tmp_path / "p.jsonl"), echo=True)
+    log.say("seen " + ESC + "\nsecond line")
+    err = capsys.readouterr().err
+    assert _controls(err) == [] and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-1", "1e9", "0.01"])
+def test_status_interval_must_be_a_sane_number_of_seconds(value, tmp_path, capsys):
+    assert main(["status", "--file", str(tmp_path / "x.jsonl"), f"--interval={value}"]) == 2
+    err = capsys.readouterr().err
+    assert f"--interval {float(value)}" in err and "seconds" in err and "Traceback" not in err
