@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from ..offline.runner import ProgramRun, StackNotFound, run_program
 from . import plan_ops
@@ -90,17 +91,44 @@ class OutputError(Exception):
     """`--out` cannot be written (a file, or a directory that is not a plan output)."""
 
 
+#: every path a plan writes (plan.json; the ctyun scripts and the API-key guard; aws-eks
+#: manifests `manifests/<kind>-<name>.yaml`; dashboards and alert rules): a directory holding
+#: anything else is not (only) an earlier plan, and replacing it would delete that
+PLAN_FILES = re.compile(r"plan\.json|[a-z0-9_]+\.sh|api-guard/[A-Za-z0-9_]+\.py"
+                        r"|manifests/[a-z0-9.-]+\.yaml|dashboards/[a-z0-9.-]+\.json"
+                        r"|prometheus/[a-z0-9.-]+\.yml")
+PLAN_DIRS = frozenset({"api-guard", "manifests", "dashboards", "prometheus"})
+
+
 def check_out_dir(out_dir: Path) -> None:
     """Refuse an output path that is a file, or a directory holding anything but an earlier
-    plan (its whole content is replaced, so it must be ours: empty, or with our plan.json)."""
+    plan (its whole content is replaced, so it must be ours: empty, or with our plan.json and
+    nothing a plan does not write: no other file, no symlink)."""
     if out_dir.exists() and not out_dir.is_dir():
         raise OutputError(f"--out {out_dir} is a file; give a directory (it is created)")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not _is_plan_output(out_dir):
-        raise OutputError(f"--out {out_dir} is a directory that holds something else than a plan "
-                          "(no plan.json of this command); give a new or empty directory")
+    if out_dir.is_dir() and any(out_dir.iterdir()):
+        if not _is_plan_output(out_dir):
+            raise OutputError(f"--out {out_dir} is a directory that holds something else than a "
+                              "plan (no plan.json of this command); give a new or empty directory")
+        foreign = _not_written_by_a_plan(out_dir)
+        if foreign:
+            raise OutputError(f"--out {out_dir} holds {foreign!r}, which no plan writes (the whole "
+                              "directory is replaced); move it away or give another directory")
     for parent in out_dir.resolve().parents:
         if parent.exists() and not parent.is_dir():
             raise OutputError(f"--out {out_dir}: {parent} is a file")
+
+
+def _not_written_by_a_plan(d: Path) -> Optional[str]:
+    """The first entry of `d` (relative path) that a plan does not write, or None."""
+    for root, dirs, files in os.walk(d):
+        for name in sorted(dirs) + sorted(files):
+            p = Path(root) / name
+            rel = p.relative_to(d).as_posix()
+            ok = rel in PLAN_DIRS if name in dirs else PLAN_FILES.fullmatch(rel) and p.is_file()
+            if p.is_symlink() or not ok:
+                return rel
+    return None
 
 
 def _is_plan_output(d: Path) -> bool:
