@@ -16,6 +16,8 @@ in one place:
 - no error or log line carries a secret: every CtyunError leaving `call` is redacted
   (api/redact.py) of the request's secret fields (`rootPassword`), the credentials and the
   signed header values, and of any `secret-field=value` echo in CTyun's text;
+- a redirect is never followed: the signature header would go to whatever host the `Location`
+  names (requests drops only `Authorization` across hosts); a 3xx is an ApiError naming it;
 - a request that provably did not run (connection refused, connect timeout, HTTP 429 or 503)
   and a throttled one (refused, so not executed) are retried with exponential backoff and full jitter, within the
   caller's deadline.
@@ -285,7 +287,9 @@ class Transport:
         prepared.url = url + (f"?{query}" if query else "")
         self.calls[op.path] += 1
         try:
-            resp = self._session.send(prepared, timeout=self._timeout)
+            # never follow a redirect: requests drops only `Authorization` on a cross-host
+            # redirect and would hand `Eop-Authorization` (and a 307's body) to the new host
+            resp = self._session.send(prepared, timeout=self._timeout, allow_redirects=False)
         except requests.exceptions.ConnectTimeout:
             raise _Fault("connect timed out", may_have_run=False) from None
         except requests.exceptions.ConnectionError as e:
@@ -295,6 +299,12 @@ class Transport:
                          may_have_run=not never_sent) from None
         except requests.exceptions.Timeout:
             raise _Fault("timed out waiting for the answer", may_have_run=True) from None
+        if 300 <= resp.status_code < 400:
+            to = urlsplit(resp.headers.get("Location", "")).hostname or "an unnamed place"
+            raise ApiError(op.name, f"HTTP{resp.status_code}",
+                           f"redirected to {to}; not followed (the request is signed for "
+                           f"{urlsplit(url).hostname}: check ctyun:endpoint / CTYUN_ENDPOINT)",
+                           resp.status_code, request_id)
         verdict = envelope.judge(op.name, resp.status_code, resp.content, request_id)
         if verdict.ok:
             return verdict.value
