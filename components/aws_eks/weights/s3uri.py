@@ -45,11 +45,11 @@ class S3Uri(NamedTuple):
 
 def bucket_problem(bucket: str) -> str:
     """Why `bucket` is not a valid S3 bucket name, or "" if it is."""
-    if not _BUCKET.match(bucket):
+    if not _BUCKET.fullmatch(bucket):
         return "bucket names are 3-63 lower-case letters, digits, '.' and '-'"
     if ".." in bucket:
         return "bucket names have no two adjacent dots"
-    if _IPV4.match(bucket):
+    if _IPV4.fullmatch(bucket):
         return "bucket names are not IP addresses"
     if bucket.startswith(_BAD_BUCKET_PREFIXES) or bucket.endswith(_BAD_BUCKET_SUFFIXES):
         return "the bucket name uses a prefix or suffix S3 reserves"
@@ -70,7 +70,7 @@ def parse(value: str) -> S3Uri:
         raise ValueError(f"the prefix is longer than {MAX_PREFIX} characters")
     if prefix:
         for segment in prefix.split("/"):
-            if not segment or not _SEGMENT.match(segment) or segment in (".", ".."):
+            if not segment or not _SEGMENT.fullmatch(segment) or segment in (".", ".."):
                 raise ValueError("prefix segments are letters, digits and ._=+- separated by "
                                  "single '/', without '.' or '..' segments")
     return S3Uri(bucket, prefix)
