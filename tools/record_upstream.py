@@ -10,11 +10,14 @@ Run by hand when a pin changes (re-record, then let the tests say what moved):
 
     git clone https://github.com/NVIDIA/k8s-device-plugin CLONE
     python tools/record_upstream.py NVIDIA/k8s-device-plugin CLONE
-    (likewise aws/eks-charts, aws/sagemaker-hyperpod-cli)
+    (likewise aws/eks-charts, aws/sagemaker-hyperpod-cli, prometheus-community/helm-charts,
+    NVIDIA/dcgm-exporter, Ascend/mind-cluster; for vllm-project/vllm give an unpacked release
+    wheel: pip download vllm==0.33.0 --no-deps && unzip -d TREE vllm-*.whl)
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +89,59 @@ def hyperpod_crd(clone: Path) -> None:
     write(repo, commit, path, head + yaml.safe_dump(reduce_crd(crd), sort_keys=True, width=100))
 
 
+def _strip_descriptions(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _strip_descriptions(v) for k, v in node.items() if k != "description"}
+    if isinstance(node, list):
+        return [_strip_descriptions(v) for v in node]
+    return node
+
+
+def kube_prometheus_stack(clone: Path) -> None:
+    """Chart.yaml verbatim; values.yaml parsed (comments dropped); the PodMonitor and
+    PrometheusRule CRDs with their descriptions dropped (components/aws_eks/monitoring.py)."""
+    from components.aws_eks import monitoring
+    repo, commit, base = monitoring.KPS_SOURCE
+    write(repo, commit, f"{base}/Chart.yaml", git_show(clone, commit, f"{base}/Chart.yaml"))
+    head = (f"# Reduced from https://github.com/{repo}/blob/{commit}/{{path}}: {{what}}.\n"
+            "# Written by tools/record_upstream.py.\n")
+    values = yaml.safe_load(git_show(clone, commit, f"{base}/values.yaml"))
+    write(repo, commit, f"{base}/values.yaml",
+          head.format(path=f"{base}/values.yaml", what="parsed and dumped again (comments dropped)")
+          + yaml.safe_dump(values, sort_keys=True, width=100))
+    for crd in monitoring.KPS_CRDS:
+        path = f"{base}/charts/crds/crds/{crd}"
+        text = yaml.safe_dump(_strip_descriptions(yaml.safe_load(git_show(clone, commit, path))),
+                              sort_keys=True, width=100)
+        write(repo, commit, path, head.format(path=path, what="descriptions dropped") + text)
+
+
+def dcgm_exporter(clone: Path) -> None:
+    """The chart's values.yaml and Chart.yaml and the default counters, verbatim."""
+    from components.aws_eks import monitoring
+    repo, commit, paths = monitoring.DCGM_SOURCE
+    for path in paths:
+        write(repo, commit, path, git_show(clone, commit, path))
+
+
+def npu_exporter(clone: Path) -> None:
+    """The npu-exporter collector files that declare the metric names, verbatim."""
+    from components.observability import metrics
+    repo, commit, paths = metrics.NPU_FILES
+    for path in paths:
+        write(repo, commit, path, git_show(clone, commit, path))
+
+
+def vllm_wheel(tree: Path) -> None:
+    """vllm/v1/metrics/loggers.py of an unpacked release wheel (`pip download vllm==V
+    --no-deps`, unzip), recorded under the release tag (the wheel names its commit in
+    vllm/_version.py)."""
+    version = re.search(r"__version__ = version = '([^']+)'",
+                        (tree / "vllm" / "_version.py").read_text()).group(1)
+    path = "vllm/v1/metrics/loggers.py"
+    write("vllm-project/vllm", f"v{version}", path, (tree / path).read_text(encoding="utf-8"))
+
+
 def main(argv: List[str]) -> int:
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -100,6 +156,14 @@ def main(argv: List[str]) -> int:
         efa_history(clone, sorted(efa["first_listed_in"]))
     elif repo == "aws/sagemaker-hyperpod-cli":
         hyperpod_crd(clone)
+    elif repo == "prometheus-community/helm-charts":
+        kube_prometheus_stack(clone)
+    elif repo == "NVIDIA/dcgm-exporter":
+        dcgm_exporter(clone)
+    elif repo == "Ascend/mind-cluster":
+        npu_exporter(clone)
+    elif repo == "vllm-project/vllm":  # CLONE is an unpacked release wheel
+        vllm_wheel(clone)
     else:
         print(f"{repo}: not a repository the tests record (see {INDEX.relative_to(ROOT)})",
               file=sys.stderr)

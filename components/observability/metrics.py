@@ -140,6 +140,12 @@ _NPU = (  # file:line of the BuildDesc call under collector/metrics/
 )
 
 
+#: the npu-exporter files the names above are declared in (recorded for the tests)
+NPU_FILES = ("Ascend/mind-cluster", "9e132e216bb7b81f4a2742a4ac6d3b50754e8a77", tuple(
+    f"component/npu-exporter/collector/metrics/{f}" for f in
+    ("collector_for_utilization.go", "collector_for_hbm.go", "collector_for_npu.go")))
+
+
 def _build() -> Dict[str, Dict[str, Metric]]:
     out: Dict[str, Dict[str, Metric]] = {k: {} for k in SOURCES}
     for name, kind, l33, l23, doc in _VLLM:
