@@ -194,6 +194,28 @@ def test_your_own_bucket_is_read_only_and_never_holds_our_cache():
     assert [c["name"] for c in pod(run)["initContainers"]] == ["stage-weights"]
 
 
+@pytest.mark.parametrize("uri", ["s3://my-weights", "s3://my-weights/"])
+def test_your_bucket_root_is_granted_as_the_whole_bucket(uri):
+    """`s3://bucket` and `s3://bucket/` read the whole bucket: objects `bucket/*` (never
+    `bucket//*`), and listing without an s3:prefix condition (a root listing sends none)."""
+    run = run_program("aws-eks", {**BASE, "kimi-k3:weightsSource": "s3", "kimi-k3:weightsS3Uri": uri})
+    (doc,) = policies(run).values()
+    resources = [r for st in doc["Statement"] for r in st["Resource"]]
+    assert sorted(resources) == ["arn:aws:s3:::my-weights", "arn:aws:s3:::my-weights/*"]
+    assert all("Condition" not in st for st in doc["Statement"])
+    (src,) = [r["inputs"] for r in run.of_type("kubernetes:core/v1:ConfigMap")
+              if r["inputs"]["metadata"]["name"].endswith("weights-source")]
+    assert src["data"]["s3Uri"] == "s3://my-weights"
+
+
+def test_an_empty_segment_in_your_bucket_uri_is_refused():
+    from components.inference.errors import KimiK3Error
+    import pulumi
+
+    with pytest.raises((KimiK3Error, pulumi.RunError), match="kimi-k3:weightsS3Uri"):
+        run_program("aws-eks", {**BASE, "kimi-k3:weightsSource": "s3", "kimi-k3:weightsS3Uri": "s3://my-weights//"})
+
+
 def test_streaming_reads_the_mirror_directly():
     run = run_program("aws-eks", {**BASE, "kimi-k3:streamWeights": "true"})
     spec = pod(run)

@@ -17,7 +17,8 @@ GOOD = [
 BAD = [
     "s3:/x/y", "https://bucket/x", "s3://", "s3://ab", "s3://Bucket", "s3://bucket_1",
     "s3://-bucket", "s3://bucket-", "s3://a..b", "s3://192.168.1.1", "s3://xn--bucket",
-    "s3://bucket-s3alias", "s3://bucket--ol-s3", "s3://" + "a" * 64, "s3://bucket//x",
+    "s3://bucket-s3alias", "s3://bucket--ol-s3", "s3://" + "a" * 64, "s3://bucket//x", "s3://bucket//",
+    "s3://bucket/a//", "s3://bucket///",
     "s3://bucket/a/../b", "s3://bucket/./b", "s3://bucket/a b", "s3://bucket/$(id)",
     "s3://bucket/`id`", "s3://bucket/a;b", "s3://bucket/a\nb", 's3://bucket/"x', "s3://bucket/a'b",
     "s3://bucket/" + "a" * 513,

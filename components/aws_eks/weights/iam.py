@@ -23,10 +23,33 @@ def pod_trust_policy() -> dict:
         "Action": ["sts:AssumeRole", "sts:TagSession"]}]}
 
 
+def objects_arn(bucket: str, prefix: str) -> str:
+    """The ARN of every object under `prefix` ("" = the whole bucket): `arn:aws:s3:::bucket/*`
+    or `arn:aws:s3:::bucket/prefix/*`, never `bucket//*` (S3 ARNs "reduce to
+    arn:aws:s3:::bucket_name/key_name": awsdocs/amazon-s3-developer-guide,
+    doc_source/s3-arn-format.md, https://github.com/awsdocs/amazon-s3-developer-guide/blob/master/doc_source/s3-arn-format.md)."""
+    return f"arn:aws:s3:::{bucket}/{prefix}/*" if prefix else f"arn:aws:s3:::{bucket}/*"
+
+
 def _list(bucket: str, prefixes: List[str]) -> dict:
-    return {"Sid": "ListTheseKeysOnly", "Effect": "Allow", "Action": ["s3:ListBucket"],
-            "Resource": [f"arn:aws:s3:::{bucket}"],
-            "Condition": {"StringLike": {"s3:prefix": [p for x in prefixes for p in (f"{x}/*", x)]}}}
+    """s3:ListBucket on the bucket, limited by `s3:prefix` to `prefixes` and the keys under them.
+
+    A root prefix ("", the whole bucket) gets no condition: ListObjectsV2 without a Prefix sends
+    no `s3:prefix` key, and a condition on a key absent from the request context does not match
+    (IAM User Guide, "IAM JSON policy elements: Condition",
+    https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition.html),
+    so a conditioned grant would refuse the very listing the root needs.
+
+    Listing is also how kimi-k3 checks a marker object (mirror.py, stage.sh): without
+    s3:ListBucket in the GetObject/HeadObject request's own context, S3 answers a missing key with
+    403, not 404 (S3 API Reference, GetObject and HeadObject, "Permissions"), so a marker is
+    looked up with ListObjectsV2(Prefix=<its key>), which this grant allows.
+    """
+    statement = {"Sid": "ListTheseKeysOnly", "Effect": "Allow", "Action": ["s3:ListBucket"],
+                 "Resource": [f"arn:aws:s3:::{bucket}"]}
+    if all(prefixes):
+        statement["Condition"] = {"StringLike": {"s3:prefix": [p for x in prefixes for p in (f"{x}/*", x)]}}
+    return statement
 
 
 def serving_policy(bucket: str, model_prefix: str, cache_prefix: Optional[str]) -> dict:
@@ -34,11 +57,11 @@ def serving_policy(bucket: str, model_prefix: str, cache_prefix: Optional[str]) 
     prefixes = [model_prefix] + ([cache_prefix] if cache_prefix else [])
     statements = [_list(bucket, prefixes),
                   {"Sid": "ReadWeights", "Effect": "Allow", "Action": ["s3:GetObject"],
-                   "Resource": [f"arn:aws:s3:::{bucket}/{p}/*" for p in prefixes]}]
+                   "Resource": [objects_arn(bucket, p) for p in prefixes]}]
     if cache_prefix:
         statements.append({"Sid": "SaveCompileCache", "Effect": "Allow",
                            "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
-                           "Resource": [f"arn:aws:s3:::{bucket}/{cache_prefix}/*"]})
+                           "Resource": [objects_arn(bucket, cache_prefix)]})
     return {"Version": VERSION, "Statement": statements}
 
 
@@ -50,7 +73,7 @@ def mirror_policy(bucket: str, model_prefix: str) -> dict:
         {"Sid": "MirrorObjects", "Effect": "Allow",
          "Action": ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
                     "s3:ListMultipartUploadParts"],
-         "Resource": [f"arn:aws:s3:::{bucket}/{model_prefix}/*"]},
+         "Resource": [objects_arn(bucket, model_prefix)]},
     ]}
 
 

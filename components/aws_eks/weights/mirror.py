@@ -376,14 +376,32 @@ def complete_text(repo_id: str, commit: str, files: List[RepoFile], manifest: st
             f"manifest_sha256={hashlib.sha256(manifest.encode()).hexdigest()}\n")
 
 
+def exists(s3, dest: s3uri.S3Uri, path: str) -> bool:
+    """Is the object `path` under the prefix there? Asked with ListObjectsV2(Prefix=<its key>),
+    which the job's role may do (s3:ListBucket under the model prefix, iam.py), never with
+    HEAD/GET: S3 answers those 403, not 404, for a missing key unless the request's own context
+    grants s3:ListBucket (S3 API Reference, GetObject/HeadObject "Permissions",
+    https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html), and a GetObject carries
+    no `s3:prefix`, so a prefix-conditioned grant never counts there.
+
+    The first key listed under a prefix equal to a key is that key if it exists (keys list in
+    UTF-8 binary order and a string sorts before its extensions)."""
+    key = dest.key(path)
+    page = s3.list_objects_v2(Bucket=dest.bucket, Prefix=key, MaxKeys=1)
+    return any(o.get("Key") == key for o in page.get("Contents", []))
+
+
 def _get_text(s3, dest: s3uri.S3Uri, path: str) -> Optional[str]:
+    """The object's text, or None if it is not there (looked up by listing: `exists`)."""
     from botocore.exceptions import ClientError
 
+    if not exists(s3, dest, path):
+        return None
     try:
         return s3.get_object(Bucket=dest.bucket, Key=dest.key(path))["Body"].read().decode()
     except ClientError as e:
         if e.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
-            return None
+            return None  # deleted between the listing and the read
         raise
 
 

@@ -65,6 +65,8 @@ def parse(value: str) -> S3Uri:
     problem = bucket_problem(bucket)
     if problem:
         raise ValueError(problem)
+    if "//" in rest:  # `s3://bucket//`, `s3://bucket/a//b`: an empty segment, never a root
+        raise ValueError("prefix segments are separated by single '/'")
     prefix = prefix[:-1] if prefix.endswith("/") else prefix
     if len(prefix) > MAX_PREFIX:
         raise ValueError(f"the prefix is longer than {MAX_PREFIX} characters")

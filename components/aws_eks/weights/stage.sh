@@ -95,16 +95,21 @@ export AWS_CONFIG_FILE="$work/aws-config"
 } >"$AWS_CONFIG_FILE"
 
 # fetch one bookkeeping object; 0 = fetched, 1 = it does not exist, otherwise die with the error.
+# Whether it exists is asked by listing its key (ListObjectsV2, Prefix = the key), never by the
+# GET itself: without s3:ListBucket in the GET's own request context S3 answers a missing key 403,
+# not 404 (S3 API Reference, GetObject "Permissions"), and the pod's role may list only under its
+# prefix (components/aws_eks/weights/iam.py). The first key listed under a key is that key if it
+# exists (keys list in UTF-8 binary order).
 # Credentials may not be there for the first seconds of a fresh node (the EKS Pod Identity agent
 # can start after the pod: aws/eks-pod-identity-agent#159): those errors are retried for a minute.
 fetch() {
-    local err="$work/fetch.err" try
+    local err="$work/fetch.err" try key=${1#s3://"$bucket"/} first
     for try in 1 2 3 4 5 6 7 8 9 10; do
-        if aws s3 cp --only-show-errors "$1" "$2" 2>"$err"; then
-            return 0
-        fi
-        if grep -qE '404|NoSuchKey|Not Found|does not exist' "$err"; then
-            return 1
+        if first=$(aws s3api list-objects-v2 --bucket "$bucket" --prefix "$key" --page-size 1 \
+                --max-items 1 --query 'Contents[0].Key' --output text 2>"$err"); then
+            [[ $first == "$key" ]] || return 1
+            aws s3 cp --only-show-errors "$1" "$2" 2>"$err" && return 0
+            grep -qE '404|NoSuchKey|Not Found|does not exist' "$err" && return 1  # deleted since
         fi
         grep -qiE 'locate credentials|retrieving credentials|169\.254\.170\.23|connect timeout' "$err" || break
         log "no credentials yet (try $try/10); retrying in 6 s"
