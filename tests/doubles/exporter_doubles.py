@@ -63,9 +63,9 @@ def npu_text(npus: int = 16, model_name: str = "Ascend910") -> str:
 
 
 class ExporterDouble:
-    """`GET /metrics` answering `text()` (Prometheus text format 0.0.4) on 127.0.0.1."""
+    """`GET /metrics` answering `text()` (Prometheus text format 0.0.4) on `host` (loopback)."""
 
-    def __init__(self, text: Callable[[], str]):
+    def __init__(self, text: Callable[[], str], host: str = "127.0.0.1", port: int = 0):
         body_of = text
 
         class Handler(BaseHTTPRequestHandler):
@@ -83,9 +83,9 @@ class ExporterDouble:
             def log_message(self, *args):
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer((host, port), Handler)
         self.port = self._server.server_address[1]
-        self.target = f"127.0.0.1:{self.port}"
+        self.target = f"{host}:{self.port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def __enter__(self) -> "ExporterDouble":
@@ -95,3 +95,26 @@ class ExporterDouble:
     def __exit__(self, *exc) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def main(argv=None) -> int:
+    """`python -m tests.doubles.exporter_doubles npu|dcgm --host H --port P`: serve in the
+    foreground (e.g. inside a test node's network namespace)."""
+    import argparse
+
+    p = argparse.ArgumentParser(description="accelerator exporter doubles (tests only)")
+    p.add_argument("kind", choices=("npu", "dcgm"))
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0)
+    a = p.parse_args(argv)
+    d = ExporterDouble(npu_text if a.kind == "npu" else dcgm_text, a.host, a.port)
+    print(f"(double) {a.kind} exporter on {d.target}", flush=True)
+    try:
+        d._server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

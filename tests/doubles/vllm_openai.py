@@ -654,13 +654,18 @@ def main(argv=None) -> int:
     p.add_argument("--tpot-s", type=float, default=0.0)
     p.add_argument("--reasoning-tokens", type=int, default=3)
     p.add_argument("--fault", action="append", default=[], choices=sorted(FAULTS))
+    p.add_argument("--metrics-version", default="0.33.0", help="vLLM release of /metrics")
+    p.add_argument("--engines", type=int, default=1, help="engines (data-parallel ranks) in /metrics")
+    p.add_argument("--middleware", action="append", default=[],
+                   help="an ASGI middleware import path, as vllm serve --middleware")
     a = p.parse_args(argv)
     import os
 
     cfg = DoubleConfig(served_model_name=a.served_model_name, ttft_s=a.ttft_s, tpot_s=a.tpot_s,
                        reasoning_tokens=a.reasoning_tokens,
                        api_key=os.environ.get(a.api_key_env) if a.api_key_env else None,
-                       faults=frozenset(a.fault))
+                       faults=frozenset(a.fault), metrics_version=a.metrics_version,
+                       engines=a.engines, middleware=tuple(a.middleware))
     d = VllmOpenAIDouble(cfg, a.host, a.port)
     print(f"(double) serving {cfg.served_model_name} on {d.url}", flush=True)
     try:
