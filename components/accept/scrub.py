@@ -23,7 +23,7 @@ import re
 from typing import Any, Iterable, Optional, Tuple
 from urllib.parse import unquote
 
-from ..ctyun_hcc.api.redact import SHOWN, redact_text
+from ..dynamic.redact import SHOWN, redact_text
 from ..inference.quoting import terminal_text
 
 #: a JSON escape of one UTF-16 unit (surrogate pairs are decoded pairwise, below)

@@ -36,14 +36,13 @@ next `pulumi up` then orders anew; what the failed job left was removed by HccCl
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional
 
 import pulumi
-from pulumi.dynamic import (CheckResult, ConfigureRequest, CreateResult, DiffResult,
-                            ReadResult, ResourceProvider, UpdateResult)
+from pulumi.dynamic import CreateResult, DiffResult, UpdateResult
 
+from ..dynamic.provider import Deadline, DynamicResource
 from . import cluster_inputs as ci
 from . import cluster_ops as ops
 from . import provider_runtime as rt
@@ -53,7 +52,7 @@ from .api.ehpc import (JOB_FAILED, ComputeOrder, CreateClusterRequest, ExistingS
 from .api.errors import ApiError, CtyunError, TransportError
 from .catalog import Choice, Resolved, resolve
 
-log = logging.getLogger("kimi_k3.ctyun")
+log = rt.LOG
 
 INPUT_DEFAULTS: Dict[str, Any] = {
     "regionID": None, "azName": None, "clusterName": None, "clusterType": "",
@@ -102,10 +101,6 @@ def check_inputs(news: Dict[str, Any]) -> list:
     return f.items
 
 
-def _inputs(props: Dict[str, Any]) -> Dict[str, Any]:
-    return rt.with_defaults(props, INPUT_DEFAULTS)
-
-
 def choice_of(p: Dict[str, Any]) -> Choice:
     return Choice(p["clusterType"], p["specification"], p["masterSpecification"], p["image"],
                   p["masterImage"], p["storageType"])
@@ -137,26 +132,26 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@rt.redacting
-class HccClusterOrderProvider(ResourceProvider):
+class HccClusterOrderProvider(rt.CtyunProvider):
     """Orders one E-HPC cluster (or adopts one this stack can prove is its own)."""
 
-    serialize_as_secret_always = False
+    INPUTS = INPUT_DEFAULTS
+    OUTPUTS = OUTPUT_KEYS
+    SECRET_OUTPUTS = ("rootPassword",)
+    IGNORED_KEYS = IGNORED_KEYS
+    REPLACE_ALL = True
+    TIMEOUT_INPUTS = {"delete": "deleteTimeoutS"}
 
-    def configure(self, req: ConfigureRequest) -> None:
-        rt.remember_config(req.config)
-
-    def check(self, olds: Dict[str, Any], news: Dict[str, Any]) -> CheckResult:
-        return CheckResult(news, check_inputs(rt.strip(news)))
+    def check_inputs(self, news):
+        return check_inputs(news)
 
     def diff(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> DiffResult:
-        o, n = _inputs(rt.strip(olds)), _inputs(rt.strip(news))
-        changed = [k for k in rt.changed_inputs(o, n, INPUT_DEFAULTS) if k not in IGNORED_KEYS]
-        old = rt.strip(olds)
-        job = old.get("jobUUID")
+        n = self.inputs(news)
+        changed = self.changed(self.inputs(olds), n)
+        job = olds.get("jobUUID")
         if not changed and job and self._job_failed(n, job):
             changed = ["jobUUID"]
-        if not changed and self._adopting(old, n):
+        if not changed and self._adopting(olds, n):
             return DiffResult(changes=True, replaces=[], delete_before_replace=True)
         return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=True)
 
@@ -171,9 +166,9 @@ class HccClusterOrderProvider(ResourceProvider):
     def update(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> UpdateResult:
         """Adopt `adoptClusterUuid` for an order that never saw its cluster: only a listed
         cluster of this order's name inside this order's VPC."""
-        old, p = rt.strip(olds), _inputs(rt.strip(news))
+        old, p = olds, self.inputs(news)
         adopt, name = p["adoptClusterUuid"], p["clusterName"]
-        cluster = rt.ehpc(p).get_cluster(adopt, rt.deadline_in(120))
+        cluster = rt.ehpc(p).get_cluster(adopt, Deadline.after(120, "adoption").at)
         if cluster is None or cluster.name != name or cluster.vpc_id != p["vpcID"]:
             seen = "is not listed" if cluster is None else \
                 f"is {cluster.name} in VPC {cluster.vpc_id}"
@@ -188,16 +183,15 @@ class HccClusterOrderProvider(ResourceProvider):
         """Did E-HPC report this order's job failed? (then the next up orders anew). Any
         trouble asking counts as no: diff must not block a preview."""
         try:
-            return rt.ehpc(p).job_status(job, rt.deadline_in(30)) in JOB_FAILED
+            return rt.ehpc(p).job_status(job, Deadline.after(30, "diff").at) in JOB_FAILED
         except Exception:  # noqa: BLE001 - no credentials, network, undocumented answer
             return False
 
     def create(self, props: Dict[str, Any]) -> CreateResult:
-        p = _inputs(rt.strip(props))
-        t = rt.transport(p)
-        ehpc = rt.ehpc(p, t)
-        deadline = rt.deadline_in(p["timeoutS"])
-        ctx = ops.Ctx(ehpc, p["azName"], rt.waiter(p), rt.progress(p, [p["rootPassword"]]),
+        p = self.inputs(props)
+        ehpc = rt.ehpc(p)
+        deadline = self.deadline(p, "create").at
+        ctx = ops.Ctx(ehpc, p["azName"], rt.waiter(p), self.progress(p),
                       float(p["lostAnswerWaitS"]))
         resolved = resolve(ehpc, p["azName"], choice_of(p), deadline)
         request = create_request(p, resolved)
@@ -286,20 +280,18 @@ class HccClusterOrderProvider(ResourceProvider):
                 "origin": origin, "resolved": resolved.to_dict()}
         return CreateResult(f"{p['regionID']}/{p['clusterName']}", outs)
 
-    def read(self, id_: str, props: Dict[str, Any]) -> ReadResult:
-        # a record of what was ordered: nothing to refresh (HccCluster reads the cluster)
-        return ReadResult(id_, rt.strip(props))
+    # read: the base's (a record of what was ordered: nothing to refresh; HccCluster reads
+    # the cluster)
 
     def delete(self, id_: str, props: Dict[str, Any]) -> None:
         """Remove the cluster of this order if it is still listed (HccCluster normally removed
         it already); identified by recorded UUID, else by name inside the recorded VPC."""
-        p = {**_inputs(rt.strip(props)), **rt.strip(props)}
+        p = {**self.inputs(props), **props}
         if p.get("origin") == "adopted" and not p.get("clusterUUID"):
             return
-        t = rt.transport(p)
-        ehpc = rt.ehpc(p, t)
-        deadline = rt.deadline_in(p["deleteTimeoutS"])
-        ctx = ops.Ctx(ehpc, p["azName"], rt.waiter(p), rt.progress(p, [p.get("rootPassword")]),
+        ehpc = rt.ehpc(p)
+        deadline = self.deadline(p, "delete").at
+        ctx = ops.Ctx(ehpc, p["azName"], rt.waiter(p), self.progress(p),
                       float(p["lostAnswerWaitS"]))
         cluster = ops.find_own(ctx, p["clusterName"], p["vpcID"], p.get("clusterUUID") or "",
                                deadline)
@@ -307,7 +299,7 @@ class HccClusterOrderProvider(ResourceProvider):
             ops.teardown(ctx, cluster.uuid, deadline, "ctyun:deleteTimeoutS")
 
 
-class HccClusterOrder(pulumi.dynamic.Resource, module="ctyun", name="HccClusterOrder"):
+class HccClusterOrder(DynamicResource, module="ctyun", name="HccClusterOrder"):
     """The create order of one E-HPC cluster (see the module docstring)."""
 
     jobUUID: pulumi.Output[str]
@@ -316,14 +308,5 @@ class HccClusterOrder(pulumi.dynamic.Resource, module="ctyun", name="HccClusterO
     origin: pulumi.Output[str]
     resolved: pulumi.Output[dict]
 
-    def __init__(self, resource_name: str, inputs: Dict[str, Any],
-                 opts: Optional[pulumi.ResourceOptions] = None):
-        unknown = set(inputs) - set(INPUT_DEFAULTS)
-        if unknown:
-            raise TypeError(f"HccClusterOrder: unknown inputs {sorted(unknown)}")
-        props = {**{k: v for k, v in inputs.items() if v is not None},
-                 **{k: None for k in OUTPUT_KEYS}}
-        props.setdefault("rootPassword", None)
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            additional_secret_outputs=["rootPassword"]))
-        super().__init__(HccClusterOrderProvider(), resource_name, props, opts)
+    def __init__(self, resource_name: str, inputs: Dict[str, Any], opts=None):
+        super().__init__(HccClusterOrderProvider(), resource_name, inputs, opts)

@@ -21,13 +21,12 @@ fails saying what it waited for. The provider object holds no client and no cred
 
 from __future__ import annotations
 
-import logging
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import pulumi
-from pulumi.dynamic import (CheckResult, ConfigureRequest, CreateResult, DiffResult,
-                            ReadResult, ResourceProvider, UpdateResult)
+from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
+from ..dynamic.provider import DynamicResource
 from . import cluster_inputs as ci
 from . import cluster_ops as ops
 from . import provider_runtime as rt
@@ -36,7 +35,7 @@ from .api.ehpc import ROLE_MASTER, Cluster, Node
 from .api.waits import DeadlineExceeded, JobFailed
 from .catalog import Resolved
 
-log = logging.getLogger("kimi_k3.ctyun")
+log = rt.LOG
 
 INPUT_DEFAULTS: Dict[str, Any] = {
     "regionID": None, "azName": None, "clusterName": None, "vpcID": None, "subnetID": None,
@@ -69,12 +68,8 @@ def check_inputs(news: Dict[str, Any]) -> list:
     return f.items
 
 
-def _inputs(props: Dict[str, Any]) -> Dict[str, Any]:
-    return rt.with_defaults(props, INPUT_DEFAULTS)
-
-
-def _ctx(p: Dict[str, Any]) -> ops.Ctx:
-    return ops.Ctx(rt.ehpc(p), p["azName"], rt.waiter(p), rt.progress(p, [p["rootPassword"]]),
+def _ctx(provider: rt.CtyunProvider, p: Dict[str, Any]) -> ops.Ctx:
+    return ops.Ctx(rt.ehpc(p), p["azName"], rt.waiter(p), provider.progress(p),
                    float(p["lostAnswerWaitS"]))
 
 
@@ -121,36 +116,31 @@ def unconfirmed_message(p: Dict[str, Any], e: DeadlineExceeded) -> str:
             f"{name}>` (`pulumi stack --show-urns`)")
 
 
-@rt.redacting
-class HccClusterProvider(ResourceProvider):
+class HccClusterProvider(rt.CtyunProvider):
     """The life of one ordered E-HPC cluster. Stateless: everything comes from props."""
 
-    serialize_as_secret_always = False
+    INPUTS = INPUT_DEFAULTS
+    OUTPUTS = OUTPUT_KEYS
+    SECRET_OUTPUTS = ("rootPassword",)
+    IGNORED_KEYS = IGNORED_KEYS
+    REPLACE_KEYS = REPLACE_KEYS
+    STABLES = ("clusterUUID",)
+    TIMEOUT_INPUTS = {"create": "createTimeoutS", "read": "updateTimeoutS",
+                      "update": "updateTimeoutS", "delete": "deleteTimeoutS"}
 
-    def configure(self, req: ConfigureRequest) -> None:
-        rt.remember_config(req.config)
-
-    def check(self, olds: Dict[str, Any], news: Dict[str, Any]) -> CheckResult:
-        return CheckResult(news, check_inputs(rt.strip(news)))
-
-    def diff(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> DiffResult:
-        o, n = _inputs(rt.strip(olds)), _inputs(rt.strip(news))
-        changed = [k for k in rt.changed_inputs(o, n, INPUT_DEFAULTS) if k not in IGNORED_KEYS]
-        replaces = [k for k in changed if k in REPLACE_KEYS]
-        return DiffResult(changes=bool(changed), replaces=replaces,
-                          stables=["clusterUUID"] if not replaces else [],
-                          delete_before_replace=True)
+    def check_inputs(self, news):
+        return check_inputs(news)
 
     def create(self, props: Dict[str, Any]) -> CreateResult:
-        p = _inputs(rt.strip(props))
-        ctx = _ctx(p)
-        deadline = rt.deadline_in(p["createTimeoutS"])
+        p = self.inputs(props)
+        ctx = _ctx(self, p)
+        deadline = self.deadline(p, "create").at
         name = p["clusterName"]
         try:
             cluster = ops.wait_ready(ctx, name, p["vpcID"], p["orderClusterUUID"],
                                      p["orderJobUUID"], deadline, "ctyun:createTimeoutS")
         except JobFailed as e:
-            self._clean_failed(ctx, p)
+            self._clean_failed(ctx, p, self.deadline(p, "delete").at)
             raise JobFailed(f"creation of cluster {name} (what the job left was deleted; the "
                             "next `pulumi up` orders again)", e.job_uuid, e.status) from None
         except DeadlineExceeded as e:
@@ -167,8 +157,7 @@ class HccClusterProvider(ResourceProvider):
         return CreateResult(cluster.uuid, outputs(p, cluster, nodes))
 
     @staticmethod
-    def _clean_failed(ctx: ops.Ctx, p: Dict[str, Any]) -> None:
-        deadline = rt.deadline_in(p["deleteTimeoutS"])
+    def _clean_failed(ctx: ops.Ctx, p: Dict[str, Any], deadline: float) -> None:
         c = ops.find_own(ctx, p["clusterName"], p["vpcID"], p["orderClusterUUID"], deadline)
         if c is not None:
             log.info("the order of %s failed; deleting what it left", p["clusterName"])
@@ -188,9 +177,9 @@ class HccClusterProvider(ResourceProvider):
                 "protect it: see docs/ctyun-hcc.md, open question 5, then `pulumi destroy`")
 
     def read(self, id_: str, props: Dict[str, Any]) -> ReadResult:
-        p = _inputs(rt.strip(props))
-        ctx = _ctx(p)
-        deadline = rt.deadline_in(p["updateTimeoutS"])
+        p = self.inputs(props)
+        ctx = _ctx(self, p)
+        deadline = self.deadline(p, "read").at
         cluster = ctx.ehpc.get_cluster(id_, deadline)
         if cluster is None:
             return ReadResult(None, {})
@@ -200,10 +189,10 @@ class HccClusterProvider(ResourceProvider):
         return ReadResult(id_, outputs(p, cluster, nodes))
 
     def update(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> UpdateResult:
-        p = _inputs(rt.strip(news))
-        p["rootPassword"] = rt.strip(olds).get("rootPassword", p["rootPassword"])
-        ctx = _ctx(p)
-        deadline = rt.deadline_in(p["updateTimeoutS"])
+        p = self.inputs(news)
+        p["rootPassword"] = olds.get("rootPassword", p["rootPassword"])
+        ctx = _ctx(self, p)
+        deadline = self.deadline(p, "update").at
         cluster = ops.wait_not_busy(ctx, id_, deadline, "ctyun:updateTimeoutS",
                                     "before changing its nodes")
         if cluster is None:
@@ -217,11 +206,11 @@ class HccClusterProvider(ResourceProvider):
         return UpdateResult(outputs(p, cluster, nodes))
 
     def delete(self, id_: str, props: Dict[str, Any]) -> None:
-        p = _inputs(rt.strip(props))
-        ops.teardown(_ctx(p), id_, rt.deadline_in(p["deleteTimeoutS"]), "ctyun:deleteTimeoutS")
+        p = self.inputs(props)
+        ops.teardown(_ctx(self, p), id_, self.deadline(p, "delete").at, "ctyun:deleteTimeoutS")
 
 
-class HccCluster(pulumi.dynamic.Resource, module="ctyun", name="HccCluster"):
+class HccCluster(DynamicResource, module="ctyun", name="HccCluster"):
     """One ordered E-HPC cluster. Inputs use CTyun's API names; see the module docstring."""
 
     clusterUUID: pulumi.Output[str]
@@ -233,14 +222,5 @@ class HccCluster(pulumi.dynamic.Resource, module="ctyun", name="HccCluster"):
     rootPassword: pulumi.Output[str]
     computeNodeCount: pulumi.Output[int]
 
-    def __init__(self, resource_name: str, inputs: Dict[str, Any],
-                 opts: Optional[pulumi.ResourceOptions] = None):
-        unknown = set(inputs) - set(INPUT_DEFAULTS)
-        if unknown:
-            raise TypeError(f"HccCluster: unknown inputs {sorted(unknown)}")
-        props = {**{k: v for k, v in inputs.items() if v is not None},
-                 **{k: None for k in OUTPUT_KEYS}}
-        props.setdefault("rootPassword", None)
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            additional_secret_outputs=["rootPassword"]))
-        super().__init__(HccClusterProvider(), resource_name, props, opts)
+    def __init__(self, resource_name: str, inputs: Dict[str, Any], opts=None):
+        super().__init__(HccClusterProvider(), resource_name, inputs, opts)

@@ -13,21 +13,18 @@ network (E-HPC cannot move a cluster to another VPC or subnet).
 from __future__ import annotations
 
 import ipaddress
-import logging
-import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import pulumi
-from pulumi.dynamic import (CheckFailure, CheckResult, ConfigureRequest, CreateResult,
-                            DiffResult, ReadResult, ResourceProvider)
+from pulumi.dynamic import CheckFailure, CreateResult, ReadResult
 
+from ..dynamic.provider import Deadline, DynamicResource
 from . import provider_runtime as rt
 from .api import rules
 from .api.errors import ApiError, CtyunError
-from .api.waits import DeadlineExceeded
 from .ownership import is_ours, owner_marker
 
-log = logging.getLogger("kimi_k3.ctyun")
+log = rt.LOG
 
 INPUT_DEFAULTS: Dict[str, Any] = {
     "regionID": None, "vpc": "create", "subnet": "create", "vpcName": None,
@@ -36,6 +33,8 @@ INPUT_DEFAULTS: Dict[str, Any] = {
     "pollIntervalS": 5, "progressFile": None,
 }
 OUTPUT_KEYS = ("vpcID", "subnetID", "createdVpc", "createdSubnet")
+#: what bounds a delete, as the messages name it
+DELETE_SETTING = "the timeoutS input (ctyun:deleteTimeoutS)"
 
 
 class NotOurs(CtyunError):
@@ -76,10 +75,6 @@ def check_inputs(n: Dict[str, Any]) -> List[CheckFailure]:
     return f
 
 
-def _inputs(props: Dict[str, Any]) -> Dict[str, Any]:
-    return rt.with_defaults(props, INPUT_DEFAULTS)
-
-
 def _own_or_none(found, kind: str, name: str, token: str, hint: str):
     """The one listed object of this stack, None when none is listed, NotOurs otherwise."""
     ours = [x for x in found if is_ours(x.description, token)]
@@ -92,28 +87,20 @@ def _own_or_none(found, kind: str, name: str, token: str, hint: str):
                   f"this stack in its description): {hint}")
 
 
-@rt.redacting
-class HccNetworkProvider(ResourceProvider):
-    """Creates (or checks existing) VPC and subnet. Holds nothing."""
+class HccNetworkProvider(rt.CtyunProvider):
+    """Creates (or checks existing) VPC and subnet. Holds nothing. Any input change replaces."""
 
-    serialize_as_secret_always = False
+    INPUTS = INPUT_DEFAULTS
+    OUTPUTS = OUTPUT_KEYS
+    REPLACE_ALL = True
 
-    def configure(self, req: ConfigureRequest) -> None:
-        rt.remember_config(req.config)
-
-    def check(self, olds, news) -> CheckResult:
-        return CheckResult(news, check_inputs(rt.strip(news)))
-
-    def diff(self, id_, olds, news) -> DiffResult:
-        o, n = _inputs(rt.strip(olds)), _inputs(rt.strip(news))
-        changed = rt.changed_inputs(o, n, INPUT_DEFAULTS)
-        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=True)
+    def check_inputs(self, news):
+        return check_inputs(news)
 
     def create(self, props) -> CreateResult:
-        p = _inputs(rt.strip(props))
-        t = rt.transport(p)
-        api = rt.vpc(p, t)
-        deadline = rt.deadline_in(p["timeoutS"])
+        p = self.inputs(props)
+        api = rt.vpc(p)
+        deadline = self.deadline(p, "create").at
         marker = owner_marker(p["ownerToken"]) if "create" in (p["vpc"], p["subnet"]) else ""
         created_vpc = p["vpc"] == "create"
         if created_vpc:
@@ -145,51 +132,47 @@ class HccNetworkProvider(ResourceProvider):
         return CreateResult(f"{vpc_id}/{subnet_id}", outs)
 
     def read(self, id_, props) -> ReadResult:
-        p, old = _inputs(rt.strip(props)), rt.strip(props)
+        p, old = self.inputs(props), props
         api = rt.vpc(p)
-        deadline = rt.deadline_in(p["timeoutS"])
+        deadline = self.deadline(p, "read").at
         if api.get_vpc(old.get("vpcID"), deadline) is None or \
                 api.get_subnet(old.get("subnetID"), deadline) is None:
             return ReadResult(None, {})
         return ReadResult(id_, dict(old))
 
     def delete(self, id_, props) -> None:
-        p, old = _inputs(rt.strip(props)), rt.strip(props)
+        p, old = self.inputs(props), props
         api = rt.vpc(p)
-        deadline = rt.deadline_in(p["timeoutS"])
+        deadline = self.deadline(p, "delete", DELETE_SETTING)
+        at, poll_s = deadline.at, float(p["pollIntervalS"])
         if old.get("createdSubnet"):
-            _until_deleted(lambda: api.delete_subnet(old["subnetID"], deadline),
-                           lambda: api.get_subnet(old["subnetID"], deadline) is None,
-                           f"subnet {old['subnetID']}", deadline, float(p["pollIntervalS"]))
+            until_deleted(lambda: api.delete_subnet(old["subnetID"], at),
+                          lambda: api.get_subnet(old["subnetID"], at) is None,
+                          f"subnet {old['subnetID']}", deadline, poll_s)
         if old.get("createdVpc"):
-            _until_deleted(lambda: api.delete_vpc(old["vpcID"], deadline),
-                           lambda: api.get_vpc(old["vpcID"], deadline) is None,
-                           f"VPC {old['vpcID']}", deadline, float(p["pollIntervalS"]))
+            until_deleted(lambda: api.delete_vpc(old["vpcID"], at),
+                          lambda: api.get_vpc(old["vpcID"], at) is None,
+                          f"VPC {old['vpcID']}", deadline, poll_s)
 
 
-def _until_deleted(delete, gone, what: str, deadline: float, poll_s: float) -> None:
+def until_deleted(delete, gone, what: str, deadline: Deadline, poll_s: float) -> None:
     """Delete, repeating while CTyun refuses (it may still count the object in use: the codes
     for that are undocumented, CTyun contract 6.11), until it is no longer listed."""
-    started = time.monotonic()
-    last = ""
-    while True:
+    def probe():
         try:
             delete()
-            if gone():
-                return
-            last = "still listed after delete"
+            seen = "still listed after delete"
         except ApiError as e:
-            last = f"{e.code}: {e.message}"
-            if gone():
-                return
-        if time.monotonic() >= deadline:
-            raise DeadlineExceeded(f"{what} to be deleted", time.monotonic() - started, last,
-                                   "the timeoutS input (ctyun:deleteTimeoutS)")
-        log.info("%s not deleted yet (%s); retrying", what, last)
-        time.sleep(poll_s)
+            seen = f"{e.code}: {e.message}"
+        done = gone()
+        if not done:
+            log.info("%s not deleted yet (%s); retrying", what, seen)
+        return done, None, seen
+
+    deadline.until(f"{what} to be deleted", probe, poll_s)
 
 
-class HccNetwork(pulumi.dynamic.Resource, module="ctyun", name="HccNetwork"):
+class HccNetwork(DynamicResource, module="ctyun", name="HccNetwork"):
     """A VPC and subnet (created and marked, or existing ones checked and passed through)."""
 
     vpcID: pulumi.Output[str]
@@ -197,10 +180,5 @@ class HccNetwork(pulumi.dynamic.Resource, module="ctyun", name="HccNetwork"):
     createdVpc: pulumi.Output[bool]
     createdSubnet: pulumi.Output[bool]
 
-    def __init__(self, resource_name: str, inputs: Dict[str, Any],
-                 opts: Optional[pulumi.ResourceOptions] = None):
-        unknown = set(inputs) - set(INPUT_DEFAULTS)
-        if unknown:
-            raise TypeError(f"HccNetwork: unknown inputs {sorted(unknown)}")
-        props = {**inputs, **{k: None for k in OUTPUT_KEYS}}
-        super().__init__(HccNetworkProvider(), resource_name, props, opts)
+    def __init__(self, resource_name: str, inputs: Dict[str, Any], opts=None):
+        super().__init__(HccNetworkProvider(), resource_name, inputs, opts)

@@ -13,33 +13,34 @@ import uuid
 from typing import Any, Dict, Optional
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult
 
-from .provider_runtime import strip
+from ..dynamic.provider import DynamicResource, Provider
 
 
-class HccStackOwnerProvider(ResourceProvider):
+class HccStackOwnerProvider(Provider):
     serialize_as_secret_always = False
+    OUTPUTS = ("ownerToken",)
 
     def create(self, props: Dict[str, Any]) -> CreateResult:
         token = uuid.uuid4().hex
-        return CreateResult(token, {**strip(props), "ownerToken": token})
+        return CreateResult(token, {**props, "ownerToken": token})
 
     def diff(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> DiffResult:
         # the token never changes: a new one would orphan everything marked with the old
         return DiffResult(changes=False)
 
     def read(self, id_: str, props: Dict[str, Any]) -> ReadResult:
-        return ReadResult(id_, {**strip(props), "ownerToken": id_})
+        return ReadResult(id_, {**props, "ownerToken": id_})
 
     def delete(self, id_: str, props: Dict[str, Any]) -> None:
         return None
 
 
-class HccStackOwner(pulumi.dynamic.Resource, module="ctyun", name="HccStackOwner"):
+class HccStackOwner(DynamicResource, module="ctyun", name="HccStackOwner"):
     """This stack's ownership token (see the module docstring)."""
 
     ownerToken: pulumi.Output[str]
 
     def __init__(self, resource_name: str, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(HccStackOwnerProvider(), resource_name, {"ownerToken": None}, opts)
+        super().__init__(HccStackOwnerProvider(), resource_name, {}, opts)

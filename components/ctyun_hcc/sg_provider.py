@@ -24,22 +24,20 @@ port; nothing else is opened, and nothing at all for an empty list.
 from __future__ import annotations
 
 import ipaddress
-import logging
-import time
 from typing import Any, Dict, List, Optional
 
 import pulumi
-from pulumi.dynamic import (CheckFailure, CheckResult, ConfigureRequest, CreateResult,
-                            DiffResult, ReadResult, ResourceProvider, UpdateResult)
+from pulumi.dynamic import CheckFailure, CreateResult, ReadResult, UpdateResult
 
+from ..dynamic.provider import DynamicResource
 from . import provider_runtime as rt
 from .api import rules
 from .api.errors import ApiError, CtyunError
 from .api.vpc import IngressRule, Rule, SecurityGroup, VpcApi
-from .api.waits import DeadlineExceeded
+from .network_provider import DELETE_SETTING
 from .ownership import is_ours, owner_marker
 
-log = logging.getLogger("kimi_k3.ctyun")
+log = rt.LOG
 
 INPUT_DEFAULTS: Dict[str, Any] = {
     "regionID": None, "vpcID": None, "securityGroup": "create", "groupName": None,
@@ -77,49 +75,73 @@ def wanted_rules(p: Dict[str, Any]) -> List[IngressRule]:
 
 
 def check_inputs(n: Dict[str, Any]) -> List[CheckFailure]:
-    f: List[CheckFailure] = []
+    """Every failure of the group's inputs, in the order a reader fixes them: where the group
+    lives, its name and marker, each CIDR list with its port, then SSH reachability."""
+    return [*_place_failures(n), *_group_failures(n),
+            *_rule_failures(n, "sshCidrs", "sshPort"),
+            *_rule_failures(n, "endpointCidrs", "endpointPort"), *_ssh_failures(n)]
+
+
+def _place_failures(n: Dict[str, Any]) -> List[CheckFailure]:
+    f = []
     if not n.get("regionID"):
         f.append(CheckFailure("regionID", "regionID is required: pulumi config set "
                               "ctyun:regionId <region id>"))
     if not n.get("vpcID"):
         f.append(CheckFailure("vpcID", "vpcID is required"))
-    creating = n.get("securityGroup", "create") == "create"
-    name = n.get("groupName")
-    if creating and rt.known(name) and (not name or rules.vpc_name_problem(name)):
-        f.append(CheckFailure("groupName", f"groupName={name!r} "
-                              f"{rules.vpc_name_problem(name or '')} (it derives from "
-                              "ctyun:clusterName)"))
-    if creating and n.get("ownerToken") in (None, ""):
-        f.append(CheckFailure("ownerToken", "ownerToken is required to mark the group"))
-    for key, port_key in (("sshCidrs", "sshPort"), ("endpointCidrs", "endpointPort")):
-        cidrs = n.get(key, [])
-        if not rt.known(cidrs):
-            continue
-        if not isinstance(cidrs, list):
-            f.append(CheckFailure(key, f"{key} must be a list of CIDRs"))
-            continue
-        for c in cidrs:
-            if not rt.known(c):
-                continue
-            try:
-                ipaddress.ip_network(str(c), strict=True)
-            except ValueError:
-                f.append(CheckFailure(key, f"{key} entry {c!r} is not a CIDR"))
-        port = n.get(port_key, INPUT_DEFAULTS[port_key])
-        if cidrs and rt.known(port) and not (isinstance(port, (int, float))
-                                             and int(port) == port and 1 <= port <= 65535):
-            f.append(CheckFailure(port_key, f"{port_key}={port!r} must be a port 1-65535"))
-    ssh = n.get("sshCidrs", [])
-    if n.get("sshRequired", True) is True and rt.known(ssh) and not ssh:
-        f.append(CheckFailure("sshCidrs", "kimi-k3:sshAllowedCidrs is empty and there is no "
-                              "kimi-k3:sshBastion: the bootstrap needs SSH to the master; set "
-                              "kimi-k3:sshAllowedCidrs to the address of the machine running "
-                              "`pulumi up` (e.g. [\"203.0.113.10/32\"])"))
     return f
 
 
-def _inputs(props: Dict[str, Any]) -> Dict[str, Any]:
-    return rt.with_defaults(props, INPUT_DEFAULTS)
+def _group_failures(n: Dict[str, Any]) -> List[CheckFailure]:
+    """A group this stack creates needs a valid name and the owner token to mark it."""
+    if n.get("securityGroup", "create") != "create":
+        return []
+    f = []
+    name = n.get("groupName")
+    if rt.known(name) and (not name or rules.vpc_name_problem(name)):
+        f.append(CheckFailure("groupName", f"groupName={name!r} "
+                              f"{rules.vpc_name_problem(name or '')} (it derives from "
+                              "ctyun:clusterName)"))
+    if n.get("ownerToken") in (None, ""):
+        f.append(CheckFailure("ownerToken", "ownerToken is required to mark the group"))
+    return f
+
+
+def _is_cidr(value: Any) -> bool:
+    try:
+        ipaddress.ip_network(str(value), strict=True)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_port(value: Any) -> bool:
+    return isinstance(value, (int, float)) and int(value) == value and 1 <= value <= 65535
+
+
+def _rule_failures(n: Dict[str, Any], key: str, port_key: str) -> List[CheckFailure]:
+    """A CIDR list (each entry a network address) and, when it opens anything, its port."""
+    cidrs = n.get(key, [])
+    if not rt.known(cidrs):
+        return []
+    if not isinstance(cidrs, list):
+        return [CheckFailure(key, f"{key} must be a list of CIDRs")]
+    f = [CheckFailure(key, f"{key} entry {c!r} is not a CIDR")
+         for c in cidrs if rt.known(c) and not _is_cidr(c)]
+    port = n.get(port_key, INPUT_DEFAULTS[port_key])
+    if cidrs and rt.known(port) and not _is_port(port):
+        f.append(CheckFailure(port_key, f"{port_key}={port!r} must be a port 1-65535"))
+    return f
+
+
+def _ssh_failures(n: Dict[str, Any]) -> List[CheckFailure]:
+    ssh = n.get("sshCidrs", [])
+    if n.get("sshRequired", True) is True and rt.known(ssh) and not ssh:
+        return [CheckFailure("sshCidrs", "kimi-k3:sshAllowedCidrs is empty and there is no "
+                             "kimi-k3:sshBastion: the bootstrap needs SSH to the master; set "
+                             "kimi-k3:sshAllowedCidrs to the address of the machine running "
+                             "`pulumi up` (e.g. [\"203.0.113.10/32\"])")]
+    return []
 
 
 def is_own_rule(rule: Rule, recorded_ids, token: Optional[str]) -> bool:
@@ -155,24 +177,19 @@ def covers(rule: Rule, want: IngressRule) -> bool:
         return False
 
 
-@rt.redacting
-class HccSecurityGroupProvider(ResourceProvider):
+class HccSecurityGroupProvider(rt.CtyunProvider):
     """CRUD of this stack's security group (or a check of an existing one). Holds nothing."""
 
-    serialize_as_secret_always = False
+    INPUTS = INPUT_DEFAULTS
+    OUTPUTS = OUTPUT_KEYS
+    REPLACE_KEYS = REPLACE_KEYS
+    DELETE_BEFORE_REPLACE = False
 
-    def configure(self, req: ConfigureRequest) -> None:
-        rt.remember_config(req.config)
+    def check_inputs(self, news):
+        return check_inputs(news)
 
-    def check(self, olds, news) -> CheckResult:
-        return CheckResult(news, check_inputs(rt.strip(news)))
-
-    def diff(self, id_, olds, news) -> DiffResult:
-        o, n = _inputs(rt.strip(olds)), _inputs(rt.strip(news))
-        changed = rt.changed_inputs(o, n, INPUT_DEFAULTS)
-        return DiffResult(changes=bool(changed) or self._drifted(rt.strip(olds), n),
-                          replaces=[k for k in changed if k in REPLACE_KEYS],
-                          delete_before_replace=False)
+    def drifted(self, olds: Dict[str, Any], news: Dict[str, Any]) -> bool:
+        return self._drifted(olds, news)
 
     @staticmethod
     def _drifted(old: Dict[str, Any], n: Dict[str, Any]) -> bool:
@@ -190,9 +207,9 @@ class HccSecurityGroupProvider(ResourceProvider):
         return {(str(r.get("port")), r.get("cidr")) for r in recorded} != want
 
     def create(self, props) -> CreateResult:
-        p = _inputs(rt.strip(props))
+        p = self.inputs(props)
         api = rt.vpc(p)
-        deadline = rt.deadline_in(p["timeoutS"])
+        deadline = self.deadline(p, "create").at
         if p["securityGroup"] != "create":
             group = self._existing(api, p, deadline)
             return CreateResult(group.group_id, self._outs(p, group, [], False))
@@ -276,8 +293,8 @@ class HccSecurityGroupProvider(ResourceProvider):
         return kept
 
     def read(self, id_, props) -> ReadResult:
-        p, old = _inputs(rt.strip(props)), rt.strip(props)
-        group = rt.vpc(p).describe_security_group(id_, rt.deadline_in(p["timeoutS"]))
+        p, old = self.inputs(props), props
+        group = rt.vpc(p).describe_security_group(id_, self.deadline(p, "read").at)
         if group is None:
             return ReadResult(None, {})
         if not old.get("created"):
@@ -289,10 +306,9 @@ class HccSecurityGroupProvider(ResourceProvider):
                                 "ownRules": own_rules(mine)})
 
     def update(self, id_, olds, news) -> UpdateResult:
-        p = _inputs(rt.strip(news))
-        old = rt.strip(olds)
+        p, old = self.inputs(news), olds
         api = rt.vpc(p)
-        deadline = rt.deadline_in(p["timeoutS"])
+        deadline = self.deadline(p, "update").at
         if not old.get("created"):
             group = self._existing(api, {**p, "securityGroup": id_}, deadline)
             return UpdateResult(self._outs(p, group, [], False))
@@ -301,30 +317,27 @@ class HccSecurityGroupProvider(ResourceProvider):
         return UpdateResult(self._outs(p, group, mine, True))
 
     def delete(self, id_, props) -> None:
-        p, old = _inputs(rt.strip(props)), rt.strip(props)
+        p, old = self.inputs(props), props
         if not old.get("created"):
             return  # not ours: left exactly as it was
         api = rt.vpc(p)
-        deadline = rt.deadline_in(p["timeoutS"])
-        started, last = time.monotonic(), ""
-        while True:
+        deadline = self.deadline(p, "delete", DELETE_SETTING)
+
+        def probe():
             try:
-                api.delete_security_group(id_, deadline)
-                if api.describe_security_group(id_, deadline) is None:
-                    return
-                last = "still listed after delete"
+                api.delete_security_group(id_, deadline.at)
+                if api.describe_security_group(id_, deadline.at) is None:
+                    return True, None, ""
+                return False, None, "still listed after delete"
             except ApiError as e:
                 # still used by the cluster's servers while E-HPC releases them (the code for
                 # "in use" is undocumented, CTyun contract 6.11): wait and repeat
-                last = f"{e.code}: {e.message}"
-            if time.monotonic() >= deadline:
-                raise DeadlineExceeded(f"security group {id_} to be deleted",
-                                       time.monotonic() - started, last,
-                                       "the timeoutS input (ctyun:deleteTimeoutS)")
-            time.sleep(float(p["pollIntervalS"]))
+                return False, None, f"{e.code}: {e.message}"
+
+        deadline.until(f"security group {id_} to be deleted", probe, float(p["pollIntervalS"]))
 
 
-class HccSecurityGroup(pulumi.dynamic.Resource, module="ctyun", name="HccSecurityGroup"):
+class HccSecurityGroup(DynamicResource, module="ctyun", name="HccSecurityGroup"):
     """This stack's security group (or a checked existing one) opening only what is needed."""
 
     securityGroupID: pulumi.Output[str]
@@ -332,10 +345,5 @@ class HccSecurityGroup(pulumi.dynamic.Resource, module="ctyun", name="HccSecurit
     ruleIDs: pulumi.Output[list]
     created: pulumi.Output[bool]
 
-    def __init__(self, resource_name: str, inputs: Dict[str, Any],
-                 opts: Optional[pulumi.ResourceOptions] = None):
-        unknown = set(inputs) - set(INPUT_DEFAULTS)
-        if unknown:
-            raise TypeError(f"HccSecurityGroup: unknown inputs {sorted(unknown)}")
-        props = {**inputs, **{k: None for k in OUTPUT_KEYS}}
-        super().__init__(HccSecurityGroupProvider(), resource_name, props, opts)
+    def __init__(self, resource_name: str, inputs: Dict[str, Any], opts=None):
+        super().__init__(HccSecurityGroupProvider(), resource_name, inputs, opts)

@@ -18,10 +18,11 @@ Each line is one event:
 `assumption` (what the plan assumed: source, bandwidth) and `unchanged_s` (how long the last
 thing seen has stayed the same) a reader can tell "slow" from "stuck".
 
-No secret may be passed in; as a second guard every text field is scrubbed of the values given
-in `secrets` and of recognisable credentials. Writing progress never fails a deployment: an
-I/O error switches the log off. A `ProgressLog(None)` records nothing (a provider used without
-a progress file, e.g. in a unit test), so callers never branch on it. Pure of Pulumi.
+No secret may be passed in; as a second guard every text field is redacted of the values given
+in `secrets` and of recognisable credentials (dynamic/redact.py, the one scrubber). Writing
+progress never fails a deployment: an I/O error switches the log off. A `ProgressLog(None)`
+records nothing (a provider used without a progress file, e.g. in a unit test), so callers
+never branch on it. Pure of Pulumi.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 
+from ..dynamic.redact import redact_text
 from ..inference.quoting import terminal_text
 
 #: a phase running past this multiple of its expected time is flagged `slow`
@@ -57,15 +59,6 @@ EXPECT_INPUT = "progressExpect"
 STEERING_INPUTS = (PROGRESS_INPUT, EXPECT_INPUT)
 ECHO_PREFIX = "kimi-k3 progress:"
 
-_CREDENTIALS = (
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"),
-    re.compile(r"(?i)((?:api[_-]?key|password|passwd|secret|token)[\"']?\s*[=:]\s*[\"']?)[^\s\"',;]+"),
-    re.compile(r"()\bhf_[A-Za-z0-9]{20,}"),
-    re.compile(r"()\bsk-[A-Za-z0-9_-]{16,}"),
-    re.compile(r"()-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
-)
-
-
 def progress_file_for(stack: str, root: Optional[os.PathLike] = None) -> str:
     """The progress file of `stack` (absolute): `<root>/.kimi-k3/progress/<stack>.jsonl`.
 
@@ -83,16 +76,6 @@ def _safe(stack: str) -> str:
 def without_steering(props: Mapping[str, Any]) -> Dict[str, Any]:
     """`props` less the steering inputs (what `diff` should compare)."""
     return {k: v for k, v in props.items() if k not in STEERING_INPUTS}
-
-
-def scrub(text: str, secrets: Iterable[str] = ()) -> str:
-    """`text` with every secret value and any recognisable credential replaced by `[secret]`."""
-    out = str(text)
-    for s in sorted({str(s) for s in secrets if s and len(str(s)) >= 4}, key=len, reverse=True):
-        out = out.replace(s, "[secret]")
-    for pattern in _CREDENTIALS:
-        out = pattern.sub(r"\1[secret]", out)
-    return out
 
 
 def fmt_duration(seconds: Optional[float]) -> str:
@@ -166,7 +149,7 @@ class ProgressLog:
         if not self.path or self.broken:
             return
         record = {**record, "pid": os.getpid(), "host": socket.gethostname()}
-        clean = {k: scrub(v, self.secrets) if isinstance(v, str) else v for k, v in record.items()}
+        clean = {k: redact_text(v, self.secrets) if isinstance(v, str) else v for k, v in record.items()}
         line = json.dumps(clean, ensure_ascii=False, sort_keys=True) + "\n"
         try:
             os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
@@ -184,8 +167,8 @@ class ProgressLog:
         """One line on stderr, which `pulumi up` shows on the stack's row and in Diagnostics."""
         if self.path and self.echo:
             try:
-                print(f"{ECHO_PREFIX} {terminal_text(scrub(text, self.secrets))}", file=sys.stderr,
-                      flush=True)
+                print(f"{ECHO_PREFIX} {terminal_text(redact_text(text, self.secrets))}",
+                      file=sys.stderr, flush=True)
             except (OSError, ValueError):
                 pass
 

@@ -190,7 +190,7 @@ def test_control_characters_are_shown_not_sent_to_the_terminal():
 def test_the_project_scrubber_is_linear_on_long_runs():
     """The echo pattern once backtracked over every start inside a run: 16k letters took 34 s.
     Run in a child with a deadline far above linear time (0.2 s here for 1M characters)."""
-    code = ("from components.ctyun_hcc.api.redact import redact_text\n"
+    code = ("from components.dynamic.redact import redact_text\n"
             "for t in ('a' * 10**6, '[' * 10**6, 'pass' * 250000, 'x.' * 500000):\n"
             "    redact_text(t, ['sk-abcdefgh'])\n"
             "print(redact_text('a.rootPassword = hunter22 b'))")

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from components.progress.record import ProgressLog, progress_file_for, read_records, scrub
+from components.progress.record import ProgressLog, progress_file_for, read_records
 
 
 class Clock:
@@ -56,7 +56,6 @@ def test_secrets_never_reach_the_file(tmp_path):
 def test_no_path_records_nothing(tmp_path):
     with ProgressLog(None).phase("x", "y") as p:
         p.update("z", force=True)
-    assert scrub("Bearer abc.def") == "Bearer [secret]"
 
 
 def test_progress_file_is_per_stack_and_safe(tmp_path):
@@ -139,20 +138,6 @@ def test_steering_inputs_are_dropped_for_diff():
     props = {"progressFile": "/a/b.jsonl", "progressExpect": {}, "port": 11025}
     assert without_steering(props) == {"port": 11025}
     assert STEERING_INPUTS == ("progressFile", "progressExpect")
-
-
-@pytest.mark.parametrize("text", [
-    "curl -H 'Authorization: Bearer abc.def-ghi'",
-    "HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123",
-    "api_key: sk-proj-ABCDEFGHIJKLMNOPQRST",
-    "password=hunter2pass",
-    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
-])
-def test_recognisable_credentials_are_scrubbed_without_being_named(text):
-    out = scrub(text)
-    assert "[secret]" in out
-    for token in ("abc.def-ghi", "hf_abcdefghij", "sk-proj-ABCD", "hunter2pass", "b3BlbnNzaC1r"):
-        assert token not in out
 
 
 CANARIES = ("canary-api-key-3f9a1c", "canary-hf-token-77b2e0", "canary-ssh-password-0d4e")

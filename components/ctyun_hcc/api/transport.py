@@ -14,8 +14,9 @@ in one place:
   after a timeout, a reset or an HTTP 5xx: the caller gets `TransportError(may_have_run=True)`
   and decides by listing what exists;
 - no error or log line carries a secret: every CtyunError leaving `call` is redacted
-  (api/redact.py) of the request's secret fields (`rootPassword`), the credentials and the
-  signed header values, and of any `secret-field=value` echo in CTyun's text;
+  (components/dynamic/redact.py) of the request's secret fields (`rootPassword`), the
+  credentials and the signed header values, and of any `secret-field=value` echo in CTyun's
+  text;
 - a redirect is never followed: the signature header would go to whatever host the `Location`
   names (requests drops only `Authorization` across hosts); a 3xx is an ApiError naming it;
 - a request that provably did not run (connection refused, connect timeout, HTTP 429 or 503)
@@ -43,7 +44,7 @@ import requests
 from ...inference.errors import ConfigError
 from . import envelope, signing
 from .errors import ApiError, CtyunError, ThrottledError, TransportError
-from .redact import redact_text, scrub, secret_fields
+from ...dynamic.redact import redact_error, redact_text, secret_fields
 
 log = logging.getLogger("kimi_k3.ctyun")
 
@@ -239,12 +240,12 @@ class Transport:
         payload = b"" if body is None else json.dumps(
             body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         # what no error text may carry: secret fields of the request, and (added by _once) the
-        # credentials and signed header values of each attempt (api/redact.py)
+        # credentials and signed header values of each attempt (dynamic/redact.py)
         secrets = secret_fields(body) + secret_fields(dict(params or {}))
         try:
             return self._attempts(op, query, payload, deadline, secrets)
         except CtyunError as e:
-            scrub(e, secrets)
+            redact_error(e, secrets)
             raise
 
     def _attempts(self, op: Operation, query: str, payload: bytes, deadline, secrets) -> Any:
