@@ -7,7 +7,10 @@ whatever ambient credentials the provider host happens to see. So the program pa
 knows as inputs (`stack_aws_inputs`): `aws` = {region, profile} in plain state, and
 `awsSecrets` = {accessKey, secretKey, token} only when set, as Pulumi secrets (encrypted in
 state; providers list it in `additional_secret_outputs`). Providers build a fresh session per
-call (`session(props)`): nothing holding credentials is pickled into state.
+call (`session(props)`): nothing holding credentials is pickled into state. `AwsProvider` is
+their common base (on components/dynamic/provider.py): `awsSecrets` is a secret output, and
+what they raise or log is redacted of those keys and of the AWS credentials in the provider
+host's environment.
 
 Keys our boto3 calls cannot honour the same way (`aws:assumeRoles`, `aws:assumeRole`,
 `aws:assumeRoleWithWebIdentity`, `aws:sharedCredentialsFiles`, `aws:sharedConfigFiles`) are
@@ -17,14 +20,18 @@ up or buy capacity in another account.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+import os
+from typing import Any, Dict, List, Mapping, Optional
 
+from ..dynamic.provider import Provider
 from ..inference.errors import ConfigError
 
 AWS_INPUT = "aws"
 SECRETS_INPUT = "awsSecrets"
 UNSUPPORTED_AWS_KEYS = ("assumeRoles", "assumeRole", "assumeRoleWithWebIdentity",
                         "sharedCredentialsFiles", "sharedConfigFiles")
+#: the environment variables boto3 reads credentials from (redacted from what providers say)
+CREDENTIAL_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 #: botocore timeouts of every call (seconds); each provider also enforces its own deadline
 CONNECT_TIMEOUT_S = 10
 READ_TIMEOUT_S = 60
@@ -78,12 +85,6 @@ def stack_aws_inputs() -> Dict[str, Any]:
     return aws_inputs_from_config(c.get, c.get_secret)
 
 
-def secret_values(props: Mapping[str, Any]) -> list:
-    """The credential values in `props` (for scrubbing progress and error text)."""
-    s = props.get(SECRETS_INPUT) or {}
-    return [v for v in (s.get("secretKey"), s.get("token"), s.get("accessKey")) if v]
-
-
 def session(props: Mapping[str, Any]):
     """A boto3 Session for the stack's account and region (built per call, never stored)."""
     import boto3
@@ -108,3 +109,13 @@ def client(service: str, props: Mapping[str, Any], max_attempts: int = 5, sess: 
     return sess.client(service, config=Config(
         connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S,
         retries={"total_max_attempts": max_attempts, "mode": "standard"}))
+
+
+class AwsProvider(Provider):
+    """A provider that calls AWS with the stack's `aws`/`awsSecrets` inputs (see the module
+    docstring); credentials are read by boto3 at each call, never kept."""
+
+    SECRET_OUTPUTS = (SECRETS_INPUT,)
+
+    def credential_values(self) -> List[str]:
+        return [os.environ[k] for k in CREDENTIAL_ENV if os.environ.get(k)]

@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
+from typing import Any, Callable, Dict, Iterable, List, Mapping
 
-import pulumi
-from pulumi.dynamic import ResourceProvider
+from pulumi.dynamic import CreateResult
 
-from ..progress.record import ProgressLog
+from ..dynamic.provider import DynamicResource
 from . import aws_api
 
 CLUSTER_TAG_PREFIX = "kubernetes.io/cluster/"
@@ -169,54 +168,43 @@ def wait_until_empty(listing: Callable[[], List[Leftover]], deadline_s: float, p
 
 # ---------------------------------------------------------------- the dynamic providers
 
-def _inputs(props: Mapping[str, Any]) -> Dict[str, Any]:
-    return {k: v for k, v in props.items() if k != "__provider"}
-
-
 def _clients(p: Mapping[str, Any]):
     sess = aws_api.session(p)
     return {s: aws_api.client(s, p, sess=sess) for s in ("ec2", "elbv2", "elb")}
 
 
-class _OnDelete(ResourceProvider):
+class _OnDelete(aws_api.AwsProvider):
+    """A resource whose work is its delete: create and read only record the inputs; a change
+    of `DIFF_KEYS` replaces it (create before delete); `waitS` bounds the delete."""
+
+    REPLACE_ALL = True
+    DELETE_BEFORE_REPLACE = False
+    TIMEOUT_INPUTS = {"delete": "waitS"}
+    clients = staticmethod(_clients)
+
     def create(self, props):
-        from pulumi.dynamic import CreateResult
+        return CreateResult(self.resource_id(props), props)
 
-        p = _inputs(props)
-        return CreateResult(self.resource_id(p), p)
-
-    def diff(self, id_, olds, news):
-        from pulumi.dynamic import DiffResult
-
-        news = _inputs(news)
-        changed = [k for k in self.KEYS if news.get(k) != olds.get(k)]
-        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=False)
-
-    def read(self, id_, props):
-        from pulumi.dynamic import ReadResult
-
-        return ReadResult(id_, _inputs(props))
-
-    def _log(self, p):
-        return ProgressLog(p.get("progressFile"), secrets=aws_api.secret_values(p))
+    def poll_s(self, p: Mapping[str, Any]) -> float:
+        return float(p.get("pollS") or POLL_S)
 
 
 class LoadBalancerGoneProvider(_OnDelete):
-    KEYS = ("clusterName", "namespace", "serviceName")
-    clients = staticmethod(_clients)
+    DIFF_KEYS = ("clusterName", "namespace", "serviceName")
+    DEFAULT_TIMEOUT_S = LB_WAIT_S
 
     def resource_id(self, p):
         return f"{p['clusterName']}/{p['namespace']}/{p['serviceName']}"
 
-    def delete(self, id_, props):
-        p = _inputs(props)
+    def delete(self, id_, p):
         c = self.clients(p)
-        deadline = float(p.get("waitS") or LB_WAIT_S)
-        with self._log(p).phase("lb-teardown", f"the load balancer of Service {p['namespace']}/{p['serviceName']} "
-                                "to be deleted by Kubernetes", deadline_s=deadline) as ph:
+        deadline = self.deadline(p, "delete").seconds
+        with self.progress(p).phase("lb-teardown", f"the load balancer of Service {p['namespace']}/"
+                                    f"{p['serviceName']} to be deleted by Kubernetes",
+                                    deadline_s=deadline) as ph:
             left = wait_until_empty(lambda: service_load_balancers(c["elbv2"], c["elb"], p["clusterName"],
                                                                    p["namespace"], p["serviceName"]),
-                                    deadline, ph, poll_s=float(p.get("pollS") or POLL_S))
+                                    deadline, ph, poll_s=self.poll_s(p))
             if left:
                 raise RuntimeError(
                     f"kimi-k3: the load balancer of Service {p['namespace']}/{p['serviceName']} is still there "
@@ -225,20 +213,19 @@ class LoadBalancerGoneProvider(_OnDelete):
 
 
 class LeftoverCheckProvider(_OnDelete):
-    KEYS = ("clusterName",)
-    clients = staticmethod(_clients)
+    DIFF_KEYS = ("clusterName",)
+    DEFAULT_TIMEOUT_S = LEFTOVER_WAIT_S
 
     def resource_id(self, p):
         return f"leftovers/{p['clusterName']}"
 
-    def delete(self, id_, props):
-        p = _inputs(props)
+    def delete(self, id_, p):
         c = self.clients(p)
-        deadline = float(p.get("waitS") or LEFTOVER_WAIT_S)
-        with self._log(p).phase("leftover-check", f"nothing tagged for cluster {p['clusterName']} to remain",
-                                deadline_s=deadline) as ph:
+        deadline = self.deadline(p, "delete").seconds
+        with self.progress(p).phase("leftover-check", f"nothing tagged for cluster {p['clusterName']} "
+                                    "to remain", deadline_s=deadline) as ph:
             left = wait_until_empty(lambda: leftovers(c["ec2"], c["elbv2"], c["elb"], p["clusterName"]),
-                                    deadline, ph, poll_s=float(p.get("pollS") or POLL_S))
+                                    deadline, ph, poll_s=self.poll_s(p))
         if left:
             raise RuntimeError(
                 f"kimi-k3: {len(left)} AWS resource(s) tagged for cluster {p['clusterName']} remain after destroy "
@@ -247,19 +234,15 @@ class LeftoverCheckProvider(_OnDelete):
                 "`pulumi destroy` again (or accept them: pulumi state delete the LeftoverCheck resource)")
 
 
-class LoadBalancerGone(pulumi.dynamic.Resource, module="aws", name="LoadBalancerGone"):
+class LoadBalancerGone(DynamicResource, module="aws", name="LoadBalancerGone"):
     """Destroy waits here until the Service's load balancer is gone (see the module docstring)."""
 
-    def __init__(self, name: str, props: Dict[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            additional_secret_outputs=[aws_api.SECRETS_INPUT]))
-        super().__init__(LoadBalancerGoneProvider(), name, dict(props), opts)
+    def __init__(self, name: str, props: Dict[str, Any], opts=None):
+        super().__init__(LoadBalancerGoneProvider(), name, props, opts)
 
 
-class LeftoverCheck(pulumi.dynamic.Resource, module="aws", name="LeftoverCheck"):
+class LeftoverCheck(DynamicResource, module="aws", name="LeftoverCheck"):
     """Deleted last: lists what is still tagged for the cluster (see the module docstring)."""
 
-    def __init__(self, name: str, props: Dict[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            additional_secret_outputs=[aws_api.SECRETS_INPUT]))
-        super().__init__(LeftoverCheckProvider(), name, dict(props), opts)
+    def __init__(self, name: str, props: Dict[str, Any], opts=None):
+        super().__init__(LeftoverCheckProvider(), name, props, opts)

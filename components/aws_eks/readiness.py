@@ -29,9 +29,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import pulumi
-from pulumi.dynamic import ResourceProvider
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
-from ..progress.record import ProgressLog, without_steering
+from ..dynamic.provider import DynamicResource
+from ..progress.record import ProgressLog
 from . import aws_api
 from .capacity import _utc, fmt
 from .gate_budget import NODE_JOIN_S, Budget, budget_now
@@ -194,22 +195,19 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _inputs(props: Mapping[str, Any]) -> Dict[str, Any]:
-    return {k: v for k, v in props.items() if k != "__provider"}
-
-
-class EndpointReadinessProvider(ResourceProvider):
+class EndpointReadinessProvider(aws_api.AwsProvider):
     """The gate as a dynamic provider. Holds no client; reads credentials at call time."""
 
+    OUTPUTS = ("ready", "state", "lastSeen", "servingExpectedBy", "endpoint", "via", "readySeconds",
+               "acceptance", "checkedAt")
+    SECRET_OUTPUTS = ("apiKey", aws_api.SECRETS_INPUT)
+    DIFF_KEYS = GATE_INPUTS
+    DELETE_BEFORE_REPLACE = False
     cluster_factory = EksCluster
-
-    def _log(self, p: Mapping[str, Any]) -> ProgressLog:
-        return ProgressLog(p.get("progressFile"), secrets=[p.get("apiKey") or "", *aws_api.secret_values(p)],
-                           expect=p.get("progressExpect"))
 
     def _gate(self, p: Dict[str, Any], deadline_of: Callable[[Optional[Budget]], float],
               raise_on_fail: bool = True) -> Dict[str, Any]:
-        log = self._log(p)
+        log = self.progress(p)
         now = _now()
         timing = block_timing(p.get("blockStart"), now, float(p.get("blockWaitMaxS") or BLOCK_WAIT_MAX_S))
         if timing == "defer":
@@ -312,33 +310,21 @@ class EndpointReadinessProvider(ResourceProvider):
     def _deadline(p: Mapping[str, Any]) -> Callable[[Optional[Budget]], float]:
         return lambda b: float(p["budgetS"]) if b is None else float(b.deadline_s)
 
-    def create(self, props):
-        from pulumi.dynamic import CreateResult
-
-        p = _inputs(props)
+    def create(self, p):
         outs = self._gate(p, self._deadline(p))
         return CreateResult(f"{p['namespace']}/{p['serviceName']}", {**p, **outs, "checkedAt": fmt(_now())})
 
     def diff(self, id_, olds, news):
-        from pulumi.dynamic import DiffResult
-
-        news = without_steering(_inputs(news))
-        changed = [k for k in GATE_INPUTS if news.get(k) != olds.get(k)]
+        d = super().diff(id_, olds, news)
         # not ready yet (a block that had not started): every later `up` gates again
-        return DiffResult(changes=bool(changed) or not olds.get("ready"), replaces=[],
+        return DiffResult(changes=d.changes or not olds.get("ready"), replaces=[],
                           delete_before_replace=False)
 
-    def update(self, id_, olds, news):
-        from pulumi.dynamic import UpdateResult
-
-        p = _inputs(news)
+    def update(self, id_, olds, p):
         return UpdateResult({**p, **self._gate(p, self._deadline(p)), "checkedAt": fmt(_now())})
 
-    def read(self, id_, props):
+    def read(self, id_, p):
         """`pulumi refresh`: gate what remains of the budget since the block started, never fail."""
-        from pulumi.dynamic import ReadResult
-
-        p = _inputs(props)
         begin = max(_utc(p["blockStart"]), _utc(p.get("checkedAt") or p["blockStart"])) \
             if p.get("blockStart") else _now()
         used = (_now() - begin).total_seconds()
@@ -355,7 +341,7 @@ def _where(m: Mapping[str, Any]) -> str:
     return f"s3://{m['bucket']}/{m['prefix']}"
 
 
-class EndpointReadiness(pulumi.dynamic.Resource, module="aws", name="EndpointReadiness"):
+class EndpointReadiness(DynamicResource, module="aws", name="EndpointReadiness"):
     """Waits for the served endpoint (see the module docstring); exports what it saw."""
 
     ready: pulumi.Output[bool]
@@ -367,8 +353,4 @@ class EndpointReadiness(pulumi.dynamic.Resource, module="aws", name="EndpointRea
     readySeconds: pulumi.Output[Optional[float]]
 
     def __init__(self, name: str, props: Dict[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
-        outs = {k: None for k in ("ready", "state", "lastSeen", "servingExpectedBy", "endpoint", "via",
-                                  "readySeconds", "acceptance", "checkedAt")}
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            additional_secret_outputs=["apiKey", aws_api.SECRETS_INPUT]))
-        super().__init__(EndpointReadinessProvider(), name, {**outs, **props}, opts)
+        super().__init__(EndpointReadinessProvider(), name, props, opts)

@@ -24,8 +24,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, Optional
 
 import pulumi
-from pulumi.dynamic import ResourceProvider
+from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
+from ..dynamic.provider import DynamicResource
 from . import aws_api
 from .capacity import SCALE_DOWN_LEAD, _utc, fmt
 
@@ -113,12 +114,17 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _inputs(props: Dict[str, Any]) -> Dict[str, Any]:
-    return {k: v for k, v in props.items() if k != "__provider"}
+class BlockScalingProvider(aws_api.AwsProvider):
+    """Keeps one node group's scheduled scaling on the block it targets. Holds no state.
+    A changed plan input is an update (the actions are rewritten in place)."""
 
+    OUTPUTS = ("scaleUpAt", "scaleDownAt", "desiredNow", "appliedAt")
+    DIFF_KEYS = PLAN_INPUTS
+    DELETE_BEFORE_REPLACE = False
 
-class BlockScalingProvider(ResourceProvider):
-    """Keeps one node group's scheduled scaling on the block it targets. Holds no state."""
+    @staticmethod
+    def same(old: Any, new: Any) -> bool:
+        return str(old) == str(new)  # numbers come back from the engine as floats
 
     def _apply(self, p: Dict[str, Any]) -> Dict[str, Any]:
         count = int(p["instanceCount"])
@@ -128,34 +134,17 @@ class BlockScalingProvider(ResourceProvider):
         return {**p, "scaleUpAt": plan.scale_up_at, "scaleDownAt": plan.scale_down_at,
                 "desiredNow": plan.desired_now, "appliedAt": fmt(now)}
 
-    def create(self, props):
-        from pulumi.dynamic import CreateResult
+    def create(self, p):
+        return CreateResult(f"{p['asgName']}/{p['actionPrefix']}", self._apply(p))
 
-        p = _inputs(props)
-        outs = self._apply(p)
-        return CreateResult(f"{p['asgName']}/{p['actionPrefix']}", outs)
-
-    def diff(self, id_, olds, news):
-        from pulumi.dynamic import DiffResult
-
-        news = _inputs(news)
-        changed = [k for k in PLAN_INPUTS if str(news.get(k)) != str(olds.get(k))]
-        return DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
-
-    def update(self, id_, olds, news):
-        from pulumi.dynamic import UpdateResult
-
-        p = _inputs(news)
+    def update(self, id_, olds, p):
         if olds.get("asgName") and olds.get("asgName") != p["asgName"]:
             remove_actions(aws_api.client("autoscaling", p), olds["asgName"], olds["actionPrefix"])
         return UpdateResult(self._apply(p))
 
-    def read(self, id_, props):
-        from pulumi.dynamic import ReadResult
-
+    def read(self, id_, p):
         from botocore.exceptions import ClientError
 
-        p = _inputs(props)
         try:
             have = existing_actions(aws_api.client("autoscaling", p), p["asgName"], p["actionPrefix"])
         except ClientError:
@@ -165,12 +154,11 @@ class BlockScalingProvider(ResourceProvider):
         return ReadResult(id_, {**p, "scaleUpAt": fmt(up["StartTime"]) if up else None,
                                 "scaleDownAt": fmt(down["StartTime"]) if down else None})
 
-    def delete(self, id_, props):
-        p = _inputs(props)
+    def delete(self, id_, p):
         remove_actions(aws_api.client("autoscaling", p), p["asgName"], p["actionPrefix"])
 
 
-class BlockScaling(pulumi.dynamic.Resource, module="aws", name="BlockScaling"):
+class BlockScaling(DynamicResource, module="aws", name="BlockScaling"):
     """Scheduled scaling of the GPU node group on one block (`pulumi-python:dynamic/aws:BlockScaling`).
 
     Inputs: `asgName`, `actionPrefix`, `reservationId`, `startDate`, `endDate`,
@@ -182,7 +170,4 @@ class BlockScaling(pulumi.dynamic.Resource, module="aws", name="BlockScaling"):
     desiredNow: pulumi.Output[Optional[int]]
 
     def __init__(self, name: str, props: Dict[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
-        outs = {k: None for k in ("scaleUpAt", "scaleDownAt", "desiredNow", "appliedAt")}
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            additional_secret_outputs=[aws_api.SECRETS_INPUT]))
-        super().__init__(BlockScalingProvider(), name, {**outs, **props}, opts)
+        super().__init__(BlockScalingProvider(), name, props, opts)

@@ -18,20 +18,16 @@ to delete.
 
 from __future__ import annotations
 
-import logging
 import socket
 from typing import Any, Dict, Optional
 from urllib.parse import urlsplit
 
 import pulumi
 import pulumi.dynamic
-from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
+from pulumi.dynamic import CreateResult, UpdateResult
 
-from ..progress.record import ProgressLog
 from .port_forward import LocalForward
-from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider, strip
-
-log = logging.getLogger("kimi_k3.ctyun.acceptance")
+from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider
 
 STEP_INPUTS: Dict[str, Any] = {
     "endpoint": "", "node0Addr": "", "port": 0, "jobId": "", "servedModelName": "Kimi-K3",
@@ -56,8 +52,7 @@ class AcceptanceGateProvider(SshStepProvider):
     REPLACE_KEYS = ()
     DELETE_BEFORE_REPLACE = False
 
-    def secret_values(self, p):
-        return [p.get("apiKey") or ""]
+    SECRET_INPUTS = ("apiKey",)
 
     def resource_id(self, p, outs):
         return f"{p['endpoint']}:job-{p['jobId']}:accept"
@@ -68,7 +63,7 @@ class AcceptanceGateProvider(SshStepProvider):
         n = int(p.get("loadRequests") or 0)
         return LoadSize(n, int(p["loadConcurrency"]), int(p["loadMaxTokens"])) if n else None
 
-    def gate(self, p: Dict[str, Any], progress_file: Optional[str] = None) -> Dict[str, Any]:
+    def gate(self, p: Dict[str, Any]) -> Dict[str, Any]:
         """Run the checks the way `via` says; the outputs, or raise naming the failed check."""
         from ..accept.gate import AcceptanceFailed, gate_config, run_gate
 
@@ -76,7 +71,7 @@ class AcceptanceGateProvider(SshStepProvider):
         if via not in VIA:
             raise ValueError(f"via={via!r}: use one of {', '.join(VIA)}")
         key = p.get("apiKey") or None
-        plog = ProgressLog(progress_file, secrets=self.secret_values(p))
+        plog = self.progress(p)
         direct = via == "direct" or (via == "auto" and
                                      reachable(p["endpoint"], float(p["connectCheckS"])))
 
@@ -102,19 +97,18 @@ class AcceptanceGateProvider(SshStepProvider):
     # the gate needs SSH only when it forwards: create/update do not open a runner first
     def create(self, props):
         p = self.inputs(props)
-        outs = self.gate(p, props.get("progressFile"))
+        outs = self.gate(p)
         return CreateResult(self.resource_id(p, outs), {**p, **outs})
 
     def update(self, id_, olds, news):
         o, n = self.inputs(olds), self.inputs(news)
         if any(o.get(k) != n.get(k) for k in STEP_INPUTS):
-            outs = self.gate(n, news.get("progressFile"))
+            outs = self.gate(n)
         else:
-            outs = {"acceptance": strip(olds).get("acceptance")}
+            outs = {"acceptance": olds.get("acceptance")}
         return UpdateResult({**n, **outs})
 
-    def read(self, id_, props):
-        return ReadResult(id_, strip(props))
+    # read: the base's (the record of the last gate; refresh does not re-run the checks)
 
     def delete(self, id_, props):
         return None

@@ -24,21 +24,20 @@ the cluster's own disks and go with the cluster; `pulumi destroy` removes the se
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import Any, Dict, List, Optional
 
 import pulumi
 import pulumi.dynamic
 
+from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
-from ..progress.record import without_steering
 from .slurm_jobs import JobFailed, log_tail, partition_nodes, submit, wait_done
 from .ssh import (HostKeyChanged, SshRunner, credentials_from_props, fingerprint,
                   generate_login_key, key_matches, target_from_props)
 from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider, poll
 
-log = logging.getLogger("kimi_k3.ctyun.bootstrap")
+log = redacted_logger("kimi_k3.ctyun.bootstrap")
 
 SEED_LAUNCHER_CONF = "/usr/local/galaxy/cluster/default/galaxy-launcher/etc/launcher.conf"
 
@@ -67,6 +66,11 @@ class HostKeyPinProvider(SshStepProvider):
     """
 
     STEP_INPUTS = {"pinnedHostKey": "", "pinnedBastionHostKey": "", "loginKeyComment": "kimi-k3"}
+    #: the pins are outputs: an input hostKey (always empty) must not re-pin silently
+    IGNORED_KEYS = ("hostKey", "bastionHostKey")
+    REPLACE_KEYS = ("sshHost", "sshPort", "sshUser")
+    #: the stack's generated login key (an output, secret)
+    SECRET_INPUTS = ("loginKey",)
 
     def _pins(self, p, olds=None):
         """(master pin, bastion pin): state first (verified from then on), then config."""
@@ -130,16 +134,6 @@ class HostKeyPinProvider(SshStepProvider):
                 self._install(first, public_line)
         runner = self._verify(p, master_pin, bastion_pin, login_key)
         return self._outputs((runner.host_key, runner.bastion_host_key), login_key, public_line)
-
-    def diff(self, id_, olds, news):
-        # the pins are outputs: an input hostKey (always empty) must not re-pin silently
-        ignore = ("hostKey", "bastionHostKey")
-        o = {k: v for k, v in without_steering(self.inputs(olds)).items() if k not in ignore}
-        n = {k: v for k, v in without_steering(self.inputs(news)).items() if k not in ignore}
-        changed = [k for k in n if o.get(k) != n.get(k)]
-        replaces = [k for k in changed if k in ("sshHost", "sshPort", "sshUser")]
-        return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=replaces,
-                                         delete_before_replace=True)
 
     def update(self, id_, olds, news):
         p = self.inputs(news)

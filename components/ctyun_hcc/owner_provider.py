@@ -33,8 +33,7 @@ class HccStackOwnerProvider(Provider):
     def read(self, id_: str, props: Dict[str, Any]) -> ReadResult:
         return ReadResult(id_, {**props, "ownerToken": id_})
 
-    def delete(self, id_: str, props: Dict[str, Any]) -> None:
-        return None
+    # delete: the base's (only the state entry goes)
 
 
 class HccStackOwner(DynamicResource, module="ctyun", name="HccStackOwner"):

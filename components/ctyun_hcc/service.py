@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import time
 from typing import Any, Dict, Mapping, Optional
 
@@ -41,13 +40,14 @@ import pulumi.dynamic
 
 from ..inference.quoting import shell_word
 from .scripts import API_GUARD_FILE
+from ..dynamic.provider import redacted_logger
 from ..progress.record import current_phase
 from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_name, job, jobs_named, \
     log_tail, partition_nodes, preflight, stop_instances, submit
 from .ssh import SshRunner
 from .ssh_resource import SECRET_OUTPUTS, STATS, SSH_INPUTS, SshStepProvider
 
-log = logging.getLogger("kimi_k3.ctyun.service")
+log = redacted_logger("kimi_k3.ctyun.service")
 
 STEP_INPUTS: Dict[str, Any] = {
     "workDir": "/home/kimi-k3", "jobName": "kimi-k3", "partition": "batch",
@@ -81,8 +81,7 @@ class SlurmServiceProvider(SshStepProvider):
     REPLACE_KEYS = REPLACE_KEYS
     DELETE_BEFORE_REPLACE = True
 
-    def secret_values(self, p):
-        return [p.get("apiKey") or "", p.get("hfToken") or ""]
+    SECRET_INPUTS = ("apiKey", "hfToken")
 
     def resource_id(self, p, outs):
         return f"{p['sshHost']}:{p['workDir']}:job-{outs['jobId']}"
@@ -204,9 +203,7 @@ class SlurmServiceProvider(SshStepProvider):
         info = self._run(observe, p)
         if info.state not in ACTIVE:
             return pulumi.dynamic.ReadResult(None, {})  # gone: the next `up` submits again
-        return pulumi.dynamic.ReadResult(id_, {**{k: v for k, v in props.items()
-                                                  if k != "__provider"},
-                                               "nodes": list(info.nodes)})
+        return pulumi.dynamic.ReadResult(id_, {**props, "nodes": list(info.nodes)})
 
     def remove(self, runner: SshRunner, p: Dict[str, Any]) -> None:
         job_id = str(p.get("jobId") or "")

@@ -6,7 +6,10 @@ replacement (`REPLACE_KEYS`), and implements `apply` (make it so; idempotent) an
 
 - the SSH inputs (`SSH_INPUTS`) are resolved at call time into a fresh `SshRunner`; the
   provider object keeps nothing (it is pickled into the state);
-- `__provider` is stripped before anything is used;
+- what every dynamic provider gets from components/dynamic/provider.py: `__provider` stripped,
+  inputs with their defaults, the diff (step inputs in `REPLACE_KEYS` replace, the others update
+  in place), whatever an operation raises or logs redacted of its secrets (the SSH password and
+  keys, the step's secret inputs);
 - changing only SSH inputs (a new bastion, a rotated key) updates in place without re-running
   the step; `hostKey`/`bastionHostKey` are the pins from `HostKeyPin`, verified on every
   connection before any credential is sent;
@@ -20,18 +23,15 @@ replacement (`REPLACE_KEYS`), and implements `apply` (make it so; idempotent) an
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import Any, Dict, Mapping, Tuple
 
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
-from ..progress.record import STEERING_INPUTS, ProgressLog
+from ..dynamic.provider import Provider, redacted_logger
 from .ssh import SshRunner, credentials_from_props, target_from_props
 
-log = logging.getLogger("kimi_k3.ctyun.bootstrap")
-
-PROVIDER_KEY = "__provider"
+log = redacted_logger("kimi_k3.ctyun.bootstrap")
 SSH_INPUTS: Dict[str, Any] = {
     "sshHost": None, "sshPort": 22, "sshUser": "root", "sshBastion": "", "hostKey": "",
     "bastionHostKey": "", "sshPrivateKey": "", "sshPassword": "", "sshBastionPrivateKey": "",
@@ -46,37 +46,24 @@ DEADLINE_INPUTS = ("startupTimeoutS", "installTimeoutS", "timeoutS")
 STATS: Dict[str, float] = {"round_trips": 0, "connects": 0, "poll_wait_s": 0.0, "ops": 0}
 
 
-def strip(props: Mapping[str, Any]) -> Dict[str, Any]:
-    return {k: v for k, v in props.items() if k != PROVIDER_KEY}
-
-
-class SshStepProvider(ResourceProvider):
+class SshStepProvider(Provider):
     """Base provider: a step on the cluster, run through the master over SSH."""
 
     STEP_INPUTS: Dict[str, Any] = {}
+    #: step inputs whose change replaces the step; a change of any other input re-runs `apply`
+    #: in place (`update`), one of only the SSH inputs just reconnects
     REPLACE_KEYS: Tuple[str, ...] = ()
-    #: step inputs whose change re-runs `apply` in place (all non-replace step inputs by default)
     DELETE_BEFORE_REPLACE = True
     #: the progress phase of `apply` and what it waits for (formatted with the inputs)
     PROGRESS_PHASE = ""
     PROGRESS_WAITING = "{step} on {sshHost}"
 
     # ---- helpers ---------------------------------------------------------------------------
-    def inputs(self, props: Mapping[str, Any]) -> Dict[str, Any]:
-        p = strip(props)
-        out = {}
-        for key, default in {**SSH_INPUTS, **PROGRESS_INPUTS, **self.STEP_INPUTS}.items():
-            v = p.get(key)
-            out[key] = default if v is None else v
-        return out
+    def input_defaults(self) -> Mapping[str, Any]:
+        return {**SSH_INPUTS, **PROGRESS_INPUTS, **self.STEP_INPUTS}
 
     def runner(self, p: Mapping[str, Any]) -> SshRunner:
-        return SshRunner(target_from_props(p), credentials_from_props(p),
-                         redact=self.secret_values(p))
-
-    def secret_values(self, p: Mapping[str, Any]):
-        """Values to redact from output and errors (subclasses add theirs)."""
-        return []
+        return SshRunner(target_from_props(p), credentials_from_props(p), redact=self.secrets(p))
 
     def _apply(self, p: Dict[str, Any]) -> Dict[str, Any]:
         """`apply`, recorded as a progress phase (docs/progress.md)."""
@@ -88,9 +75,7 @@ class SshStepProvider(ResourceProvider):
         except (KeyError, IndexError, ValueError):
             waiting = f"{step} on {p.get('sshHost')}"
         deadline = next((p[k] for k in DEADLINE_INPUTS if k in p and p[k]), None)
-        log = ProgressLog(p.get("progressFile"), expect=p.get("progressExpect"),
-                          secrets=[*self.secret_values(p), *(p.get(k) or "" for k in SECRET_OUTPUTS)])
-        with log.phase(phase, waiting, deadline_s=deadline):
+        with self.progress(p).phase(phase, waiting, deadline_s=deadline):
             return self._run(self.apply, p)
 
     def _run(self, fn, p: Dict[str, Any]):
@@ -127,14 +112,9 @@ class SshStepProvider(ResourceProvider):
     def read(self, id_, props):
         p = self.inputs(props)
         outs = self._run(self.observe, p)
-        return ReadResult(id_, {**strip(props), **outs})
+        return ReadResult(id_, {**props, **outs})
 
-    def diff(self, id_, olds, news):
-        o, n = self.inputs(olds), self.inputs(news)
-        changed = [k for k in n if k not in STEERING_INPUTS and o.get(k) != n.get(k)]
-        replaces = [k for k in changed if k in self.REPLACE_KEYS]
-        return DiffResult(changes=bool(changed), replaces=replaces,
-                          delete_before_replace=self.DELETE_BEFORE_REPLACE)
+    # diff: the base's (every input but the steering ones; REPLACE_KEYS replace)
 
     def update(self, id_, olds, news):
         o, n = self.inputs(olds), self.inputs(news)
@@ -142,7 +122,7 @@ class SshStepProvider(ResourceProvider):
         if step_changed:
             outs = self._apply(n)
         else:  # only how we reach the cluster changed: keep the step's outputs
-            outs = {k: v for k, v in strip(olds).items() if k not in n}
+            outs = {k: v for k, v in olds.items() if k not in n}
         return UpdateResult({**n, **outs})
 
     def delete(self, id_, props):

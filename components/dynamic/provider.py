@@ -26,7 +26,8 @@ differs (class attributes, below) and implements its operations; the base guaran
   within it, failing with what it waited for, what it saw last and the setting to raise;
 - **progress**: `progress(p)` is the progress log the program named (`progressFile`,
   `progressExpect`), redacting the operation's secrets;
-- `read` defaults to "the record as it is" (refresh of a resource that is only a record).
+- `read`, `update` and `delete` default to what a record needs: the state as it is, the new
+  inputs over the old state, nothing to call.
 
 On the resource side, `DynamicResource` checks input names, declares the outputs and marks
 `SECRET_OUTPUTS` (`additional_secret_outputs`): the same lists the provider uses.
@@ -43,7 +44,8 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import pulumi
 import pulumi.dynamic
-from pulumi.dynamic import CheckFailure, CheckResult, DiffResult, ReadResult, ResourceProvider
+from pulumi.dynamic import (CheckFailure, CheckResult, DiffResult, ReadResult, ResourceProvider,
+                            UpdateResult)
 
 from ..progress.record import STEERING_INPUTS, ProgressLog
 from .redact import redact_error, redact_text, secret_fields
@@ -308,8 +310,16 @@ class Provider(ResourceProvider):
         """Refresh of a record: nothing to look up, the state as it is."""
         return ReadResult(id_, props)
 
+    def update(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> UpdateResult:
+        """An update of a record: the new inputs over the old state (Pulumi's own default would
+        return no outputs at all)."""
+        return UpdateResult({**olds, **news})
 
-for _name in ("check", "diff", "read"):  # the defaults above are operations too
+    def delete(self, id_: str, props: Dict[str, Any]) -> None:
+        """Forgetting a record: nothing to call."""
+
+
+for _name in ("check", "diff", "read", "update", "delete"):  # the defaults are operations too
     setattr(Provider, _name, _operation(Provider.__dict__[_name]))
 
 

@@ -63,14 +63,14 @@ def test_destroy_waits_until_the_services_load_balancer_is_gone(aws, monkeypatch
     elb_round(stubs, present=True)
     elb_round(stubs, present=False)
     p = cl.LoadBalancerGoneProvider()
-    monkeypatch.setattr(p, "clients", lambda props: c)
+    monkeypatch.setattr(type(p), "clients", staticmethod(lambda props: c))  # a provider keeps nothing
     p.delete("x", props())
 
 
 def test_a_load_balancer_that_stays_fails_the_destroy_by_name(aws, monkeypatch):
     c, stubs = aws
     p = cl.LoadBalancerGoneProvider()
-    monkeypatch.setattr(p, "clients", lambda props: c)
+    monkeypatch.setattr(type(p), "clients", staticmethod(lambda props: c))  # a provider keeps nothing
     for _ in range(3):
         elb_round(stubs, present=True)
     with pytest.raises(RuntimeError) as e:
@@ -101,7 +101,7 @@ def test_leftovers_are_listed_loudly_and_nothing_is_deleted(aws, monkeypatch):
         elb_round(stubs, present=False)
         ec2_round(stubs, eni=eni, vol=vol)
     p = cl.LeftoverCheckProvider()
-    monkeypatch.setattr(p, "clients", lambda props: c)
+    monkeypatch.setattr(type(p), "clients", staticmethod(lambda props: c))  # a provider keeps nothing
     with pytest.raises(RuntimeError) as e:
         p.delete("x", props(waitS=0.06))
     msg = str(e.value)
@@ -121,7 +121,7 @@ def test_leftovers_that_go_away_while_waiting_pass(aws, monkeypatch):
     elb_round(stubs, present=False)
     ec2_round(stubs)
     p = cl.LeftoverCheckProvider()
-    monkeypatch.setattr(p, "clients", lambda props: c)
+    monkeypatch.setattr(type(p), "clients", staticmethod(lambda props: c))  # a provider keeps nothing
     p.delete("x", props(waitS=5))
 
 

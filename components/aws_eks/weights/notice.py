@@ -7,8 +7,9 @@ The provider holds no client and calls no API: it only remembers the bucket's na
 
 from __future__ import annotations
 
-import pulumi
 import pulumi.dynamic as dyn
+
+from ...dynamic.provider import DynamicResource, Provider
 
 #: S3 Standard storage list price for the first 50 TB/month in us-east-1 and us-east-2 (AWS S3
 #: pricing page); other regions differ by a few percent: the message says so
@@ -27,33 +28,24 @@ def destroy_message(bucket: str, keep: bool, gb: float) -> str:
     return f"deleting the weights mirror s3://{bucket} and its ~{gb:,.0f} GB"
 
 
-def _clean(props):
-    return {k: v for k, v in dict(props).items() if k != "__provider"}
+class MirrorNoticeProvider(Provider):
+    """Remembers the bucket; its delete says what happens to it. Another bucket replaces it."""
 
+    DIFF_KEYS = ("bucket", "keep", "gb")
+    REPLACE_KEYS = ("bucket",)
+    DELETE_BEFORE_REPLACE = False
 
-class MirrorNoticeProvider(dyn.ResourceProvider):
     def create(self, props):
-        props = _clean(props)
         return dyn.CreateResult(id_=str(props["bucket"]), outs=props)
 
-    def read(self, id_, props):
-        return dyn.ReadResult(id_=id_, outs=_clean(props))
-
-    def diff(self, id_, olds, news):
-        olds, news = _clean(olds), _clean(news)
-        changed = [k for k in ("bucket", "keep", "gb") if olds.get(k) != news.get(k)]
-        return dyn.DiffResult(changes=bool(changed), replaces=["bucket"] if "bucket" in changed else [],
-                              delete_before_replace=False)
-
     def update(self, id_, olds, news):
-        return dyn.UpdateResult(outs=_clean(news))
+        return dyn.UpdateResult(outs=news)
 
     def delete(self, id_, props):
-        props = _clean(props)
-        pulumi.log.warn(destroy_message(str(props.get("bucket")), bool(props.get("keep")),
-                                        float(props.get("gb") or 0)))
+        self.warn(destroy_message(str(props.get("bucket")), bool(props.get("keep")),
+                                  float(props.get("gb") or 0)))
 
 
-class MirrorNotice(dyn.Resource, module="aws", name="WeightsMirrorNotice"):
+class MirrorNotice(DynamicResource, module="aws", name="WeightsMirrorNotice"):
     def __init__(self, name: str, bucket, keep: bool, gb: float, opts=None):
         super().__init__(MirrorNoticeProvider(), name, {"bucket": bucket, "keep": keep, "gb": gb}, opts)
