@@ -9,6 +9,12 @@ Three layers, kept apart:
   client or credentials (it is pickled into state); it builds a client per call from the
   stack's `aws:region`/`aws:profile`/credentials, passed in as inputs (aws_api.py).
 
+Inputs are camelCase (`instanceType`, `instanceCount`, `reservationId`, `durationHours`,
+`earliestStart`, `latestStart`, `maxUpfrontFeeUsd`, `stackIdentity`); the block's outputs keep
+their names (`reservation_id`, `start_date`, ...: the program reads them). Stacks deployed before
+the inputs were renamed hold the snake_case names in state: `CapacityBlockProvider.upgrade`
+reads them under the new names, so such a stack's next `up` changes nothing.
+
 Never buying twice: every purchase is tagged with the stack's identity (`IDENTITY_TAG` =
 `<organization>/<project>/<stack>`, passed in by the program: a provider cannot know it), and
 before buying, `acquire` looks for a block of this instance type carrying that tag that is
@@ -34,8 +40,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pulumi
-from pulumi.dynamic import ResourceProvider
+from pulumi.dynamic import CheckFailure, CreateResult, DiffResult, ReadResult, UpdateResult
 
+from ..dynamic.provider import DynamicResource
 from ..inference.errors import ConfigError
 from . import aws_api
 
@@ -289,9 +296,9 @@ def _adopted(block: Block) -> Dict[str, Any]:
 
 
 def requested(props: Mapping[str, Any]) -> Dict[str, Any]:
-    """What the program asks the block to hold (kept in state as `requested`: the block's own
-    `instance_type`/`instance_count` outputs overwrite the inputs of the same names)."""
-    return {"instance_type": props.get("instance_type"), "instance_count": int(props.get("instance_count") or 0)}
+    """What the program asks the block to hold (`instanceType`, `instanceCount`), in the shape
+    of the `requested` output (kept from when the inputs had the outputs' names)."""
+    return {"instance_type": props.get("instanceType"), "instance_count": int(props.get("instanceCount") or 0)}
 
 
 def _with_request(outs: Dict[str, Any], props: Mapping[str, Any]) -> Dict[str, Any]:
@@ -309,23 +316,23 @@ def acquire(ec2, props: Dict[str, Any], now: datetime, purchase_client=None,
     `purchase_client` (default `ec2`) makes the one purchase call; give it one without retries.
     `prefer_zone`: the zone of the block this one replaces (buy mode), preferred within the cap.
     """
-    itype, count = props["instance_type"], int(props["instance_count"])
-    if props.get("reservation_id"):
-        block = describe_block(ec2, props["reservation_id"])
+    itype, count = props["instanceType"], int(props["instanceCount"])
+    if props.get("reservationId"):
+        block = describe_block(ec2, props["reservationId"])
         check_block(block, itype, count, now)
         return _with_request({**block.outputs(), "purchased": False, "upfront_fee_usd": None}, props)
-    identity = props.get("stack_identity")
+    identity = props.get("stackIdentity")
     if not identity:
-        raise ValueError("stack_identity is required to buy (the program passes it)")
+        raise ValueError("stackIdentity is required to buy (the program passes it)")
     # a block this stack already bought (an interrupted `pulumi up`, a lost response): adopt it
     mine = [b for b in stack_blocks(ec2, identity, itype) if adoptable(b, identity, itype, count, now)]
     if mine:
         return _with_request(_adopted(_first(mine, prefer_zone)), props)
-    hours = int(props["duration_hours"])
-    earliest = _utc(props["earliest_start"]) if props.get("earliest_start") else None
-    latest = _utc(props["latest_start"]) if props.get("latest_start") else None
+    hours = int(props["durationHours"])
+    earliest = _utc(props["earliestStart"]) if props.get("earliestStart") else None
+    latest = _utc(props["latestStart"]) if props.get("latestStart") else None
     offers = describe_offerings(ec2, itype, count, hours, earliest, latest)
-    cap_usd = float(props.get("max_upfront_fee_usd") or 0)
+    cap_usd = float(props.get("maxUpfrontFeeUsd") or 0)
     chosen = choose_offering(offers, itype, count, hours, prefer_zone, cap_usd)
     fee_guard(chosen, offers, cap_usd)
     try:
@@ -340,7 +347,7 @@ def acquire(ec2, props: Dict[str, Any], now: datetime, purchase_client=None,
                                       "upfront_fee_usd": chosen.upfront_fee_usd}, props)
             if attempt + 1 < RELOOK_TRIES:
                 sleep(RELOOK_INTERVAL_S)
-        raise CapacityError("kimi-k3:maxUpfrontFeeUsd", props.get("max_upfront_fee_usd"),
+        raise CapacityError("kimi-k3:maxUpfrontFeeUsd", props.get("maxUpfrontFeeUsd"),
                             "check the EC2 console (Capacity Reservations) for a block tagged "
                             f"{IDENTITY_TAG}={identity}, then run `pulumi up` again: it adopts that "
                             "block before it would buy", f"purchase of {chosen.offering_id} got no answer "
@@ -352,7 +359,7 @@ def acquire(ec2, props: Dict[str, Any], now: datetime, purchase_client=None,
 def recheck(ec2, reservation_id: str, props: Dict[str, Any], now: datetime) -> Dict[str, Any]:
     """Buy mode, a changed request: the block this stack holds, checked against it (no purchase)."""
     block = describe_block(ec2, reservation_id)
-    check_block(block, props["instance_type"], int(props["instance_count"]), now)
+    check_block(block, props["instanceType"], int(props["instanceCount"]), now)
     return _with_request(block.outputs(), props)
 
 
@@ -363,6 +370,7 @@ def request_refusal(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Optiona
     still runs: the change is refused (at preview: `diff` raises it) with the ways out.
     """
     want = requested(news)
+    # the block's own type and size (outputs)
     have_type, have_count = olds.get("instance_type"), int(olds.get("instance_count") or 0)
     if have_type == want["instance_type"] and have_count >= want["instance_count"]:
         return None
@@ -382,37 +390,57 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-class CapacityBlockProvider(ResourceProvider):
+def _over(olds: Mapping[str, Any]) -> bool:
+    """Has the block in state ended (or gone)?"""
+    return (bool(olds.get("end_date")) and ended(olds["end_date"], _now())) or olds.get("state") in GONE_STATES
+
+
+class CapacityBlockProvider(aws_api.AwsProvider):
     """Pulumi dynamic provider for one Capacity Block (adopted or bought). Holds no state."""
 
-    def _inputs(self, props: Dict[str, Any]) -> Dict[str, Any]:
-        return {k: v for k, v in props.items() if k != "__provider"}
+    #: the block's outputs (`instance_type`, `instance_count` and `reservation_id` were also the
+    #: names of inputs before the inputs became camelCase)
+    OUTPUTS = ("reservation_id", "instance_type", "instance_count", "availability_zone", "start_date",
+               "end_date", "instances_stop_at", "upfront_fee_usd", "purchased", "state", "adopted_by_tag",
+               "requested")
+    #: inputs renamed to camelCase: old name -> new (stacks deployed before hold the old ones)
+    RENAMED = {"duration_hours": "durationHours", "earliest_start": "earliestStart",
+               "latest_start": "latestStart", "max_upfront_fee_usd": "maxUpfrontFeeUsd",
+               "stack_identity": "stackIdentity"}
+    #: renamed too, but the old names are also outputs (the block's): see `upgrade`
+    RENAMED_OUTPUT_NAMES = {"instance_type": "instanceType", "instance_count": "instanceCount",
+                            "reservation_id": "reservationId"}
 
-    def _acquire(self, props: Dict[str, Any]) -> Dict[str, Any]:
-        return acquire(ec2_client(props), props, _now(), purchase_client=ec2_client(props, max_attempts=1))
+    def upgrade(self, props):
+        """Old state (no `instanceType`): the block's outputs had overwritten the inputs of the
+        same names, so what was asked comes from `requested` (or, older still, is what the block
+        holds), and the adopted id is the block's only when it was adopted (not `purchased`)."""
+        p = super().upgrade(props)
+        if "instanceType" in p or "instance_type" not in p:
+            return p
+        asked = p.get("requested") or {}
+        p["instanceType"] = asked.get("instance_type", p.get("instance_type"))
+        p["instanceCount"] = asked.get("instance_count", p.get("instance_count"))
+        p["reservationId"] = None if p.get("purchased") else p.get("reservation_id")
+        return p
 
-    def check(self, olds, news):
-        from pulumi.dynamic import CheckFailure, CheckResult
+    def _acquire(self, props: Dict[str, Any], prefer_zone: Optional[str] = None) -> Dict[str, Any]:
+        return acquire(ec2_client(props), props, _now(), purchase_client=ec2_client(props, max_attempts=1),
+                       prefer_zone=prefer_zone)
 
-        news = self._inputs(news)
+    def check_inputs(self, news):
         failures = []
-        if not news.get("instance_type"):
-            failures.append(CheckFailure("instance_type", "required"))
+        if not news.get("instanceType"):
+            failures.append(CheckFailure("instanceType", "required"))
         if not news.get("region"):
             failures.append(CheckFailure("region", "set aws:region"))
-        return CheckResult(news, failures)
+        return failures
 
     def create(self, props):
-        from pulumi.dynamic import CreateResult
-
-        props = self._inputs(props)
         outs = self._acquire(props)
         return CreateResult(outs["reservation_id"], {**props, **outs})
 
     def read(self, id_, props):
-        from pulumi.dynamic import ReadResult
-
-        props = self._inputs(props)
         # after a buy-mode renewal (an update) the block held is no longer the resource's id
         block = describe_block(ec2_client(props), props.get("reservation_id") or id_)
         return ReadResult(id_, {**props, **block.outputs()})
@@ -420,7 +448,7 @@ class CapacityBlockProvider(ResourceProvider):
     def diff(self, id_, olds, news):
         """Which change of the inputs needs what (see the lifecycle in docs/aws-eks.md):
 
-        - another region, or another adopted id: another block (replace);
+        - another region, or another adopted id than the block held: another block (replace);
         - adopted, the request changed (accelerator, nodes x replicas) or the block ended: an
           update, which re-checks the block (check_block) and fails loudly if it does not fit;
         - bought, the block ended: an update that buys the next one under the same fee cap,
@@ -430,18 +458,13 @@ class CapacityBlockProvider(ResourceProvider):
           while the first runs;
         - changing only the purchase request (fee cap, window) changes nothing.
         """
-        from pulumi.dynamic import DiffResult
-
-        news = self._inputs(news)
-        replaces = [k for k in ("reservation_id", "region") if news.get(k) != olds.get(k)
-                    and (k != "reservation_id" or news.get(k))]
+        replaces = [k for k, held in (("reservationId", "reservation_id"), ("region", "region"))
+                    if news.get(k) != olds.get(held) and (k != "reservationId" or news.get(k))]
         if replaces:
             return DiffResult(changes=True, replaces=replaces, delete_before_replace=True)
-        over = (bool(olds.get("end_date")) and ended(olds["end_date"], _now())) or \
-            olds.get("state") in GONE_STATES
-        old_request = olds.get("requested") or requested(olds)
-        request_changed = requested(news) != requested(old_request)
-        if not news.get("reservation_id") and request_changed and not over:
+        over = _over(olds)
+        request_changed = requested(news) != requested(olds)
+        if not news.get("reservationId") and request_changed and not over:
             refusal = request_refusal(olds, news)
             if refusal is not None:
                 raise refusal
@@ -450,14 +473,8 @@ class CapacityBlockProvider(ResourceProvider):
     def update(self, id_, olds, news):
         """Re-check an adopted block, re-check a bought one against a new request, or buy the
         next block after a bought one ended (preferring its zone); see `diff`."""
-        from pulumi.dynamic import UpdateResult
-
-        news = self._inputs(news)
-        over = (bool(olds.get("end_date")) and ended(olds["end_date"], _now())) or \
-            olds.get("state") in GONE_STATES
-        if news.get("reservation_id") or over:
-            outs = acquire(ec2_client(news), news, _now(), purchase_client=ec2_client(news, max_attempts=1),
-                           prefer_zone=None if news.get("reservation_id") else olds.get("availability_zone"))
+        if news.get("reservationId") or _over(olds):
+            outs = self._acquire(news, None if news.get("reservationId") else olds.get("availability_zone"))
         else:
             refusal = request_refusal(olds, news)
             if refusal is not None:
@@ -468,16 +485,16 @@ class CapacityBlockProvider(ResourceProvider):
 
     def delete(self, id_, props):
         # nothing to call: AWS cannot cancel a Capacity Block; destroy only forgets it
-        pulumi.log.warn(f"Capacity Block {id_} is forgotten, not cancelled: it stays billed "
-                        f"until {props.get('end_date')}")
+        self.warn(f"Capacity Block {id_} is forgotten, not cancelled: it stays billed "
+                  f"until {props.get('end_date')}")
 
 
-class CapacityBlock(pulumi.dynamic.Resource, module="aws", name="CapacityBlock"):
+class CapacityBlock(DynamicResource, module="aws", name="CapacityBlock"):
     """The Capacity Block the GPU node group runs on (type `pulumi-python:dynamic/aws:CapacityBlock`).
 
-    Inputs: `region`, `aws`/`awsSecrets` (aws_api.py), `instance_type`, `instance_count`, and
-    either `reservation_id` (adopt) or `duration_hours`, `earliest_start`, `latest_start`,
-    `max_upfront_fee_usd` and `stack_identity` (buy).
+    Inputs: `region`, `aws`/`awsSecrets` (aws_api.py), `instanceType`, `instanceCount`, and
+    either `reservationId` (adopt) or `durationHours`, `earliestStart`, `latestStart`,
+    `maxUpfrontFeeUsd` and `stackIdentity` (buy).
     """
 
     reservation_id: pulumi.Output[str]
@@ -490,9 +507,4 @@ class CapacityBlock(pulumi.dynamic.Resource, module="aws", name="CapacityBlock")
     purchased: pulumi.Output[bool]
 
     def __init__(self, name: str, props: Dict[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
-        outs = {k: None for k in ("reservation_id", "availability_zone", "start_date", "end_date",
-                                  "instances_stop_at", "upfront_fee_usd", "purchased", "state",
-                                  "adopted_by_tag", "requested")}
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            additional_secret_outputs=[aws_api.SECRETS_INPUT]))
-        super().__init__(CapacityBlockProvider(), name, {**outs, **props}, opts)
+        super().__init__(CapacityBlockProvider(), name, props, opts)

@@ -27,13 +27,14 @@ def _next_block_start(now: datetime) -> datetime:
 
 def capacity_block(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     start = _next_block_start(datetime.now(timezone.utc))
-    hours = int(inputs.get("duration_hours") or 24)
+    hours = int(inputs.get("durationHours") or 24)
     end = start + timedelta(hours=hours)
-    purchased = not inputs.get("reservation_id")
+    purchased = not inputs.get("reservationId")
     return {
-        "reservation_id": inputs.get("reservation_id") or "cr-0mock0000000000000",
-        "availability_zone": MOCK_BLOCK_ZONES.get(inputs.get("reservation_id") or "", MOCK_BLOCK_ZONE),
-        "instance_count": inputs.get("instance_count"),
+        "reservation_id": inputs.get("reservationId") or "cr-0mock0000000000000",
+        "availability_zone": MOCK_BLOCK_ZONES.get(inputs.get("reservationId") or "", MOCK_BLOCK_ZONE),
+        "instance_type": inputs.get("instanceType"),
+        "instance_count": inputs.get("instanceCount"),
         "start_date": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "end_date": end.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "instances_stop_at": (end - timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M:%SZ"),

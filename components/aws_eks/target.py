@@ -109,12 +109,12 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
                 "purchased block cannot be cancelled; `pulumi destroy` only forgets it.", resource=self)
         aws_inputs = self.aws_inputs
         block = cap.CapacityBlock(f"{name}-capacity", {
-            "region": region, "instance_type": shape.key, "instance_count": c.instance_count,
-            "reservation_id": c.reservation_id, "duration_hours": None if c.adopt else c.duration_hours,
-            "earliest_start": c.earliest_start, "latest_start": c.latest_start,
-            "max_upfront_fee_usd": None if c.adopt else c.max_upfront_fee_usd,
+            "region": region, "instanceType": shape.key, "instanceCount": c.instance_count,
+            "reservationId": c.reservation_id, "durationHours": None if c.adopt else c.duration_hours,
+            "earliestStart": c.earliest_start, "latestStart": c.latest_start,
+            "maxUpfrontFeeUsd": None if c.adopt else c.max_upfront_fee_usd,
             # purchases are tagged with it, and a tagged block is adopted before buying again
-            "stack_identity": None if c.adopt else self.stack_identity,
+            "stackIdentity": None if c.adopt else self.stack_identity,
             **aws_inputs,
         }, opts=pulumi.ResourceOptions(parent=self))
         pulumi.Output.all(block.reservation_id, block.start_date, block.end_date, block.instances_stop_at).apply(

@@ -38,9 +38,9 @@ def one(run, type_token, name=None):
 
 def test_capacity_block_is_adopted(adopt):
     block = one(adopt, "pulumi-python:dynamic/aws:CapacityBlock")
-    assert block["reservation_id"] == CR and block["instance_type"] == "p6-b300.48xlarge"
-    assert block["instance_count"] == 1 and block["region"] == "us-east-2"
-    assert "max_upfront_fee_usd" not in block  # adopting never buys
+    assert block["reservationId"] == CR and block["instanceType"] == "p6-b300.48xlarge"
+    assert block["instanceCount"] == 1 and block["region"] == "us-east-2"
+    assert "maxUpfrontFeeUsd" not in block  # adopting never buys
     assert adopt.outputs["capacityReservationId"] == CR
 
 
@@ -156,7 +156,7 @@ def test_two_nodes_use_a_leader_worker_set_and_the_lws_controller(two_nodes):
 def test_default_stack_only_quotes_a_block():
     run = run_program("aws-eks")
     block = one(run, "pulumi-python:dynamic/aws:CapacityBlock")
-    assert block["max_upfront_fee_usd"] == 0 and block["duration_hours"] == 24
+    assert block["maxUpfrontFeeUsd"] == 0 and block["durationHours"] == 24
     assert "not bought yet" in run.outputs["capacityCost"]
 
 

@@ -31,20 +31,20 @@ def ec2(monkeypatch):
 
 
 def state(**kw):
-    """A CapacityBlock's state after create: inputs, then the block's outputs over them."""
+    """A CapacityBlock's state after create: inputs, then the block's outputs."""
     block = cap.Block.from_api(reservation_api(CR, state="active", count=kw.pop("held", 1)))
-    inputs = {"region": "us-east-2", "instance_type": ITYPE, "instance_count": kw.pop("asked", 1),
-              "reservation_id": kw.pop("reservation_id", CR)}
-    outs = {**block.outputs(), "purchased": kw.get("stack_identity") is not None, "upfront_fee_usd": None,
+    inputs = {"region": "us-east-2", "instanceType": ITYPE, "instanceCount": kw.pop("asked", 1),
+              "reservationId": kw.pop("reservationId", CR)}
+    outs = {**block.outputs(), "purchased": kw.get("stackIdentity") is not None, "upfront_fee_usd": None,
             "requested": cap.requested(inputs)}
     return {**inputs, **kw, **outs}
 
 
 def news(old, **kw):
     """The program's next inputs (a bought block's state holds its id as an output only)."""
-    keep = {k: old[k] for k in ("region", "max_upfront_fee_usd", "duration_hours", "stack_identity") if k in old}
-    return {**keep, "reservation_id": None if old["purchased"] else CR, "instance_type": ITYPE,
-            "instance_count": 1, "__provider": "x", **kw}
+    keep = {k: old[k] for k in ("region", "maxUpfrontFeeUsd", "durationHours", "stackIdentity") if k in old}
+    return {**keep, "reservationId": None if old["purchased"] else CR, "instanceType": ITYPE,
+            "instanceCount": 1, "__provider": "x", **kw}
 
 
 def describe(stub, count=1, itype=ITYPE):
@@ -57,7 +57,7 @@ def describe(stub, count=1, itype=ITYPE):
 def test_adopted_a_larger_request_is_an_update_that_rechecks_the_block(ec2):
     p = cap.CapacityBlockProvider()
     old = state()
-    new = news(old, instance_count=2)
+    new = news(old, instanceCount=2)
     d = p.diff(CR, old, new)
     assert d.changes and d.replaces == []  # not another block: the same one, checked again
     describe(ec2, count=1)
@@ -69,7 +69,7 @@ def test_adopted_a_larger_request_is_an_update_that_rechecks_the_block(ec2):
 def test_adopted_another_accelerator_fails_naming_what_the_block_holds(ec2):
     p = cap.CapacityBlockProvider()
     old = state()
-    new = news(old, instance_type="p6-b200.48xlarge")
+    new = news(old, instanceType="p6-b200.48xlarge")
     assert p.diff(CR, old, new).changes
     describe(ec2)
     with pytest.raises(cap.CapacityError, match=f"holds {ITYPE}"):
@@ -79,35 +79,35 @@ def test_adopted_another_accelerator_fails_naming_what_the_block_holds(ec2):
 def test_adopted_a_request_the_block_holds_passes_and_is_remembered(ec2):
     p = cap.CapacityBlockProvider()
     old = state(held=2, asked=1)
-    new = news(old, instance_count=2)
+    new = news(old, instanceCount=2)
     assert p.diff(CR, old, new).changes
     describe(ec2, count=2)
     outs = p.update(CR, old, new).outs
     assert outs["requested"] == {"instance_type": ITYPE, "instance_count": 2} and outs["instance_count"] == 2
-    assert p.diff(CR, outs, news(outs, instance_count=2)).changes is False  # nothing left to do
+    assert p.diff(CR, outs, news(outs, instanceCount=2)).changes is False  # nothing left to do
 
 
 # ---------------------------------------------------------------- bought
 
-BOUGHT = dict(reservation_id=None, max_upfront_fee_usd=90_000, duration_hours=24, stack_identity=IDENTITY)
+BOUGHT = dict(reservationId=None, maxUpfrontFeeUsd=90_000, durationHours=24, stackIdentity=IDENTITY)
 
 
 def test_bought_a_request_the_block_cannot_hold_is_refused_at_preview_and_never_buys(ec2):
     p = cap.CapacityBlockProvider()
     old = state(**BOUGHT)
     with pytest.raises(cap.CapacityError) as e:
-        p.diff(CR, old, news(old, instance_count=2))  # no EC2 call at all (the Stubber has none)
+        p.diff(CR, old, news(old, instanceCount=2))  # no EC2 call at all (the Stubber has none)
     msg = str(e.value)
     assert msg.startswith(f"kimi-k3:nodes='2 x {ITYPE}' does not fit Capacity Block {CR}")
     assert "a purchase cannot be cancelled" in msg and "capacityReservationId" in msg and "\n" not in msg
     with pytest.raises(cap.CapacityError, match="kimi-k3:accelerator="):
-        p.diff(CR, old, news(old, instance_type="p6-b200.48xlarge"))
+        p.diff(CR, old, news(old, instanceType="p6-b200.48xlarge"))
 
 
 def test_bought_a_smaller_request_rechecks_without_buying(ec2):
     p = cap.CapacityBlockProvider()
     old = state(held=2, asked=2, **BOUGHT)
-    new = news(old, instance_count=1)
+    new = news(old, instanceCount=1)
     assert p.diff(CR, old, new).changes
     describe(ec2, count=2)  # only a describe: a purchase would find no stubbed response
     outs = p.update(CR, old, new).outs

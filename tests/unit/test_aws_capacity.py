@@ -18,8 +18,8 @@ OTHER = "acme/kimi-k3/aws-eks-staging"
 STACK_TAGS = [{"Key": cap.IDENTITY_TAG, "Value": IDENTITY}, {"Key": "Name", "Value": f"kimi-k3 {IDENTITY}"}]
 LOOKUP = {"Filters": [{"Name": "instance-type", "Values": [ITYPE]},
                       {"Name": "state", "Values": ["payment-pending", "scheduled", "active"]}]}
-BUY = {"instance_type": ITYPE, "instance_count": 1, "duration_hours": 24, "stack_identity": IDENTITY,
-       "earliest_start": "2026-12-01T00:00:00Z", "max_upfront_fee_usd": 90_000}
+BUY = {"instanceType": ITYPE, "instanceCount": 1, "durationHours": 24, "stackIdentity": IDENTITY,
+       "earliestStart": "2026-12-01T00:00:00Z", "maxUpfrontFeeUsd": 90_000}
 
 
 def offer_api(oid, fee, start=T0, count=1, hours=24, az="us-east-2b", itype=ITYPE):
@@ -152,7 +152,7 @@ def test_acquire_never_buys_above_the_guard(ec2):
                       {"InstanceType": ITYPE, "InstanceCount": 1, "CapacityDurationHours": 24})
     # no purchase response queued: a purchase call would fail the Stubber
     with pytest.raises(cap.CapacityError, match="maxUpfrontFeeUsd"):
-        cap.acquire(client, {**BUY, "earliest_start": None, "max_upfront_fee_usd": 0}, now=T0)
+        cap.acquire(client, {**BUY, "earliestStart": None, "maxUpfrontFeeUsd": 0}, now=T0)
 
 
 def test_acquire_adopts_an_existing_block(ec2):
@@ -160,8 +160,8 @@ def test_acquire_adopts_an_existing_block(ec2):
     stub.add_response("describe_capacity_reservations",
                       {"CapacityReservations": [reservation_api(count=2)]},
                       {"CapacityReservationIds": ["cr-0123456789abcdef0"]})
-    out = cap.acquire(client, {"instance_type": ITYPE, "instance_count": 2,
-                               "reservation_id": "cr-0123456789abcdef0"}, now=T0 - timedelta(days=1))
+    out = cap.acquire(client, {"instanceType": ITYPE, "instanceCount": 2,
+                               "reservationId": "cr-0123456789abcdef0"}, now=T0 - timedelta(days=1))
     assert out == {**out, "reservation_id": "cr-0123456789abcdef0", "instance_count": 2,
                    "start_date": "2026-12-01T11:30:00Z", "end_date": "2026-12-02T11:30:00Z",
                    "purchased": False}
@@ -190,13 +190,13 @@ def test_provider_holds_no_client_and_forgets_on_delete():
     p = cap.CapacityBlockProvider()
     assert vars(p) == {}
     pickle.dumps(p)
-    d = p.diff("cr-1", {"reservation_id": None, "region": "us-east-2", "max_upfront_fee_usd": 1},
-               {"reservation_id": None, "region": "us-east-2", "max_upfront_fee_usd": 2,
+    d = p.diff("cr-1", {"reservationId": None, "region": "us-east-2", "maxUpfrontFeeUsd": 1},
+               {"reservationId": None, "region": "us-east-2", "maxUpfrontFeeUsd": 2,
                 "__provider": "x"})
     assert d.changes is False  # changing the request never buys a second block
-    d = p.diff("cr-1", {"reservation_id": "cr-1", "region": "us-east-2"},
-               {"reservation_id": "cr-2", "region": "us-east-2"})
-    assert d.replaces == ["reservation_id"]
+    d = p.diff("cr-1", {"reservationId": "cr-1", "reservation_id": "cr-1", "region": "us-east-2"},
+               {"reservationId": "cr-2", "region": "us-east-2"})
+    assert d.replaces == ["reservationId"]
 
 
 def test_provider_survives_pulumis_own_serialization_and_strips_the_provider_key(monkeypatch):
@@ -225,8 +225,8 @@ def test_provider_survives_pulumis_own_serialization_and_strips_the_provider_key
         stub.add_response("describe_capacity_reservations",
                           {"CapacityReservations": [reservation_api(start=datetime.now(timezone.utc))]},
                           {"CapacityReservationIds": ["cr-0123456789abcdef0"]})
-        res = loaded.create({"__provider": blob, "region": "us-east-2", "instance_type": ITYPE,
-                             "instance_count": 1, "reservation_id": "cr-0123456789abcdef0"})
+        res = loaded.create({"__provider": blob, "region": "us-east-2", "instanceType": ITYPE,
+                             "instanceCount": 1, "reservationId": "cr-0123456789abcdef0"})
         stub.assert_no_pending_responses()
     assert regions == ["us-east-2", "us-east-2"]
     assert res.id == "cr-0123456789abcdef0" and "__provider" not in res.outs

@@ -86,7 +86,7 @@ def test_blocks_of_other_stacks_or_ended_are_never_adopted():
         stub.add_response("purchase_capacity_block",
                           {"CapacityReservation": reservation_api("cr-0ffffffffffffffff", count=2, tags=STACK_TAGS)},
                           purchase_params("cb-a"))
-        out = cap.acquire(client, {**BUY, "instance_count": 2}, NOW)
+        out = cap.acquire(client, {**BUY, "instanceCount": 2}, NOW)
         stub.assert_no_pending_responses()
     assert out["reservation_id"] == "cr-0ffffffffffffffff" and "adopted_by_tag" not in out
 
@@ -125,8 +125,8 @@ def test_no_answer_and_no_tagged_block_stops_loudly_with_the_way_out():
 
 
 def test_buying_needs_the_stack_identity():
-    with pytest.raises(ValueError, match="stack_identity"):
-        cap.acquire(ec2_client(), {**BUY, "stack_identity": None}, NOW)
+    with pytest.raises(ValueError, match="stackIdentity"):
+        cap.acquire(ec2_client(), {**BUY, "stackIdentity": None}, NOW)
 
 
 def test_multi_segment_and_ultraserver_offers_are_never_chosen():
@@ -143,14 +143,14 @@ def test_an_ended_block_is_followed_in_buy_mode_and_fails_loudly_when_adopted(mo
     p = cap.CapacityBlockProvider()
     now = datetime(2026, 12, 3, 12, 0, tzinfo=timezone.utc)
     monkeypatch.setattr(cap, "_now", lambda: now)
-    old = {"reservation_id": None, "region": "us-east-2", "end_date": "2026-12-02T11:30:00Z",
-           "state": "active", "max_upfront_fee_usd": 100}
+    old = {"reservationId": None, "region": "us-east-2", "end_date": "2026-12-02T11:30:00Z",
+           "state": "active", "maxUpfrontFeeUsd": 100}
     d = p.diff("cr-1", old, {**old, "__provider": "x"})
     # an update, so the next purchase knows the ended block's zone (test_aws_block_request.py)
     assert d.changes and d.replaces == []
     running = {**old, "end_date": "2026-12-05T11:30:00Z"}
-    assert p.diff("cr-1", running, {**running, "max_upfront_fee_usd": 5}).changes is False
-    adopted = {**old, "reservation_id": "cr-0123456789abcdef0"}
+    assert p.diff("cr-1", running, {**running, "maxUpfrontFeeUsd": 5}).changes is False
+    adopted = {**old, "reservationId": "cr-0123456789abcdef0", "reservation_id": "cr-0123456789abcdef0"}
     d = p.diff("cr-0123456789abcdef0", adopted, adopted)
     assert d.changes and d.replaces == []  # an update, which re-checks the block ...
     client = ec2_client()
@@ -160,7 +160,7 @@ def test_an_ended_block_is_followed_in_buy_mode_and_fails_loudly_when_adopted(mo
             reservation_api(state="expired", start=now - timedelta(days=2))]},
             {"CapacityReservationIds": ["cr-0123456789abcdef0"]})
         with pytest.raises(cap.CapacityError) as e:  # ... and fails naming the id and the fix
-            p.update("cr-0123456789abcdef0", adopted, {**adopted, "instance_type": ITYPE, "instance_count": 1})
+            p.update("cr-0123456789abcdef0", adopted, {**adopted, "instanceType": ITYPE, "instanceCount": 1})
     assert "kimi-k3:capacityReservationId='cr-0123456789abcdef0' is expired" in str(e.value)
     gone = {**running, "state": "payment-failed"}
     d = p.diff("cr-1", gone, gone)

@@ -29,7 +29,7 @@ def _bought(rid, zone="us-east-2b", start=T0):
 
 
 def test_the_latest_start_bounds_the_blocks_end_sent_to_aws():
-    props = {**BUY, "latest_start": "2026-12-03T08:00:00+08:00"}
+    props = {**BUY, "latestStart": "2026-12-03T08:00:00+08:00"}
     client = ec2_client()
     with Stubber(client) as stub:
         stub.add_response("describe_capacity_reservations", {"CapacityReservations": []}, LOOKUP)
@@ -61,7 +61,7 @@ def test_the_preferred_zone_wins_only_within_the_fee_cap(here_fee, want):
 
 
 def test_without_a_fee_cap_nothing_is_bought_however_cheap():
-    props = {k: v for k, v in BUY.items() if k != "max_upfront_fee_usd"}
+    props = {k: v for k, v in BUY.items() if k != "maxUpfrontFeeUsd"}
     client = ec2_client()
     with Stubber(client) as stub:
         stub.add_response("describe_capacity_reservations", {"CapacityReservations": []}, LOOKUP)
@@ -115,7 +115,7 @@ def test_every_way_to_a_block_gives_the_same_outputs():
         stub.add_response("describe_capacity_reservations",
                           {"CapacityReservations": [reservation_api(rid, state="scheduled")]},
                           {"CapacityReservationIds": [rid]})
-        by_id = cap.acquire(client, {**BUY, "reservation_id": rid}, NOW)
+        by_id = cap.acquire(client, {**BUY, "reservationId": rid}, NOW)
     with Stubber(client) as stub:  # found again by its tag
         stub.add_response("describe_capacity_reservations", {"CapacityReservations": [_bought(rid)]}, LOOKUP)
         by_tag = cap.acquire(client, BUY, NOW)
@@ -138,8 +138,8 @@ def test_within_the_preferred_zone_the_cheapest_offering_wins():
 
 def test_buying_needs_the_stacks_identity():
     with pytest.raises(ValueError) as e:
-        cap.acquire(ec2_client(), {k: v for k, v in BUY.items() if k != "stack_identity"}, NOW)
-    assert str(e.value) == "stack_identity is required to buy (the program passes it)"
+        cap.acquire(ec2_client(), {k: v for k, v in BUY.items() if k != "stackIdentity"}, NOW)
+    assert str(e.value) == "stackIdentity is required to buy (the program passes it)"
 
 
 @pytest.mark.parametrize("start", [T0, T0.replace(tzinfo=None), T0.astimezone(timezone(timedelta(hours=8)))])
@@ -157,7 +157,7 @@ def test_a_running_block_holds_the_same_or_a_smaller_request(olds_count, want_co
     olds = {"instance_type": ITYPE, "reservation_id": "cr-0aaaaaaaaaaaaaaaa", "end_date": "2026-12-02T11:30:00Z"}
     if olds_count is not None:
         olds["instance_count"] = olds_count
-    err = cap.request_refusal(olds, {**BUY, "instance_count": want_count})
+    err = cap.request_refusal(olds, {**BUY, "instanceCount": want_count})
     assert (err is not None) is refused
     if refused:
         assert str(err) == (
