@@ -53,9 +53,15 @@ SCALE_DOWN_LEAD = timedelta(minutes=60)
 USABLE_STATES = ("payment-pending", "scheduled", "active")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 #: states of a reservation that will never run instances again
-GONE_STATES = ("expired", "cancelled", "failed", "payment-failed", "unsupported", "unavailable")
+GONE_STATES = ("expired", "cancelled", "failed", "payment-failed", "unsupported", "unavailable", "unlisted")
 #: tag on every block this stack buys: value = "<organization>/<project>/<stack>"
 IDENTITY_TAG = "kimi-k3:stack"
+#: the zone type kimi-k3 buys in unless `allow_local_zones` (AvailabilityZone.ZoneType values:
+#: "availability-zone | local-zone | wavelength-zone", EC2 API model, botocore 1.44.8)
+AVAILABILITY_ZONE = "availability-zone"
+#: a reservation DescribeCapacityReservations no longer lists (kimi-k3's own state value, set by
+#: refresh: `read`); like the states in GONE_STATES it never runs instances again
+UNLISTED = "unlisted"
 #: after an ambiguous purchase error, look for the tagged block this many times, this far apart
 RELOOK_TRIES = 6
 RELOOK_INTERVAL_S = 10.0
@@ -87,18 +93,34 @@ class Offering:
     segments: int = 1
     ultraserver: bool = False
     extra_minutes: int = 0
+    #: the zone types of the offering and of each of its segments (`ZoneType`, in the EC2 model of
+    #: botocore 1.44.8 on CapacityBlockOffering and CapacityBlockOfferingSegment: a plain string,
+    #: "availability-zone | local-zone | wavelength-zone" per AvailabilityZone.ZoneType); empty
+    #: when AWS did not say (`resolve_zone_types` asks DescribeAvailabilityZones then)
+    zone_types: Tuple[str, ...] = ()
 
     @classmethod
     def from_api(cls, d: dict) -> "Offering":
+        segments = d.get("CapacityBlockOfferingSegments") or []
+        zone_types = tuple(z for z in [d.get("ZoneType"), *(g.get("ZoneType") for g in segments)] if z)
         return cls(d["CapacityBlockOfferingId"], d["InstanceType"], d["AvailabilityZone"],
                    int(d["InstanceCount"]), _utc(d["StartDate"]), _utc(d["EndDate"]),
                    int(d["CapacityBlockDurationHours"]), float(d["UpfrontFee"]),
-                   d.get("CurrencyCode", "USD"), max(1, len(d.get("CapacityBlockOfferingSegments") or [])),
-                   bool(d.get("UltraserverType")), int(d.get("CapacityBlockDurationMinutes") or 0))
+                   d.get("CurrencyCode", "USD"), max(1, len(segments)),
+                   bool(d.get("UltraserverType")), int(d.get("CapacityBlockDurationMinutes") or 0),
+                   tuple(sorted(set(zone_types))))
+
+    @property
+    def in_availability_zone(self) -> bool:
+        """Only in Availability Zones (not a Local or Wavelength Zone, not unknown)."""
+        return bool(self.zone_types) and set(self.zone_types) == {AVAILABILITY_ZONE}
 
     def describe(self) -> str:
+        where = self.availability_zone
+        if self.zone_types and not self.in_availability_zone:
+            where += f" ({'/'.join(self.zone_types)})"
         return (f"{self.offering_id} {self.instance_count} x {self.instance_type} in "
-                f"{self.availability_zone} {fmt(self.start)}..{fmt(self.end)} "
+                f"{where} {fmt(self.start)}..{fmt(self.end)} "
                 f"${self.upfront_fee_usd:,.2f}")
 
 
@@ -137,17 +159,33 @@ class CapacityError(ConfigError):
 
 def choose_offering(offerings: Iterable[Offering], instance_type: str, instance_count: int,
                     duration_hours: int, prefer_zone: Optional[str] = None,
-                    max_upfront_fee_usd: Optional[float] = None) -> Offering:
+                    max_upfront_fee_usd: Optional[float] = None, allow_local_zones: bool = False) -> Offering:
     """The cheapest offering that fits (then the earliest start); CapacityError if none does.
+
+    Only offerings in Availability Zones are chosen unless `allow_local_zones`: a purchase
+    cannot be cancelled, and a cheaper Local or Wavelength Zone block would then fail the update
+    when the node group looks for a subnet there (kimi-k3's VPC has subnets in the region's
+    Availability Zones only: network.py). An offering whose zone type is unknown is never chosen.
 
     With `prefer_zone` (the zone of the block being replaced), the cheapest fitting offering in
     that zone wins if it is within `max_upfront_fee_usd`: the GPU node group then stays in its
     subnet (a block in another zone works too, but moves the node group: network.py).
     """
-    fits = [o for o in offerings
-            if o.instance_type == instance_type and o.instance_count >= instance_count
-            and o.duration_hours == duration_hours and o.currency == "USD"
-            and o.segments == 1 and not o.ultraserver and o.extra_minutes == 0]
+    offerings = list(offerings)
+    shaped = [o for o in offerings
+              if o.instance_type == instance_type and o.instance_count >= instance_count
+              and o.duration_hours == duration_hours and o.currency == "USD"
+              and o.segments == 1 and not o.ultraserver and o.extra_minutes == 0]
+    fits = [o for o in shaped if o.in_availability_zone
+            or (allow_local_zones and o.zone_types)]
+    if shaped and not fits:
+        offers = "; ".join(o.describe() for o in sorted(shaped, key=lambda o: o.upfront_fee_usd))
+        raise CapacityError("kimi-k3:capacityAllowLocalZones", None,
+                            "widen capacityEarliestStart/capacityLatestStart or try another aws:region; "
+                            "set kimi-k3:capacityAllowLocalZones=true (with kimi-k3:vpcId and a subnet "
+                            f"in that zone) to buy there (offers: {offers})",
+                            f"leaves no offering of {instance_count} x {instance_type}: every one is "
+                            "outside the region's Availability Zones")
     if not fits:
         raise CapacityError("kimi-k3:capacityEarliestStart", None,
                             "widen capacityEarliestStart/capacityLatestStart, change "
@@ -228,13 +266,59 @@ def describe_offerings(ec2, instance_type: str, instance_count: int, duration_ho
         args["NextToken"] = token
 
 
+def resolve_zone_types(ec2, offerings: Sequence[Offering]) -> List[Offering]:
+    """`offerings` with the zone type of each one AWS did not state, from DescribeAvailabilityZones
+    (`AllAvailabilityZones` so zones not opted in are described too; AvailabilityZone.ZoneType)."""
+    from dataclasses import replace
+
+    unknown = sorted({o.availability_zone for o in offerings if not o.zone_types})
+    if not unknown:
+        return list(offerings)
+    page = ec2.describe_availability_zones(ZoneNames=unknown, AllAvailabilityZones=True)
+    types = {z["ZoneName"]: z.get("ZoneType") for z in page.get("AvailabilityZones", [])}
+    return [o if o.zone_types or not types.get(o.availability_zone)
+            else replace(o, zone_types=(types[o.availability_zone],)) for o in offerings]
+
+
+def not_found(reservation_id: str, region: Optional[str]) -> CapacityError:
+    """The one line for a reservation id EC2 does not know (wrong id, region or account)."""
+    where = region or "this region"
+    return CapacityError("kimi-k3:capacityReservationId", reservation_id,
+                         f"check the id (EC2 console, Capacity Reservations), aws:region (now {where}) "
+                         "and that your credentials are for the account that holds it",
+                         f"was not found in {where}")
+
+
+def _is_not_found(err: Exception) -> bool:
+    """EC2's answer to an unknown or malformed reservation id: InvalidCapacityReservationId.*
+    (`.NotFound` as terraform-provider-aws matches it, internal/service/ec2/find.go; EC2 error
+    codes are not in the API model, so any `InvalidCapacityReservationId.` code counts)."""
+    from botocore.exceptions import ClientError
+
+    return isinstance(err, ClientError) and str(err.response.get("Error", {}).get("Code", "")).startswith(
+        "InvalidCapacityReservationId.")
+
+
 def describe_block(ec2, reservation_id: str) -> Block:
-    page = ec2.describe_capacity_reservations(CapacityReservationIds=[reservation_id])
+    """The reservation `reservation_id`; CapacityError in one line when EC2 does not know it."""
+    try:
+        page = ec2.describe_capacity_reservations(CapacityReservationIds=[reservation_id])
+    except Exception as err:  # noqa: BLE001 only the not-found codes are turned into a line
+        if _is_not_found(err):
+            raise not_found(reservation_id, ec2.meta.region_name) from None
+        raise
     found = page.get("CapacityReservations", [])
     if not found:
-        raise CapacityError("kimi-k3:capacityReservationId", reservation_id,
-                            "check the id and aws:region", "was not found")
+        raise not_found(reservation_id, ec2.meta.region_name)
     return Block.from_api(found[0])
+
+
+def refreshed(ec2, reservation_id: str) -> Optional[Block]:
+    """The reservation as EC2 lists it now, or None when EC2 no longer lists it (refresh)."""
+    try:
+        return describe_block(ec2, reservation_id)
+    except CapacityError:
+        return None
 
 
 def stack_blocks(ec2, identity: str, instance_type: str) -> List[Block]:
@@ -331,9 +415,10 @@ def acquire(ec2, props: Dict[str, Any], now: datetime, purchase_client=None,
     hours = int(props["durationHours"])
     earliest = _utc(props["earliestStart"]) if props.get("earliestStart") else None
     latest = _utc(props["latestStart"]) if props.get("latestStart") else None
-    offers = describe_offerings(ec2, itype, count, hours, earliest, latest)
+    offers = resolve_zone_types(ec2, describe_offerings(ec2, itype, count, hours, earliest, latest))
     cap_usd = float(props.get("maxUpfrontFeeUsd") or 0)
-    chosen = choose_offering(offers, itype, count, hours, prefer_zone, cap_usd)
+    chosen = choose_offering(offers, itype, count, hours, prefer_zone, cap_usd,
+                             allow_local_zones=bool(props.get("allowLocalZones")))
     fee_guard(chosen, offers, cap_usd)
     try:
         block = purchase(purchase_client or ec2, chosen, identity)
@@ -382,6 +467,19 @@ def request_refusal(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Optiona
         f"does not fit Capacity Block {olds.get('reservation_id')} that this stack bought "
         f"({have_count} x {have_type}); a purchase cannot be cancelled, so kimi-k3 does not buy another "
         "while it runs")
+
+
+def read_outputs(ec2, id_: str, props: Mapping[str, Any]) -> Dict[str, Any]:
+    """What refresh records: the block as EC2 lists it, or, once EC2 no longer lists it (an
+    expired block ages out of DescribeCapacityReservations; terraform-provider-aws drops such a
+    block from state, internal/service/ec2/find.go), the last known outputs with state
+    `unlisted`: a block that will never run again, which the next `up` treats like an expired
+    one (`diff`: buy the next in buy mode, a one-line refusal when adopted), never an error."""
+    # after a buy-mode renewal (an update) the block held is no longer the resource's id
+    block = refreshed(ec2, props.get("reservation_id") or id_)
+    if block is None:
+        return {**props, "state": UNLISTED}
+    return {**props, **block.outputs()}
 
 
 # ---------------------------------------------------------------- the dynamic provider
@@ -441,9 +539,7 @@ class CapacityBlockProvider(aws_api.AwsProvider):
         return CreateResult(outs["reservation_id"], {**props, **outs})
 
     def read(self, id_, props):
-        # after a buy-mode renewal (an update) the block held is no longer the resource's id
-        block = describe_block(ec2_client(props), props.get("reservation_id") or id_)
-        return ReadResult(id_, {**props, **block.outputs()})
+        return ReadResult(id_, read_outputs(ec2_client(props), id_, props))
 
     def diff(self, id_, olds, news):
         """Which change of the inputs needs what (see the lifecycle in docs/aws-eks.md):
@@ -494,7 +590,7 @@ class CapacityBlock(DynamicResource, module="aws", name="CapacityBlock"):
 
     Inputs: `region`, `aws`/`awsSecrets` (aws_api.py), `instanceType`, `instanceCount`, and
     either `reservationId` (adopt) or `durationHours`, `earliestStart`, `latestStart`,
-    `maxUpfrontFeeUsd` and `stackIdentity` (buy).
+    `maxUpfrontFeeUsd`, `stackIdentity` and `allowLocalZones` (buy).
     """
 
     reservation_id: pulumi.Output[str]

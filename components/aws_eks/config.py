@@ -25,7 +25,7 @@ KEYS = frozenset({
     "capacityEarliestStart", "capacityLatestStart", "maxUpfrontFeeUsd", "vpcId",
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
     "kmsKeyArn", "replicas", "systemInstanceType", "systemNodeCount", "weightsS3Uri", "keepWeightsMirror",
-    "rootVolumeGib", "namespace", "hyperpodClusterName", "privateApi",
+    "rootVolumeGib", "namespace", "hyperpodClusterName", "privateApi", "capacityAllowLocalZones",
 })
 #: keys that shape what this stack builds on EKS; with `serving: hyperpod` the user's HyperPod
 #: cluster already decides them, so setting one is refused (never silently dropped)
@@ -34,6 +34,7 @@ EKS_ONLY_KEYS = (
     "capacityEarliestStart", "capacityLatestStart", "maxUpfrontFeeUsd", "vpcId",
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
     "kmsKeyArn", "systemInstanceType", "systemNodeCount", "rootVolumeGib", "privateApi",
+    "capacityAllowLocalZones",
 )
 MAX_BLOCK_INSTANCES = 64
 _CR_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
@@ -63,6 +64,9 @@ class CapacityRequest:
     earliest_start: Optional[str]  # ISO-8601 UTC; None = now
     latest_start: Optional[str]
     max_upfront_fee_usd: float  # 0 = never buy: stop with the offers and their prices
+    #: also buy offerings in Local and Wavelength Zones (only with your own VPC: kimi-k3's has
+    #: subnets in the region's Availability Zones only)
+    allow_local_zones: bool = False
 
     @property
     def adopt(self) -> bool:
@@ -192,7 +196,8 @@ def _capacity(src: RawConfig, nodes_needed: int) -> CapacityRequest:
     if max_fee < 0:
         raise src.refuse("maxUpfrontFeeUsd", "use 0 (never buy) or more", "is negative")
     if cr is not None and any(src.given(k) for k in ("maxUpfrontFeeUsd", "capacityEarliestStart",
-                                                      "capacityLatestStart", "capacityDurationHours")):
+                                                      "capacityLatestStart", "capacityDurationHours",
+                                                      "capacityAllowLocalZones")):
         raise src.refuse("capacityReservationId", "either adopt this reservation or unset it to buy "
                          "one (maxUpfrontFeeUsd, capacity* keys), not both",
                          "conflicts with the purchase keys")
@@ -200,7 +205,13 @@ def _capacity(src: RawConfig, nodes_needed: int) -> CapacityRequest:
     if earliest and latest and latest < earliest:
         raise src.refuse("capacityLatestStart", "give a time after capacityEarliestStart",
                          "is before the earliest start")
-    return CapacityRequest(cr, count, hours, earliest, latest, max_fee)
+    local = src.boolean("capacityAllowLocalZones")
+    if local and not src.given("vpcId"):
+        raise src.refuse("capacityAllowLocalZones", "give kimi-k3:vpcId with a private subnet in the "
+                         "Local or Wavelength Zone, or unset it to buy in Availability Zones only",
+                         "needs your own VPC (the VPC kimi-k3 creates has subnets in the region's "
+                         "Availability Zones only, so a block bought in a Local Zone could not be used)")
+    return CapacityRequest(cr, count, hours, earliest, latest, max_fee, local)
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,8 @@ class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
             "reservationId": c.reservation_id, "durationHours": None if c.adopt else c.duration_hours,
             "earliestStart": c.earliest_start, "latestStart": c.latest_start,
             "maxUpfrontFeeUsd": None if c.adopt else c.max_upfront_fee_usd,
+            # Local/Wavelength Zone offerings are bought only when asked for (capacity.choose_offering)
+            **({"allowLocalZones": True} if c.allow_local_zones else {}),
             # purchases are tagged with it, and a tagged block is adopted before buying again
             "stackIdentity": None if c.adopt else self.stack_identity,
             **aws_inputs,

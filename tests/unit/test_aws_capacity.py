@@ -22,12 +22,16 @@ BUY = {"instanceType": ITYPE, "instanceCount": 1, "durationHours": 24, "stackIde
        "earliestStart": "2026-12-01T00:00:00Z", "maxUpfrontFeeUsd": 90_000}
 
 
-def offer_api(oid, fee, start=T0, count=1, hours=24, az="us-east-2b", itype=ITYPE):
-    # the shape of one DescribeCapacityBlockOfferings item, as documented (UpfrontFee is a string)
-    return {"CapacityBlockOfferingId": oid, "InstanceType": itype, "AvailabilityZone": az,
-            "InstanceCount": count, "StartDate": start, "EndDate": start + timedelta(hours=hours),
-            "CapacityBlockDurationHours": hours, "UpfrontFee": f"{fee:.2f}", "CurrencyCode": "USD",
-            "Tenancy": "default"}
+def offer_api(oid, fee, start=T0, count=1, hours=24, az="us-east-2b", itype=ITYPE, zone="availability-zone"):
+    # the shape of one DescribeCapacityBlockOfferings item, as documented (UpfrontFee is a string;
+    # ZoneType is in the model since the pinned botocore; zone=None leaves it out)
+    d = {"CapacityBlockOfferingId": oid, "InstanceType": itype, "AvailabilityZone": az,
+         "InstanceCount": count, "StartDate": start, "EndDate": start + timedelta(hours=hours),
+         "CapacityBlockDurationHours": hours, "UpfrontFee": f"{fee:.2f}", "CurrencyCode": "USD",
+         "Tenancy": "default"}
+    if zone is not None:
+        d["ZoneType"] = zone
+    return d
 
 
 def reservation_api(rid="cr-0123456789abcdef0", state="scheduled", count=1, itype=ITYPE,
@@ -242,7 +246,7 @@ def test_purchases_are_never_retried():
 _offer = st.builds(
     lambda i, fee, days, count, hours, itype: cap.Offering(
         f"cb-{i}", itype, "us-east-2a", count, T0 + timedelta(days=days),
-        T0 + timedelta(days=days, hours=hours), hours, fee),
+        T0 + timedelta(days=days, hours=hours), hours, fee, zone_types=("availability-zone",)),
     st.integers(0, 10**6), st.floats(0, 10**6, allow_nan=False), st.integers(0, 30),
     st.integers(1, 4), st.sampled_from([24, 48]), st.sampled_from([ITYPE, "p5.48xlarge"]))
 

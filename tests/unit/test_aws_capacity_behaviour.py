@@ -18,7 +18,7 @@ T0 = datetime(2026, 12, 10, 11, 30, tzinfo=timezone.utc)
 def _offering(**kw):
     d = {"CapacityBlockOfferingId": "cb-1", "InstanceType": "p6-b300.48xlarge", "AvailabilityZone": "us-east-2a",
          "InstanceCount": 2, "StartDate": "2026-12-10T11:30:00Z", "EndDate": "2026-12-11T11:30:00Z",
-         "CapacityBlockDurationHours": 24, "UpfrontFee": "1234.5", **kw}
+         "CapacityBlockDurationHours": 24, "UpfrontFee": "1234.5", "ZoneType": "availability-zone", **kw}
     return cap.Offering.from_api(d)
 
 
@@ -32,7 +32,7 @@ def _block(**kw):
 def test_offering_fields_from_the_api_with_their_defaults():
     o = _offering()
     assert o == cap.Offering("cb-1", "p6-b300.48xlarge", "us-east-2a", 2, T0, T0 + timedelta(days=1), 24,
-                             1234.5, "USD", 1, False, 0)
+                             1234.5, "USD", 1, False, 0, ("availability-zone",))
     o = _offering(CurrencyCode="EUR", CapacityBlockOfferingSegments=[{}, {}], UltraserverType="u-p6e",
                   CapacityBlockDurationMinutes=30)
     assert (o.currency, o.segments, o.ultraserver, o.extra_minutes) == ("EUR", 2, True, 30)

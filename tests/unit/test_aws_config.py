@@ -96,6 +96,10 @@ def test_block_durations(hours, ok):
     ({"maxUpfrontFeeUsd": "lots"}, "kimi-k3:maxUpfrontFeeUsd='lots' is not a number"),
     ({"maxUpfrontFeeUsd": "-1"}, "is negative"),
     ({"capacityReservationId": "cr-0123456789abcdef0", "maxUpfrontFeeUsd": "5"}, "conflicts with the purchase"),
+    ({"capacityReservationId": "cr-0123456789abcdef0", "capacityAllowLocalZones": "true"},
+     "conflicts with the purchase"),
+    ({"capacityAllowLocalZones": "true"}, "kimi-k3:capacityAllowLocalZones='true' needs your own VPC"),
+    ({"capacityAllowLocalZones": "sometimes"}, "is not a boolean"),
     ({"capacityEarliestStart": "tomorrow"}, "is not a time"),
     ({"capacityEarliestStart": "2026-12-05T00:00:00Z", "capacityLatestStart": "2026-12-01T00:00:00Z"},
      "is before the earliest start"),
@@ -120,6 +124,13 @@ def test_refusals_are_one_line(kw, fragment):
         parse(**kw)
     msg = str(e.value)
     assert fragment in msg and "\n" not in msg and ";" in msg
+
+
+def test_local_zones_only_when_asked_for_and_with_your_own_vpc():
+    assert parse().capacity.allow_local_zones is False
+    cfg = parse(capacityAllowLocalZones="true", vpcId="vpc-0123456789abcdef0",
+                privateSubnetIds="subnet-0123456789abcdef0,subnet-0123456789abcdef1")
+    assert cfg.capacity.allow_local_zones is True
 
 
 def test_existing_vpc_accepted():
