@@ -18,6 +18,13 @@ from .weights.settings import WeightsConfig
 from .weights.settings import parse as parse_weights
 
 SERVING_MODES = ("eks", "hyperpod")
+#: EKS Kubernetes version by default: 1.35, in standard support until 2027-03-27 (1.34's ends
+#: 2026-12-02; extended support is $0.60 per cluster-hour instead of $0.10). Dates: endoflife.date
+#: (https://endoflife.date/amazon-eks, read 2026-12-01) and aws-samples' EKS operation review
+#: (https://aws-samples.github.io/sample-apex-skills/docs/skills/eks-operation-review/references/cluster-lifecycle,
+#: "Last verified: 2026-04-24"); prices: AWS Containers blog "Amazon EKS extended support for
+#: Kubernetes versions pricing". `aws eks describe-cluster-versions` is authoritative.
+DEFAULT_CLUSTER_VERSION = "1.35"
 #: the on-demand system node group's type (CoreDNS, controllers, the mirror Job)
 DEFAULT_SYSTEM_INSTANCE_TYPE = "m7i.xlarge"
 KEYS = frozenset({
@@ -287,8 +294,8 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
     replicas = _replicas(shared, src, serving)
     capacity = _capacity(src, shared.nodes * replicas)
     net = _network(src)
-    version = src.matching("clusterVersion", _K8S_VERSION, "give an EKS version such as 1.34",
-                           "is not a Kubernetes minor version", default="1.34")
+    version = src.matching("clusterVersion", _K8S_VERSION, f"give an EKS version such as {DEFAULT_CLUSTER_VERSION}",
+                           "is not a Kubernetes minor version", default=DEFAULT_CLUSTER_VERSION)
     api_cidrs, private_api = _api_access(shared, src)
     kms = src.text("kmsKeyArn")
     if kms is not None and not kms.startswith("arn:aws"):

@@ -154,5 +154,19 @@ def startup_timeout(p: Path, floor_s: int) -> int:
     """VLLM_ENGINE_READY_TIMEOUT_S and the startup probe: everything after vLLM starts (load,
     compile without cache, graphs) x COLD_START_SAFETY, rounded up to a minute, at least
     `floor_s`. Staging runs in init containers, before the probe clock starts."""
+    return startup_timeout_and_reason(p, floor_s, "")[0]
+
+
+def startup_timeout_and_reason(p: Path, floor_s: int, floor_source: str) -> Tuple[int, str]:
+    """`startup_timeout` and why it is that number (plan.json `cold_start.startup_timeout_why`):
+    the floor (`floor_source` says where it comes from) or the plan's own budget, whichever is
+    larger."""
     after_start = sum(x.seconds for x in p.phases if x.name in ("load", "compile", "graphs"))
-    return max(floor_s, _ceil_minute(after_start * COLD_START_SAFETY))
+    budget = _ceil_minute(after_start * COLD_START_SAFETY)
+    if budget > floor_s:
+        return budget, (f"the plan's budget: load + compile + graphs = {after_start} s x "
+                        f"{COLD_START_SAFETY:g}, rounded up to a minute, is more than the floor of "
+                        f"{floor_s} s ({floor_source or 'the profile'})")
+    return floor_s, (f"the floor of {floor_s} s ({floor_source or 'the profile'}); the plan's own "
+                     f"budget is {budget} s (load + compile + graphs = {after_start} s x "
+                     f"{COLD_START_SAFETY:g})")

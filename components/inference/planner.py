@@ -99,6 +99,8 @@ class ColdStart:
     warmup_s: int  # compile + graphs, no compile cache
     estimate_s: int  # load + warm-up (what the engine's timeout must cover)
     startup_timeout_s: int  # VLLM_ENGINE_READY_TIMEOUT_S and the readiness deadline
+    #: why `startup_timeout_s` is that number: the profile's floor (the recipe's) or the plan's budget
+    startup_timeout_why: str = ""
     #: every phase of the chosen path, in order, with its clock and its source
     phases: Tuple[cs.Phase, ...] = ()
     #: block (node) start -> first token on the GPU clock, first start (no compile cache)
@@ -386,6 +388,8 @@ def _cold_start(req: PlanRequest, model: ModelProfile, shape: NodeShape, profile
     load = chosen.phase("load")
     mirror = chosen.phase("mirror")
     estimate = load.seconds + profile.warmup_s
+    timeout, timeout_why = cs.startup_timeout_and_reason(chosen, profile.ready_timeout_floor_s,
+                                                         profile.ready_timeout_floor_source)
     return ColdStart(
         weights_source=source,
         loading=chosen.loading,
@@ -393,7 +397,8 @@ def _cold_start(req: PlanRequest, model: ModelProfile, shape: NodeShape, profile
         load_s=load.seconds,
         warmup_s=profile.warmup_s,
         estimate_s=estimate,
-        startup_timeout_s=cs.startup_timeout(chosen, profile.ready_timeout_floor_s),
+        startup_timeout_s=timeout,
+        startup_timeout_why=timeout_why,
         phases=chosen.phases,
         first_token_s=first,
         first_token_cached_s=first_cached,

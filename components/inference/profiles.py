@@ -31,6 +31,8 @@ class ServingProfile:
     max_model_len_cap: int
     #: the least VLLM_ENGINE_READY_TIMEOUT_S / startup probe budget the planner gives
     ready_timeout_floor_s: int
+    #: where that floor comes from (plan.json says it next to the timeout)
+    ready_timeout_floor_source: str
     #: vLLM's start after the weights are read: compile + JIT + warm-up (without and with the
     #: compile caches restored) and CUDA-graph capture; see components/inference/coldstart.py
     compile_s: int
@@ -46,6 +48,13 @@ class ServingProfile:
         return self.compile_s + self.graphs_s
 
 
+#: vLLM's Kimi K3 recipe runs `vllm serve` with VLLM_ENGINE_READY_TIMEOUT_S=3600 (vLLM's default
+#: is 600: vllm/envs.py of 0.33.0); the CUDA profiles never give less. Source: vllm-project/recipes
+#: models/moonshotai/Kimi-K3.yaml, updated 2026-08-15 (docs/planner.md, "Calibration")
+RECIPE_READY_TIMEOUT_S = 3600
+RECIPE_READY_TIMEOUT_SOURCE = ("the recipe's VLLM_ENGINE_READY_TIMEOUT_S=3600: vllm-project/recipes "
+                               "models/moonshotai/Kimi-K3.yaml, updated 2026-08-15")
+
 PROFILES: Mapping[str, ServingProfile] = {
     "blackwell": ServingProfile(
         family="blackwell",
@@ -57,10 +66,11 @@ PROFILES: Mapping[str, ServingProfile] = {
         batched_tokens_by_context=((1 << 40, None),),
         batched_tokens_pipelined=8192,
         max_model_len_cap=1_048_576,
-        # The recipe sets 3600 s to cover reading ~1.7 TB from wherever the weights are; here
-        # they are on local NVMe (or streamed) and the budget is computed per path. The floor is
-        # twice the ~11 min a peer observed for Kimi K3 on p6-b300 (whn09/kimi-k3-sglang).
-        ready_timeout_floor_s=1320,
+        # At least the recipe's VLLM_ENGINE_READY_TIMEOUT_S: a timeout below it kills an engine
+        # the recipe lets finish, and on a LeaderWorkerSet one killed pod restarts the whole group
+        # (render_k8s.py); the plan's budget wins when it is larger.
+        ready_timeout_floor_s=RECIPE_READY_TIMEOUT_S,
+        ready_timeout_floor_source=RECIPE_READY_TIMEOUT_SOURCE,
         compile_s=330,
         compile_cached_s=30,
         graphs_s=90,
@@ -89,7 +99,8 @@ PROFILES: Mapping[str, ServingProfile] = {
         batched_tokens_by_context=((1 << 40, 4096),),
         batched_tokens_pipelined=4096,
         max_model_len_cap=32_768,
-        ready_timeout_floor_s=1320,
+        ready_timeout_floor_s=RECIPE_READY_TIMEOUT_S,
+        ready_timeout_floor_source=RECIPE_READY_TIMEOUT_SOURCE,
         compile_s=480,
         compile_cached_s=60,
         graphs_s=120,
@@ -116,6 +127,8 @@ PROFILES: Mapping[str, ServingProfile] = {
         batched_tokens_pipelined=None,
         max_model_len_cap=1_048_576,
         ready_timeout_floor_s=7200,
+        ready_timeout_floor_source="assumption: two hours for the A3 engine's start (graph capture "
+                                   "and compile on Ascend; no published figure)",
         compile_s=780,
         compile_cached_s=780,  # no compile cache is kept on CTyun
         graphs_s=120,

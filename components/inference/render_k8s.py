@@ -33,6 +33,18 @@ from .quoting import k8s_literal, k8s_ref
 
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+#: A replica's ranks share one NCCL communicator and one pipeline: a lone restarted rank cannot
+#: rejoin them, so any pod's restart recreates the whole group ("RecreateGroupOnPodRestart will
+#: recreate all the pods in the group if 1. Any individual pod in the group is recreated; 2. Any
+#: containers/init-containers in a pod is restarted": kubernetes-sigs/lws v0.8.0,
+#: api/leaderworkerset/v1/leaderworkerset_types.go, commit fc19b9ae9b0113d228ba15f4b62b06bea434b510;
+#: also its default). `None` would restart only the failed pod, which then waits forever for
+#: peers that are not coming back. The experimental annotation
+#: `leaderworkerset.sigs.k8s.io/experimental-recreate-group-after-start` is not used: experimental
+#: in v0.8.0. The cost, a restart of one rank repeating the whole replica's load and compile (the
+#: weights stay staged on each node's NVMe), is why the engine's ready timeout and the startup
+#: probe are never below the recipe's 3600 s (profiles.py): a slow start is not killed into a loop.
+LWS_RESTART_POLICY = "RecreateGroupOnPodRestart"
 HYPERPOD_API = "inference.sagemaker.aws.amazon.com/v1"
 #: where nodeadm mounts the RAID0 of the instance's local NVMe disks (localStorage strategy RAID0)
 NODE_NVME_PATH = "/mnt/k8s-disks/0"
@@ -309,8 +321,7 @@ def render_leader_worker_set(spec: LaunchSpec, layout: K8sLayout) -> dict:
             "startupPolicy": "LeaderCreated",
             "leaderWorkerTemplate": {
                 "size": spec.nodes,
-                # any pod's loss breaks the pipeline: restart the whole group together
-                "restartPolicy": "RecreateGroupOnPodRestart",
+                "restartPolicy": LWS_RESTART_POLICY,
                 "leaderTemplate": {"metadata": {"labels": {**layout.labels, "kimi-k3/role": "head"}},
                                    "spec": _pod_spec(spec.head, spec, layout, False, True)},
                 "workerTemplate": {"metadata": {"labels": {**layout.labels, "kimi-k3/role": "worker"}},

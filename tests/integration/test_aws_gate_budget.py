@@ -33,15 +33,15 @@ def gate_of(extra):
     return run.inference.plan.cold_start, gates[0]["inputs"]
 
 
-# fill 7995 s, node 600 s; staged: mirror 312 s / hub 3122 s, timeout 1320 s, start 498 s;
-# streamed: wait 7995 - 600 = 7395 s, timeout 1440 s, start 940 s
+# fill 7995 s, node 600 s; staged: mirror 312 s / hub 3122 s, timeout 3600 s, start 498 s;
+# streamed: wait 7995 - 600 = 7395 s, timeout 3600 s (its own budget, 1440 s, is below the floor), start 940 s
 CASES = [
-    ("staged, block starts at once", {"kimi-k3:capacityEarliestStart": _when(-1)}, 1200 + 3122 + 1320, 4220),
-    ("staged, block after the fill", {"kimi-k3:capacityEarliestStart": _when(3)}, 1200 + 312 + 1320, 1410),
+    ("staged, block starts at once", {"kimi-k3:capacityEarliestStart": _when(-1)}, 1200 + 3122 + 3600, 4220),
+    ("staged, block after the fill", {"kimi-k3:capacityEarliestStart": _when(3)}, 1200 + 312 + 3600, 1410),
     ("streamed, block starts at once", {"kimi-k3:capacityEarliestStart": _when(-1),
-                                        "kimi-k3:streamWeights": "true"}, 1200 + 7395 + 1440, 8935),
+                                        "kimi-k3:streamWeights": "true"}, 1200 + 7395 + 3600, 8935),
     ("streamed, block after the fill", {"kimi-k3:capacityEarliestStart": _when(3),
-                                        "kimi-k3:streamWeights": "true"}, 1200 + 1440, 1540),
+                                        "kimi-k3:streamWeights": "true"}, 1200 + 3600, 1540),
 ]
 
 
@@ -79,9 +79,9 @@ def test_an_adopted_block_budgets_from_the_bucket_not_from_the_plan():
     run = run_program("aws-eks", {"kimi-k3:capacityReservationId": "cr-0123456789abcdef0",
                                   "kimi-k3:apiAccessCidrs": "203.0.113.10/32"})
     g = run.of_type(GATE)[0]["inputs"]
-    assert g["budgetS"] == 1200 + 312 + 1320
-    assert gb.budget_now(g["mirror"], complete=False).deadline_s == 1200 + 3122 + 1320
-    assert gb.budget_now(g["mirror"], complete=None).deadline_s == 1200 + 3122 + 1320
+    assert g["budgetS"] == 1200 + 312 + 3600
+    assert gb.budget_now(g["mirror"], complete=False).deadline_s == 1200 + 3122 + 3600
+    assert gb.budget_now(g["mirror"], complete=None).deadline_s == 1200 + 3122 + 3600
 
 
 # ---------------------------------------------------------------- the provider against a real S3 API
@@ -187,8 +187,8 @@ def test_a_streamed_late_block_is_described_as_waiting_not_as_a_hub_fallback():
 
 
 @pytest.mark.parametrize("extra,budget", [
-    ({"kimi-k3:weightsSource": "hub"}, 1200 + 3122 + 1320),
-    ({"kimi-k3:weightsSource": "s3", "kimi-k3:weightsS3Uri": "s3://my-bucket/k3"}, 1200 + 312 + 1320),
+    ({"kimi-k3:weightsSource": "hub"}, 1200 + 3122 + 3600),
+    ({"kimi-k3:weightsSource": "s3", "kimi-k3:weightsS3Uri": "s3://my-bucket/k3"}, 1200 + 312 + 3600),
 ], ids=["hub", "your-bucket"])
 def test_without_the_stacks_mirror_the_gate_keeps_the_plans_figures(extra, budget):
     run = run_program("aws-eks", {"kimi-k3:capacityReservationId": "cr-0123456789abcdef0",

@@ -224,9 +224,9 @@ def test_every_written_manifest_validates_strictly(adopt, two_nodes):
                 for tpl in (t["leaderTemplate"], t["workerTemplate"]):
                     kubernetes_validate.validate({"apiVersion": "v1", "kind": "PodTemplate",
                                                   "metadata": {"name": "t"}, "template": tpl},
-                                                 "1.34.0", strict=True)
+                                                 "1.35.0", strict=True)
             else:
-                kubernetes_validate.validate(obj, "1.34.0", strict=True)
+                kubernetes_validate.validate(obj, "1.35.0", strict=True)
 
 
 # ---------------------------------------------------------------- API reachability (issue 9, item 1)
@@ -333,7 +333,7 @@ def test_the_api_key_guard_is_declared_before_the_workload_and_validates(adopt):
     t = lws["spec"]["leaderWorkerTemplate"]
     for tpl in (t["leaderTemplate"], t["workerTemplate"]):
         kubernetes_validate.validate({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"},
-                                      "template": tpl}, "1.34.0", strict=True)
+                                      "template": tpl}, "1.35.0", strict=True)
     assert "api-guard" in json.dumps(t["leaderTemplate"]) and "api-guard" not in json.dumps(t["workerTemplate"])
     kubernetes_validate.validate(yaml.safe_load(
-        guarded.inference.artifacts["manifests/configmap-kimi-k3-api-guard.yaml"]), "1.34.0", strict=True)
+        guarded.inference.artifacts["manifests/configmap-kimi-k3-api-guard.yaml"]), "1.35.0", strict=True)

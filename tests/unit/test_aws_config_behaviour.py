@@ -26,7 +26,7 @@ def test_every_default():
     assert cfg.serving == "eks" and cfg.applies_kubernetes_objects
     assert cfg.capacity == c.CapacityRequest(None, 1, 24, None, None, 0.0) and not cfg.capacity.adopt
     assert (cfg.replicas, cfg.vpc_id, cfg.private_subnet_ids, cfg.public_subnet_ids) == (1, None, (), ())
-    assert (cfg.vpc_cidr, cfg.cluster_version, cfg.api_access_cidrs, cfg.kms_key_arn) == ("10.0.0.0/16", "1.34", (), None)
+    assert (cfg.vpc_cidr, cfg.cluster_version, cfg.api_access_cidrs, cfg.kms_key_arn) == ("10.0.0.0/16", "1.35", (), None)
     assert (cfg.system_instance_type, cfg.system_node_count, cfg.root_volume_gib) == ("m7i.xlarge", 2, 200)
     assert (cfg.namespace, cfg.hyperpod_cluster_name, cfg.private_api, cfg.weights_s3_uri) == ("kimi-k3", None, False, None)
 
@@ -139,9 +139,9 @@ REFUSALS = [
     ({'vpcCidr': 'fd00::/16'},
      "kimi-k3:vpcCidr='fd00::/16' is not an IPv4 /16; give an IPv4 /16 such as 10.0.0.0/16"),
     ({'clusterVersion': '1.9'},
-     "kimi-k3:clusterVersion=1.9 is not a Kubernetes minor version; give an EKS version such as 1.34"),
+     "kimi-k3:clusterVersion=1.9 is not a Kubernetes minor version; give an EKS version such as 1.35"),
     ({'clusterVersion': '1.40'},
-     "kimi-k3:clusterVersion=1.40 is not a Kubernetes minor version; give an EKS version such as 1.34"),
+     "kimi-k3:clusterVersion=1.40 is not a Kubernetes minor version; give an EKS version such as 1.35"),
     ({'privateApi': 'maybe'},
      "kimi-k3:privateApi='maybe' is not a boolean; use true or false"),
     ({'privateApi': 'true'},

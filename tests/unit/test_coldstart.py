@@ -101,3 +101,32 @@ def test_hub_has_no_mirror_and_saves_nothing():
     c = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1)).cold_start
     assert c.weights_source == "hub" and c.mirror_fill_s is None and c.gpu_node_s_saved == 0
     assert c.first_token_s == c.hub_first_token_s
+
+
+# ---------------------------------------------------------------- the engine's ready timeout
+
+@settings(max_examples=200, deadline=None)
+@given(cuda_requests)
+def test_the_engine_ready_timeout_is_never_below_the_recipes_and_says_why(req):
+    """VLLM_ENGINE_READY_TIMEOUT_S >= the recipe's 3600 s on CUDA, or the plan's larger budget;
+    plan.json's cold_start carries the reason next to the number."""
+    from components.inference.profiles import RECIPE_READY_TIMEOUT_S
+
+    p = _plan(req)
+    if p is None:
+        return
+    c = p.cold_start
+    budget = cs.startup_timeout(cs.Path(c.weights_source, c.loading, c.phases), 0)
+    assert c.startup_timeout_s == max(RECIPE_READY_TIMEOUT_S, budget)
+    why = p.to_dict()["cold_start"]["startup_timeout_why"]
+    assert why.startswith("the plan's budget" if budget > RECIPE_READY_TIMEOUT_S else "the floor of 3600 s")
+    assert "Kimi-K3.yaml" in why or budget > RECIPE_READY_TIMEOUT_S
+
+
+def test_a_budget_above_the_floor_wins_and_is_named():
+    slow = cs.Path("hub", "local-nvme", (cs.Phase("load", 2000, "gpu", "x"), cs.Phase("compile", 1000, "gpu", "x"),
+                                         cs.Phase("graphs", 200, "gpu", "x")))
+    seconds, why = cs.startup_timeout_and_reason(slow, 3600, "the recipe")
+    assert seconds == 4800 and why.startswith("the plan's budget: load + compile + graphs = 3200 s x 1.5")
+    seconds, why = cs.startup_timeout_and_reason(slow, 7200, "the recipe")
+    assert seconds == 7200 and why.startswith("the floor of 7200 s (the recipe)")

@@ -261,7 +261,7 @@ layout         TP8 x PP4 on 32 devices
 memory/device  48.9 GiB weights + 6 GiB reserve + 22.3 GiB KV (of 77.2 at 0.97)
 context        32,768 tokens, KV auto; 75 full-length seqs per replica, max-num-seqs 5
 KV capacity    2,521,391 tokens per replica
-cold start     stage 312 s (s3), load 24 s (local-nvme) + warm-up 600 s; timeout 1320 s
+cold start     stage 312 s (s3), load 24 s (local-nvme) + warm-up 600 s; timeout 3600 s
 first token    16 min after the block starts (s3), 8.6 min with the compile cache; hub path 62 min, \
 saves 3.1 GPU node-h per start ($173)
 cost           $221.24/h"""

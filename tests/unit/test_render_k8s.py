@@ -17,7 +17,7 @@ from components.inference.launch import Runtime, launch
 from components.inference.planner import PlanRequest, plan
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "aws-eks"
-K8S_VERSION = "1.34.0"
+K8S_VERSION = "1.35.0"
 IMAGE = "vllm/vllm-openai:kimi-k3"
 MODEL_PATH = "/models/Kimi-K3"
 CIDRS = ("203.0.113.0/24",)

@@ -1,4 +1,4 @@
-"""The weights objects and pod parts validate against Kubernetes 1.34's schema (strict), for every
+"""The weights objects and pod parts validate against Kubernetes 1.35's schema (strict), for every
 weights path on one node and across nodes; values reach scripts only as env (no shell text)."""
 
 import json
@@ -11,7 +11,7 @@ from components.inference import render_k8s as rk
 from components.inference.launch import Runtime, launch
 from components.inference.planner import PlanRequest, plan
 
-K8S = "1.34.0"
+K8S = "1.35.0"
 PATHS = {
     "hub": rk.WeightsStaging("hub", repo_id="moonshotai/Kimi-K3"),
     "s3": rk.WeightsStaging("s3", repo_id="moonshotai/Kimi-K3", s3_uri="s3://mine/k3"),
