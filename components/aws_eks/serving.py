@@ -43,12 +43,18 @@ class Serving:
     def __init__(self, name: str, objs: List[dict], layout: K8sLayout, secrets: Dict[str, Any],
                  provider: k8s.Provider, parent: pulumi.Resource, depends_on: List[pulumi.Resource],
                  service_depends_on: List[pulumi.Resource] = (),
-                 before_workload=None, config_maps: List[dict] = ()):
-        base = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends_on)
+                 before_workload=None, config_maps: List[dict] = (),
+                 aliases: List[pulumi.Alias] = ()):
+        """Every object a child of `parent` (K3Inference), with `aliases` (its place before:
+        components/program/tree.py)."""
+        aliases = list(aliases)
+        base = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends_on,
+                                      aliases=aliases)
         by_kind = {o["kind"]: o for o in objs}
         ns = by_kind["Namespace"]
         self.namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=ns["metadata"], opts=base)
-        in_ns = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[self.namespace])
+        in_ns = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[self.namespace],
+                                       aliases=aliases)
         waits: List[pulumi.Resource] = [self.namespace]
         if secrets:
             self.secret = k8s.core.v1.Secret(
@@ -62,8 +68,9 @@ class Serving:
                                                metadata=cm["metadata"], data=cm["data"], opts=in_ns))
         if before_workload is not None:
             # the weights objects (components/aws_eks/weights/resources.py) the pods refer to
-            waits += before_workload(provider, self.namespace)
-        after = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=waits)
+            waits += before_workload(provider, self.namespace, parent, aliases)
+        after = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=waits,
+                                       aliases=aliases)
         if "Deployment" in by_kind:
             d = _skip_await(by_kind["Deployment"])
             self.workload = k8s.apps.v1.Deployment(f"{name}-vllm", metadata=d["metadata"], spec=d["spec"],
@@ -78,7 +85,8 @@ class Serving:
         self.service = k8s.core.v1.Service(f"{name}-svc", metadata=svc["metadata"], spec=svc["spec"],
                                            opts=pulumi.ResourceOptions(parent=parent, provider=provider,
                                                                        depends_on=[self.namespace,
-                                                                                   *service_depends_on]))
+                                                                                   *service_depends_on],
+                                                                       aliases=aliases))
         self.workload_object = by_kind.get("Deployment") or by_kind.get("LeaderWorkerSet")
         port = svc["spec"]["ports"][0]["port"]
         in_cluster = f"http://{svc['metadata']['name']}.{layout.namespace}.svc.cluster.local:{port}/v1"

@@ -1,54 +1,88 @@
-"""The aws-eks target: `AwsEksCluster` (`kimi-k3:aws:EksCluster`) implements InferenceTarget.
+"""The aws-eks target: `AwsEks` implements the target contract (components/program/contract.py).
 
-`create()` parses and checks the target's keys before anything is registered. `render()` is pure
-(the plan command writes its files). `serve()` declares, in order: the Capacity Block (adopted
-or bought), the network pinned to its zone, EKS, the GPU node group on the block with its
-scheduled scaling, the add-ons, and the serving objects. With `kimi-k3:serving=hyperpod` it only
-applies the HyperPod `InferenceEndpointConfig` to the user's HyperPod cluster.
+`parse_config` parses and checks the target's keys (config.py), `aws:region` and the stack's AWS
+credentials before anything is registered. `render()` is pure (the plan command writes its files,
+and what it renders is what is declared). The tree: `AwsEksCluster` (infrastructure.py) at the
+top with the Capacity Block, network, EKS, node groups, add-ons and the weights bucket and
+identities; K3Inference attached to it with the serving objects (serving.py, the weights path's
+cluster objects) and the readiness gate (readiness.py), which runs the acceptance checks. With
+`kimi-k3:serving=hyperpod` the component only reaches the user's HyperPod cluster and K3Inference
+holds the `InferenceEndpointConfig` (no gate).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import pulumi
 
+from ..config.shared import Exposure, SharedSettings, default_exposures
 from ..inference import render_k8s as rk
-from ..inference.catalog import NODE_SHAPES
 from ..inference.curl import chat_curl
 from ..inference.errors import ConfigError
 from ..inference.launch import LaunchSpec, Runtime
-from ..inference.planner import Plan
-from ..program.contract import InferenceTarget, Served
-from ..config.shared import SharedSettings
+from ..inference.planner import Plan, PlanRequest
+from ..inference.render_k8s import K8sLayout
+from ..program.contract import Deployment, Gates, MockOutputs, Rendered, Served, StackSettings, Target
 from . import config as cfgmod
 from . import layout as lay
-
-TYPE = "kimi-k3:aws:EksCluster"
-
-
-def runtime(shared: SharedSettings) -> Runtime:
-    """Where the weights are as vLLM sees them, for this target's staging (see layout.py)."""
-    return lay.runtime(shared, cfgmod.parse(shared))
+from .infrastructure import AwsEksCluster
+from .reachability import Requirement, api_requirement
 
 
-def plan_request(shared: SharedSettings):
-    """The plan request with this target's weights path (components/aws_eks/weights/plan.py)."""
-    from .weights.plan import plan_request as weights_plan_request
+@dataclass(frozen=True)
+class EksTargetConfig:
+    """The aws-eks target's typed config: its `kimi-k3:*` keys, `aws:region`, and the stack's
+    region/profile/credentials for kimi-k3's own AWS calls (aws_api.py)."""
 
-    return weights_plan_request(shared, cfgmod.parse(shared))
+    eks: cfgmod.AwsEksConfig
+    region: str
+    aws_inputs: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class K8sRendered(Rendered):
+    """The manifests (files) and the objects declared from them, rendered once."""
+
+    layout: K8sLayout
+    #: Namespace, workload and Service (none on the HyperPod path)
+    objects: Tuple[dict, ...] = ()
+    #: the weights path's cluster objects (scripts ConfigMap, service accounts, mirror Job)
+    weights: Tuple[dict, ...] = ()
+    #: the API-key guard's ConfigMap (none without a key)
+    api_guard: Tuple[dict, ...] = ()
+    #: the HyperPod InferenceEndpointConfig (serving=hyperpod)
+    hyperpod: Optional[dict] = None
+
+
+@dataclass(frozen=True)
+class AwsServed(Served):
+    serving: Any = None  # serving.Serving (EKS path)
+    status: str = ""  # how to follow the InferenceEndpointConfig (HyperPod path)
+
+
+@dataclass(frozen=True)
+class AwsGates(Gates):
+    readiness: Any = None  # readiness.EndpointReadiness (EKS path)
+
+
+Settings = StackSettings[EksTargetConfig]
+EksDeployment = Deployment[EksTargetConfig, K8sRendered]
 
 
 def render_files(plan: Plan, spec: LaunchSpec, shared: SharedSettings,
-                 cfg: cfgmod.AwsEksConfig) -> Dict[str, str]:
+                 cfg: cfgmod.AwsEksConfig) -> K8sRendered:
     layout = lay.k8s_layout(shared, cfg)
     if cfg.serving == "hyperpod":
-        return rk.manifest_files([rk.render_hyperpod(plan, spec, layout)])
+        iec = rk.render_hyperpod(plan, spec, layout)
+        return K8sRendered(files=rk.manifest_files([iec]), layout=layout, hyperpod=iec)
     objs = rk.render(plan, spec, layout)
+    weights, guard = rk.render_weights(spec, layout), rk.render_api_guard(spec, layout)
     # the weights objects (scripts ConfigMap, service accounts, mirror Job) and the API-key
     # guard's ConfigMap go after the namespace
-    return rk.manifest_files(objs[:1] + rk.render_weights(spec, layout)
-                             + rk.render_api_guard(spec, layout) + objs[1:])
+    return K8sRendered(files=rk.manifest_files(objs[:1] + weights + guard + objs[1:]), layout=layout,
+                       objects=tuple(objs), weights=tuple(weights), api_guard=tuple(guard))
 
 
 def curl_line(endpoint: str, served_model_name: str, api_key: bool, port_forward: Optional[str]) -> str:
@@ -57,232 +91,182 @@ def curl_line(endpoint: str, served_model_name: str, api_key: bool, port_forward
     return f"{port_forward} & sleep 2; {cmd}" if port_forward else cmd
 
 
-class AwsEksCluster(pulumi.ComponentResource, InferenceTarget):
-    """An EKS cluster with a GPU node group on an EC2 Capacity Block, serving a LaunchSpec."""
+class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsGates]):
+    """EKS on an EC2 Capacity Block (or a HyperPod cluster), serving through Kubernetes objects."""
 
-    target_name = "aws-eks"
-    #: what a real deployment needs that the offline plan could only warn about (plan.json)
-    deploy_requirements: list = []
+    name = "aws-eks"
 
-    def __init__(self, name: str, shared: SharedSettings, cfg: cfgmod.AwsEksConfig, secrets, region: str,
-                 opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(TYPE, name, {"serving": cfg.serving, "nodeShape": shared.node_shape,
-                                      "region": region}, opts)
-        self._name, self.shared, self.cfg, self.secrets = name, shared, cfg, secrets
-        self.region = region
-        #: the stack's region/profile/credentials for kimi-k3's own AWS calls (aws_api.py)
-        self.aws_inputs: Dict[str, Any] = {}
-        #: "<organization>/<project>/<stack>", tagged on every purchase (a provider cannot know it)
-        self.stack_identity = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+    def parse_config(self, shared: SharedSettings) -> EksTargetConfig:
+        """The target's keys, then what a deployment needs of the AWS provider's config."""
+        from .aws_api import refuse_static_keys, stack_aws_inputs
 
-    def node_shape_key(self) -> str:
-        return self.shared.node_shape
+        cfg = cfgmod.parse(shared)
+        if cfg.serving == "eks" and shared.nodes > 1:
+            from .addons import check_efa_supported
 
-    def node_count(self) -> int:
-        return self.shared.nodes
+            check_efa_supported(shared.node_shape)
+        region = pulumi.Config("aws").get("region")
+        if not region:
+            raise ConfigError("aws:region", None, "set it: pulumi config set aws:region us-east-2",
+                              "is needed (the Capacity Block and the cluster live in one region)")
+        aws_inputs = stack_aws_inputs()
+        refuse_static_keys(aws_inputs)  # the kubeconfig's `aws eks get-token` could not use them
+        return EksTargetConfig(eks=cfg, region=region, aws_inputs=aws_inputs)
 
-    def render(self, plan: Plan, spec: LaunchSpec) -> Mapping[str, str]:
-        return render_files(plan, spec, self.shared, self.cfg)
+    def node_shape(self, settings: Settings) -> str:
+        return settings.shared.node_shape
 
-    def serve(self, plan: Plan, spec: LaunchSpec, parent: Optional[Any] = None) -> Served:
-        served = self._hyperpod(plan, spec) if self.cfg.serving == "hyperpod" else self._eks(plan, spec)
-        self.register_outputs({"endpoint": served.endpoint})
-        return served
+    def node_count(self, settings: Settings) -> int:
+        return settings.shared.nodes
 
-    # ------------------------------------------------------------ EKS path
+    def plan_request(self, settings: Settings, request: PlanRequest) -> PlanRequest:
+        """The weights path's source and cold-start inputs (components/aws_eks/weights/plan.py)."""
+        from .weights.plan import plan_request
 
-    def _eks(self, plan: Plan, spec: LaunchSpec) -> Served:
-        from . import capacity as cap
-        from .cluster import Cluster
-        from .network import Network
-        from .nodegroup import GpuNodes
-        from .serving import Serving, secret_data
+        return plan_request(settings.shared, settings.target.eks, request)
 
-        name, shared, cfg = self._name, self.shared, self.cfg
-        shape = NODE_SHAPES[shared.node_shape]
-        region = self.region
-        c = cfg.capacity
-        if not c.adopt:
-            pulumi.log.warn(
-                "kimi-k3 will look for Capacity Block offerings and buy the cheapest one only if its "
-                f"upfront fee is at most ${c.max_upfront_fee_usd:,.2f} (kimi-k3:maxUpfrontFeeUsd). A "
-                "purchased block cannot be cancelled; `pulumi destroy` only forgets it.", resource=self)
-        aws_inputs = self.aws_inputs
-        block = cap.CapacityBlock(f"{name}-capacity", {
-            "region": region, "instanceType": shape.key, "instanceCount": c.instance_count,
-            "reservationId": c.reservation_id, "durationHours": None if c.adopt else c.duration_hours,
-            "earliestStart": c.earliest_start, "latestStart": c.latest_start,
-            "maxUpfrontFeeUsd": None if c.adopt else c.max_upfront_fee_usd,
-            # Local/Wavelength Zone offerings are bought only when asked for (capacity.choose_offering)
-            **({"allowLocalZones": True} if c.allow_local_zones else {}),
-            # purchases are tagged with it, and a tagged block is adopted before buying again
-            "stackIdentity": None if c.adopt else self.stack_identity,
-            **aws_inputs,
-        }, opts=pulumi.ResourceOptions(parent=self))
-        pulumi.Output.all(block.reservation_id, block.start_date, block.end_date, block.instances_stop_at).apply(
-            lambda b: pulumi.log.warn(
-                f"Capacity Block {b[0]}: {b[1]} to {b[2]}; AWS stops its instances at {b[3]}. The GPU "
-                "node group scales up at its start and back to 0 an hour before its end", resource=self)
-            if b[0] else None)
-        # nothing else is created before the block exists (a refused purchase stops everything)
-        cluster_name = f"{name}-{shared.stack}"[:100]
-        from ..progress.program import progress_inputs
-        from .cleanup import LeftoverCheck, LoadBalancerGone
+    def runtime(self, settings: Settings) -> Runtime:
+        """Where the weights are as vLLM sees them, for this target's staging (see layout.py)."""
+        return lay.runtime(settings.shared, settings.target.eks)
 
-        network = Network(name, cfg, block.availability_zone, self, depends_on=[block],
-                          public_endpoint=bool(shared.allowed_cidrs))
-        # destroy: deleted after the cluster (which depends on it) and before the VPC, its
-        # subnets and NAT gateway (it depends on them): lists what is still tagged for the
-        # cluster by name, before a leftover ENI could only show as a subnet's DependencyViolation
-        leftovers = LeftoverCheck(f"{name}-leftovers", {
-            "clusterName": cluster_name, "region": region, **aws_inputs, **progress_inputs()},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[block, *network.resources]))
-        cluster = Cluster(name, cluster_name, cfg, network, self, depends_on=[block, leftovers], region=region,
-                          profile=(aws_inputs.get("aws") or {}).get("profile"))
-        nodes_needed = shared.nodes * cfg.replicas
-        gpu = GpuNodes(name, shape=shape, block=block, cluster_name=cluster_name,
-                       role_arn=cluster.node_role.arn, subnet_id=network.gpu_subnet_id,
-                       security_group_id=cluster.security_group_id, instance_count=c.instance_count,
-                       root_volume_gib=cfg.root_volume_gib, parent=self, aws_inputs=aws_inputs,
-                       nodes_per_replica=shared.nodes,
-                       depends_on=[cluster.eks, *cluster.node_role_attachments])
-        add_ons = cluster.add_ons(name, self, multi_node=spec.nodes > 1)
-        layout = lay.k8s_layout(shared, cfg)
-        objs = rk.render(plan, spec, layout)
-        service_deps = []
-        svc_obj = next(o for o in objs if o["kind"] == "Service")
-        if svc_obj["spec"]["type"] == "LoadBalancer":
-            # destroy: the Service goes first, then this waits for its NLB, then the network goes
-            service_deps.append(LoadBalancerGone(f"{name}-lb-gone", {
-                "clusterName": cluster_name, "namespace": layout.namespace,
-                "serviceName": svc_obj["metadata"]["name"], "region": region, **aws_inputs,
-                **progress_inputs()}, opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster.eks])))
-        weights = _weights(name, cfg, layout, spec, cluster, region, self.stack_identity, plan, self,
-                           block.start_date)
-        serving = Serving(name, objs, layout,
-                          secret_data(self.secrets.api_key if shared.has_api_key else None,
-                                      self.secrets.hf_token if shared.has_hf_token else None),
-                          cluster.provider, self, depends_on=add_ons, service_depends_on=service_deps,
-                          before_workload=weights.before_workload,
-                          config_maps=rk.render_api_guard(spec, layout))
-        gate = self._readiness_gate(plan, spec, layout, objs, cluster, block, serving, add_ons, weights)
-        public = bool(layout.allowed_cidrs)
-        pf = None if public else (f"kubectl -n {layout.namespace} port-forward svc/{rk.service_name(layout)} "
-                                  f"{spec.port}:{spec.port}")
-        local = f"http://127.0.0.1:{spec.port}/v1"
+    def render(self, settings: Settings, plan: Plan, spec: LaunchSpec) -> K8sRendered:
+        return render_files(plan, spec, settings.shared, settings.target.eks)
+
+    def exposures(self, settings: Settings) -> List[Exposure]:
+        """The endpoint (kimi-k3:allowedCidrs); the EKS API's CIDRs are checked by config.py."""
+        return default_exposures(settings.shared)
+
+    def deploy_requirements(self, settings: Settings) -> List[Requirement]:
+        """The EKS API must be reachable from where `pulumi up` runs (reachability.py)."""
+        return [r for r in (api_requirement(settings.target.eks),) if r is not None]
+
+    def infrastructure(self, name: str, deployment: EksDeployment) -> AwsEksCluster:
+        return AwsEksCluster(name, deployment)
+
+    def serve(self, name: str, deployment: EksDeployment, infrastructure: AwsEksCluster,
+              parent) -> AwsServed:
+        from ..program.tree import moved_from
+
+        before = moved_from(infrastructure)  # they were the cluster component's children
+        if deployment.config.eks.serving == "hyperpod":
+            return _hyperpod(name, deployment, infrastructure, parent, before)
+        return _eks(name, deployment, infrastructure, parent, before)
+
+    def gates(self, name: str, deployment: EksDeployment, infrastructure: AwsEksCluster,
+              served: AwsServed, parent) -> AwsGates:
+        if deployment.config.eks.serving == "hyperpod":
+            pulumi.log.warn(hyperpod_gate_warning(deployment.shared.accept_load), resource=infrastructure)
+            return AwsGates()
+        from ..program.tree import moved_from
+        from .gates import readiness_gate
+
+        gate = readiness_gate(name, deployment, infrastructure, served.serving, parent,
+                              moved_from(infrastructure))
         # the gate reads the load balancer's name once it exists (the Service is not awaited)
-        endpoint = pulumi.Output.all(gate.endpoint, serving.endpoint).apply(lambda e: e[0] or e[1])
-        curl = endpoint.apply(lambda e: curl_line(e if public else local, spec.served_model_name,
-                                                  shared.has_api_key, pf))
-        cost = pulumi.Output.all(block.purchased, block.upfront_fee_usd).apply(
-            lambda a: _cost_text(c, a[0], a[1], plan, nodes_needed))
-        return Served(endpoint=endpoint, outputs={
-            "kubeconfig": cluster.kubeconfig,
-            "capacityReservationId": block.reservation_id,
-            "reservationWindow": pulumi.Output.all(block.start_date, block.end_date, block.instances_stop_at)
-                .apply(lambda w: {"start": w[0], "end": w[1], "instancesStopAt": w[2]}),
-            "capacityCost": cost,
-            "curl": curl,
-            "gpuNodeGroup": gpu.node_group.node_group_name,
-            "acceptance": gate.acceptance,
-            "readiness": pulumi.Output.all(gate.ready, gate.state, gate.lastSeen, gate.servingExpectedBy,
-                                           gate.via, gate.readySeconds).apply(lambda r: {
-                "ready": r[0], "state": r[1], "lastSeen": r[2], "servingExpectedBy": r[3], "via": r[4],
-                "readySeconds": r[5]}),
-        })
+        endpoint = pulumi.Output.all(gate.endpoint, served.endpoint).apply(lambda e: e[0] or e[1])
+        return AwsGates(endpoint=endpoint, acceptance=gate.acceptance, readiness=gate)
 
-    def _readiness_gate(self, plan: Plan, spec: LaunchSpec, layout, objs, cluster, block, serving, add_ons, weights):
-        """The gate after the workload and Service (readiness.py): budget from the plan."""
-        import hashlib
-        import json
+    def outputs(self, deployment: EksDeployment, infrastructure: AwsEksCluster, served: AwsServed,
+                gates: AwsGates) -> Mapping[str, Any]:
+        if deployment.config.eks.serving == "hyperpod":
+            return {"kubeconfig": infrastructure.kubeconfig, "curl": served.status}
+        return _eks_outputs(deployment, infrastructure, gates)
 
-        from ..progress.program import progress_inputs
-        from .gate_budget import plan_budget
-        from .readiness import BLOCK_WAIT_MAX_S, EndpointReadiness
+    def mock_outputs(self) -> MockOutputs:
+        from .mock_outputs import MOCK_OUTPUTS
 
-        c = plan.cold_start
-        budget = plan_budget(c)
-        svc = serving.service_object
-        fingerprint = hashlib.sha256(json.dumps(serving.workload_object, sort_keys=True).encode()).hexdigest()[:16]
-        api_key = self.secrets.api_key if self.shared.has_api_key and self.secrets.api_key is not None else ""
-        return EndpointReadiness(f"{self._name}-readiness", {
-            "clusterName": cluster.name, "apiEndpoint": cluster.endpoint, "caData": cluster.ca_data,
-            "region": self.region, "namespace": layout.namespace, "serviceName": svc["metadata"]["name"],
-            "port": spec.port, "podSelector": dict(svc["spec"]["selector"]),
-            "servedModelName": spec.served_model_name, "apiKey": api_key,
-            "blockStart": block.start_date, "reservationId": block.reservation_id,
-            "budgetS": budget.deadline_s, "expectedS": budget.expected_s,
-            "mirror": self._mirror_input(plan, weights),
-            "blockWaitMaxS": BLOCK_WAIT_MAX_S, "launchFingerprint": fingerprint,
-            **self._acceptance_inputs(plan),
-            **self.aws_inputs, **progress_inputs(plan),
-        }, opts=pulumi.ResourceOptions(parent=self, depends_on=[serving.workload, serving.service, *add_ons]))
+        return MOCK_OUTPUTS
 
-    def _mirror_input(self, plan: Plan, weights) -> Optional[Dict[str, Any]]:
-        """The stack's mirror, for the gate to budget from what it holds (gate_budget.py)."""
-        from ..inference.catalog import MODELS
-        from ..inference.coldstart import MIRROR_FILL_RATE
-        from .gate_budget import mirror_inputs
-        from .weights.plan import fill_rate
 
-        if weights.bucket is None:
-            return None
-        return {"bucket": weights.bucket.name, "prefix": self.cfg.weights.mirror_prefix,
-                **mirror_inputs(plan.cold_start, checkpoint_bytes=MODELS[plan.model].download_bytes,
-                                fill_gb_per_s=fill_rate(self.cfg) or MIRROR_FILL_RATE[0],
-                                stream=self.cfg.weights.stream)}
+def _secret_data(deployment: EksDeployment) -> Dict[str, Any]:
+    from .serving import secret_data
 
-    def _acceptance_inputs(self, plan: Plan) -> Dict[str, Any]:
-        """The acceptance gate's size (kimi-k3:acceptLoad, the plan's concurrency) and hardware."""
-        from ..accept.sizing import load_size
+    shared, secrets = deployment.shared, deployment.secrets
+    return secret_data(secrets.api_key if shared.has_api_key else None,
+                       secrets.hf_token if shared.has_hf_token else None)
 
-        size = load_size(self.shared.accept_load, plan.max_num_seqs, plan.parallelism.data_parallel)
-        return {"acceptLoad": None if size is None else {
-                    "requests": size.requests, "concurrency": size.concurrency,
-                    "maxTokens": size.max_tokens},
-                "acceptHardware": {"accelerator": plan.accelerator, "node_shape": plan.node_shape,
-                                   "nodes": plan.nodes}}
 
-    # ------------------------------------------------------------ HyperPod path
+def _eks(name: str, deployment: EksDeployment, infra: AwsEksCluster, parent,
+         before: List[pulumi.Alias]) -> AwsServed:
+    """The serving objects as rendered, on the stack's cluster."""
+    from ..progress.program import progress_inputs
+    from .cleanup import LoadBalancerGone
+    from .serving import Serving
 
-    def _hyperpod(self, plan: Plan, spec: LaunchSpec) -> Served:
-        import pulumi_kubernetes as k8s
+    rendered = deployment.rendered
+    layout, objs = rendered.layout, list(rendered.objects)
+    service_deps = []
+    svc_obj = next(o for o in objs if o["kind"] == "Service")
+    if svc_obj["spec"]["type"] == "LoadBalancer":
+        # destroy: the Service goes first, then this waits for its NLB, then the network goes
+        service_deps.append(LoadBalancerGone(f"{name}-lb-gone", {
+            "clusterName": infra.cluster_name, "namespace": layout.namespace,
+            "serviceName": svc_obj["metadata"]["name"], "region": infra.region, **infra.aws_inputs,
+            **progress_inputs()}, opts=pulumi.ResourceOptions(parent=parent, depends_on=[infra.cluster.eks],
+                                                              aliases=before)))
+    serving = Serving(name, objs, layout, _secret_data(deployment), infra.provider, parent,
+                      depends_on=infra.add_ons, service_depends_on=service_deps,
+                      before_workload=infra.weights.before_workload,
+                      config_maps=list(rendered.api_guard), aliases=before)
+    return AwsServed(endpoint=serving.endpoint, serving=serving)
 
-        from .cluster import existing_cluster_provider
 
-        name, cfg = self._name, self.cfg
-        region = self.region
-        from .serving import secret_data
+def _eks_outputs(deployment: EksDeployment, infra: AwsEksCluster, gates: AwsGates) -> Dict[str, Any]:
+    plan, spec, shared, cfg = deployment.plan, deployment.spec, deployment.shared, deployment.config.eks
+    layout, block, gate = deployment.rendered.layout, infra.block, gates.readiness
+    c = cfg.capacity
+    public = bool(layout.allowed_cidrs)
+    pf = None if public else (f"kubectl -n {layout.namespace} port-forward svc/{rk.service_name(layout)} "
+                              f"{spec.port}:{spec.port}")
+    local = f"http://127.0.0.1:{spec.port}/v1"
+    curl = gates.endpoint.apply(lambda e: curl_line(e if public else local, spec.served_model_name,
+                                                    shared.has_api_key, pf))
+    nodes_needed = shared.nodes * cfg.replicas
+    cost = pulumi.Output.all(block.purchased, block.upfront_fee_usd).apply(
+        lambda a: _cost_text(c, a[0], a[1], plan, nodes_needed))
+    return {
+        "kubeconfig": infra.kubeconfig,
+        "capacityReservationId": block.reservation_id,
+        "reservationWindow": pulumi.Output.all(block.start_date, block.end_date, block.instances_stop_at)
+            .apply(lambda w: {"start": w[0], "end": w[1], "instancesStopAt": w[2]}),
+        "capacityCost": cost,
+        "curl": curl,
+        "gpuNodeGroup": infra.gpu.node_group.node_group_name,
+        "acceptance": gates.acceptance,
+        "readiness": pulumi.Output.all(gate.ready, gate.state, gate.lastSeen, gate.servingExpectedBy,
+                                       gate.via, gate.readySeconds).apply(lambda r: {
+            "ready": r[0], "state": r[1], "lastSeen": r[2], "servingExpectedBy": r[3], "via": r[4],
+            "readySeconds": r[5]}),
+    }
 
-        profile = (self.aws_inputs.get("aws") or {}).get("profile")
-        kubeconfig, provider = existing_cluster_provider(name, cfg.hyperpod_cluster_name, region, self,
-                                                         profile=profile)
-        layout = lay.k8s_layout(self.shared, cfg)
-        iec = rk.render_hyperpod(plan, spec, layout)
-        pulumi.log.warn(hyperpod_gate_warning(self.shared.accept_load), resource=self)
-        ns_name = iec["metadata"]["namespace"]
-        # never default/kube-* (config.check_own_namespace): a namespace of the stack's own
-        ns = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name},
-                                   opts=pulumi.ResourceOptions(parent=self, provider=provider))
-        waits = [ns]
-        data = secret_data(self.secrets.api_key if self.shared.has_api_key else None,
-                           self.secrets.hf_token if self.shared.has_hf_token else None)
-        if data:  # the endpoint config reads the API key and the hub token from this Secret
-            waits.append(k8s.core.v1.Secret(
-                f"{name}-secrets", metadata={"name": layout.secret_name, "namespace": ns_name},
-                type="Opaque", string_data=data,
-                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[ns],
-                                            additional_secret_outputs=["stringData", "data"])))
-        k8s.apiextensions.CustomResource(
-            f"{name}-endpoint-config", api_version=iec["apiVersion"], kind=iec["kind"],
-            metadata=iec["metadata"], spec=iec["spec"],
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=waits))
-        iec_name = iec["metadata"]["name"]
-        endpoint = f"hyperpod:{ns_name}/{iec_name}"
-        # the Inference Operator reports where it serves in the object's status
-        status = (f"kubectl -n {ns_name} get inferenceendpointconfig {iec_name} -o yaml  "
-                  f"# the operator reports the invocation endpoint in .status once it is ready")
-        return Served(endpoint=endpoint, outputs={"kubeconfig": kubeconfig, "curl": status})
+
+def _hyperpod(name: str, deployment: EksDeployment, infra: AwsEksCluster, parent,
+              before: List[pulumi.Alias]) -> AwsServed:
+    """The rendered InferenceEndpointConfig (and its namespace and Secret) on the user's cluster."""
+    import pulumi_kubernetes as k8s
+
+    layout, iec, provider = deployment.rendered.layout, deployment.rendered.hyperpod, infra.provider
+    ns_name = iec["metadata"]["namespace"]
+    # never default/kube-* (config.check_own_namespace): a namespace of the stack's own
+    ns = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name},
+                               opts=pulumi.ResourceOptions(parent=parent, provider=provider, aliases=before))
+    waits = [ns]
+    data = _secret_data(deployment)
+    if data:  # the endpoint config reads the API key and the hub token from this Secret
+        waits.append(k8s.core.v1.Secret(
+            f"{name}-secrets", metadata={"name": layout.secret_name, "namespace": ns_name},
+            type="Opaque", string_data=data,
+            opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[ns], aliases=before,
+                                        additional_secret_outputs=["stringData", "data"])))
+    k8s.apiextensions.CustomResource(
+        f"{name}-endpoint-config", api_version=iec["apiVersion"], kind=iec["kind"],
+        metadata=iec["metadata"], spec=iec["spec"],
+        opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=waits, aliases=before))
+    iec_name = iec["metadata"]["name"]
+    # the Inference Operator reports where it serves in the object's status
+    status = (f"kubectl -n {ns_name} get inferenceendpointconfig {iec_name} -o yaml  "
+              f"# the operator reports the invocation endpoint in .status once it is ready")
+    return AwsServed(endpoint=f"hyperpod:{ns_name}/{iec_name}", status=status)
 
 
 def hyperpod_gate_warning(accept_load: str) -> str:
@@ -295,16 +279,6 @@ def hyperpod_gate_warning(accept_load: str) -> str:
         text += (f"; kimi-k3:acceptLoad={accept_load} is therefore not run: once the endpoint serves, run "
                  "`python -m components accept --endpoint URL/v1 --model NAME`")
     return text
-
-
-def _weights(name, cfg, layout, spec, cluster, region, stack_identity, plan, parent, block_start):
-    """The weights path's bucket, identities and cluster objects (components/aws_eks/weights/)."""
-    from ..inference.catalog import MODELS
-    from .weights.resources import Weights
-
-    return Weights(name, cfg.weights, layout, spec, cluster=cluster, region=region,
-                   stack_identity=stack_identity, checkpoint_gb=MODELS[plan.model].download_bytes / 1e9,
-                   parent=parent, block_start=block_start, mirror_fill_s=plan.cold_start.mirror_fill_s)
 
 
 def _cost_text(c: cfgmod.CapacityRequest, purchased, fee, plan: Plan, nodes: int) -> str:
@@ -320,34 +294,4 @@ def _cost_text(c: cfgmod.CapacityRequest, purchased, fee, plan: Plan, nodes: int
     return "adopted reservation: prepaid when it was bought (see its upfront fee in the EC2 console)"
 
 
-def create(name: str, shared: SharedSettings, secrets) -> AwsEksCluster:
-    """Parse the target's keys (ConfigError on bad input), then register the component.
-
-    A deployment that could not reach the EKS API stops here, before anything is created; the
-    offline plan records the same requirement (`deploy_requirements`, plan.json) and goes on.
-    """
-    from ..offline.runner import offline
-    from .reachability import api_requirement
-
-    cfg = cfgmod.parse(shared)
-    if cfg.serving == "eks" and shared.nodes > 1:
-        from .addons import check_efa_supported
-
-        check_efa_supported(shared.node_shape)
-    region = pulumi.Config("aws").get("region")
-    if not region:
-        raise ConfigError("aws:region", None, "set it: pulumi config set aws:region us-east-2",
-                          "is needed (the Capacity Block and the cluster live in one region)")
-    requirements = [r for r in (api_requirement(cfg),) if r is not None]
-    if requirements and not offline():
-        raise requirements[0].error()
-    from .aws_api import refuse_static_keys, stack_aws_inputs
-
-    aws_inputs = stack_aws_inputs()
-    refuse_static_keys(aws_inputs)  # the kubeconfig's `aws eks get-token` could not use them
-    target = AwsEksCluster(name, shared, cfg, secrets, region)
-    target.aws_inputs = aws_inputs
-    target.deploy_requirements = [r.to_dict() for r in requirements]
-    for r in requirements:
-        pulumi.log.warn(f"a real `pulumi up` would stop here: {r.text()}", resource=target)
-    return target
+TARGET = AwsEks()

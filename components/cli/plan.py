@@ -26,13 +26,13 @@ DEFAULT_STACKS = ("ctyun-hcc", "aws-eks")
 
 def plan_document(run: ProgramRun) -> Dict:
     """The plan.json contract of DESIGN.md ("The plan command")."""
-    inf = run.inference
-    plan, spec = inf.plan, inf.spec
+    dep = run.deployment
+    plan, spec = dep.plan, dep.spec
     par, mem = plan.parallelism, plan.memory
     plan_dict = plan.to_dict()
     return {
         "stack": run.stack,
-        "target": inf.target.target_name,
+        "target": dep.shared.target,
         "model": {"key": plan.model, "name": plan.model_display_name, "repo_id": plan.model_repo_id},
         "hardware": {
             "accelerator": plan.accelerator,
@@ -72,7 +72,7 @@ def plan_document(run: ProgramRun) -> Dict:
         "notes": list(plan.notes),
         "warnings": list(run.warnings),
         # what a real `pulumi up` of this stack would refuse (the offline plan only warns)
-        "deploy_requirements": list(getattr(inf.target, "deploy_requirements", None) or []),
+        "deploy_requirements": [r.to_dict() for r in dep.requirements],
         "launch": [
             {"role": r.role, "node_rank": r.node_rank, "argv": list(r.argv), "env": r.env_dict,
              "secret_env": list(spec.secret_env)}
@@ -150,7 +150,7 @@ def write_out(run: ProgramRun, out_dir: Path) -> List[Path]:
         doc = plan_document(run)
         rels = ["plan.json"]
         (fresh / "plan.json").write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
-        artifacts = {**run.inference.artifacts, **plan_ops.files(run)}  # + dashboards, alerts
+        artifacts = {**run.deployment.rendered.files, **plan_ops.files(run)}  # + dashboards, alerts
         for rel, text in sorted(artifacts.items()):
             p = fresh / rel
             if not p.resolve().is_relative_to(fresh.resolve()):
@@ -175,20 +175,20 @@ def write_out(run: ProgramRun, out_dir: Path) -> List[Path]:
 
 def _other_warnings(run: ProgramRun) -> List[str]:
     """The program's warnings, less those the summary prints as deploy requirements."""
-    keys = [r["key"] for r in getattr(run.inference.target, "deploy_requirements", None) or []]
+    keys = [r.to_dict()["key"] for r in run.deployment.requirements]
     return [w for w in run.warnings if not ("would stop" in w and any(k in w for k in keys))]
 
 
 def summary(run: ProgramRun, written: List[Path]) -> str:
-    inf = run.inference
+    dep = run.deployment
     ops = plan_ops.document(run)
-    explain = plan_ops.replace_row(inf.plan.explain(), "cost",
+    explain = plan_ops.replace_row(dep.plan.explain(), "cost",
                                    plan_ops.cost_estimate.summary_line(ops["cost"]))
-    lines = [f"== {run.stack} ({inf.target.target_name}) ==", explain, *plan_ops.summary_lines(ops), ""]
-    for req in getattr(inf.target, "deploy_requirements", None) or []:
+    lines = [f"== {run.stack} ({dep.shared.target}) ==", explain, *plan_ops.summary_lines(ops), ""]
+    for req in (r.to_dict() for r in dep.requirements):
         lines.append(f"warning: a real `pulumi up` would stop: {req['key']} {req['problem']}; {req['fix']}")
     lines.append("vLLM head:")
-    lines.append("  " + " ".join(inf.spec.head.argv))
+    lines.append("  " + " ".join(dep.spec.head.argv))
     lines.append(f"resources ({len(run.resources)}):")
     for r in run.resources:
         lines.append(f"  {r['type']:<48} {r['name']}" + (f"  (in {r['parent']})" if r["parent"] else ""))

@@ -29,17 +29,16 @@ def _resource_inputs(run, rtype: str) -> Optional[Mapping[str, Any]]:
 
 
 def target_name(run) -> str:
-    return run.inference.target.target_name
+    return run.deployment.shared.target
 
 
 def contract(run) -> Optional[float]:
     """`kimi-k3:usdPerHour` as the program parsed it (components/config/shared.py)."""
-    shared = getattr(run.inference.target, "shared", None)
-    return getattr(shared, "usd_per_hour", None)
+    return run.deployment.shared.usd_per_hour
 
 
 def cost(run, contract_usd_per_hour: Optional[float] = None) -> Dict[str, Any]:
-    plan = run.inference.plan
+    plan = run.deployment.plan
     if contract_usd_per_hour is None:
         contract_usd_per_hour = contract(run)
     return cost_estimate.estimate(target_name(run), run.resources, plan.node_shape, plan.nodes,
@@ -47,7 +46,7 @@ def cost(run, contract_usd_per_hour: Optional[float] = None) -> Dict[str, Any]:
 
 
 def clock(run) -> Dict[str, Any]:
-    plan = run.inference.plan
+    plan = run.deployment.plan
     cold = plan.to_dict()["cold_start"]
     if target_name(run) == "ctyun-hcc":
         order = _resource_inputs(run, "pulumi-python:dynamic/ctyun:HccClusterOrder") or {}
@@ -63,14 +62,14 @@ def clock(run) -> Dict[str, Any]:
 
 
 def sources(run) -> tuple:
-    plan, spec = run.inference.plan, run.inference.spec
+    plan, spec = run.deployment.plan, run.deployment.spec
     return metrics.sources_for(spec.vllm_version, plan.platform)
 
 
 def files(run) -> Dict[str, str]:
     """{relative path: text}: the dashboards and the alert rules, checked against the names the
     stack's vLLM and exporter expose."""
-    platform = run.inference.plan.platform
+    platform = run.deployment.plan.platform
     found = metrics.problems(dashboards.queries(platform) + alerts.queries(), sources(run))
     if found:
         raise ObservabilityError("; ".join(found))

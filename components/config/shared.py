@@ -25,13 +25,11 @@ from ..accept.sizing import parse_accept_load
 from .values import RawConfig, served_model_name
 from ..inference.errors import ConfigError
 from ..inference.planner import PlanRequest
+from ..program.registry import REGISTRY
 
-TARGETS = ("ctyun-hcc", "aws-eks")
-#: accelerators each target offers
-TARGET_ACCELERATORS = {
-    "ctyun-hcc": ("ascend-910c",),
-    "aws-eks": ("b300", "b200", "h200", "h100"),
-}
+#: the targets and the accelerators each offers, from the one registry (components/program)
+TARGETS = tuple(REGISTRY)
+TARGET_ACCELERATORS = {name: entry.accelerators for name, entry in REGISTRY.items()}
 KNOWN_KEYS = frozenset({
     "target", "accelerator", "nodes", "model", "maxModelLen", "maxNumSeqs", "maxNumBatchedTokens",
     "gpuMemoryUtilization", "kvCacheDtype", "weightsSource", "streamWeights", "servedModelName",

@@ -13,13 +13,18 @@ Type token `kimi-k3:ctyun:HccCluster`. It declares, each depending on the one be
 
 Contract used by `components/ctyun_hcc/target.py` (keep these names stable):
 
-    CtyunHccCluster(name, config: HccConfig, shared: SharedSettings, secrets: Secrets, opts=None)
-    .node_shape_key() -> "atlas-800-a3"
-    .node_count() -> nodes that serve (compute nodes, plus the master when it joins the queue)
+    CtyunHccCluster(name, config: HccConfig, shared: SharedSettings, secrets: Secrets, opts=None,
+                    ssh_port=22, bootstrap=None)
     Outputs: .cluster_id, .master_public_ip, .master_inner_ip,
              .nodes ([{"name", "inner_ip", "role"}], master first),
              .security_group_id, .vpc_id, .subnet_id, .root_password (secret),
              .queue_name (plain str), .master_in_compute (plain bool)
+    .resources: the custom resources above (what a step after the cluster depends on)
+    .bootstrapped: what `bootstrap(self)` returned (the bootstrap chain, chain.py), or None
+
+It is the ctyun-hcc stack's component at the top: the bootstrap chain and K3Inference are its
+children too, so the program registers its outputs once they are all declared
+(components/program/pipeline.py).
 
 The root password is the secret `ctyun:rootPassword`; it, `ctyun:regionId` and `ctyun:azName`
 may be missing offline (plan command): `pulumi preview` then stops at the providers' `check`,
@@ -31,14 +36,14 @@ call time (CTYUN_AK/CTYUN_SK or `ctyun:accessKey`/`ctyun:secretKey`), never here
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import pulumi
 
 from ..inference.errors import ConfigError
 from ..progress.record import progress_file_for
 from ..config.shared import SharedSettings
-from ..config.values import RawConfig
 from .cluster_order import HccClusterOrder
 from .cluster_provider import HccCluster
 from .config import SSH_CIDRS_KEY, HccConfig, parse_hcc_config
@@ -46,7 +51,6 @@ from .network_provider import HccNetwork
 from .owner_provider import HccStackOwner
 from .sg_provider import HccSecurityGroup
 
-NODE_SHAPE = "atlas-800-a3"
 NAMESPACE = "ctyun"
 
 
@@ -82,28 +86,35 @@ def ssh_requirement(hcc: HccConfig) -> Optional[Dict[str, str]]:
 
 
 def load_hcc_config(shared: SharedSettings, other_known: Iterable[str] = ()) -> HccConfig:
-    """The checked `HccConfig` of the running program (ConfigError on bad input).
+    """The checked `HccConfig` of the running program (ConfigError on bad input). What a real
+    deployment needs beyond it (SSH access) is `deploy_requirements`."""
+    return parse_hcc_config(raw_ctyun_config(), shared, other_known,
+                            organization=pulumi.get_organization(),
+                            project=pulumi.get_project())
 
-    A real preview/up without SSH access stops here, before any resource; the offline plan
-    warns and goes on (`deploy_requirements`).
-    """
-    from ..offline.runner import offline
 
-    hcc = parse_hcc_config(raw_ctyun_config(), shared, other_known,
-                           organization=pulumi.get_organization(),
-                           project=pulumi.get_project())
+@dataclass(frozen=True)
+class SshRequirement:
+    """A requirement of the bootstrap (contract.Requirement): SSH to the master."""
+
+    key: str
+    problem: str
+    fix: str
+
+    def error(self) -> ConfigError:
+        return ConfigError(self.key, [], self.fix, self.problem)
+
+    def text(self) -> str:
+        return f"{self.key} {self.problem}; {self.fix}"
+
+    def to_dict(self) -> Dict[str, str]:
+        return {"key": self.key, "problem": self.problem, "fix": self.fix}
+
+
+def deploy_requirements(hcc: HccConfig) -> List[SshRequirement]:
+    """What a real preview/up stops on before any resource (the offline plan warns and goes on)."""
     req = ssh_requirement(hcc)
-    if req is not None:
-        if not offline():
-            raise ConfigError(req["key"], [], req["fix"], req["problem"])
-        pulumi.log.warn(f"a real `pulumi up` would stop here: {req['key']} {req['problem']}; "
-                        f"{req['fix']}")
-    return hcc
-
-
-def deploy_requirements(hcc: HccConfig) -> List[Dict[str, str]]:
-    req = ssh_requirement(hcc)
-    return [req] if req else []
+    return [SshRequirement(**req)] if req else []
 
 
 def _server_inputs(config: HccConfig) -> Dict[str, Any]:
@@ -134,11 +145,11 @@ def network_inputs(config: HccConfig, owner_token: Any, progress: str) -> Dict[s
 
 
 def group_inputs(config: HccConfig, shared: SharedSettings, vpc_id: Any, owner_token: Any,
-                 progress: str) -> Dict[str, Any]:
+                 progress: str, ssh_port: int = 22) -> Dict[str, Any]:
     return {"regionID": config.region_id or "", "vpcID": vpc_id,
             "securityGroup": config.security_group, "groupName": config.names.security_group,
             "ownerToken": owner_token, "sshCidrs": list(config.ssh_cidrs),
-            "endpointCidrs": list(config.endpoint_cidrs), "sshPort": config_ssh_port(shared),
+            "endpointCidrs": list(config.endpoint_cidrs), "sshPort": ssh_port,
             "endpointPort": shared.port, "sshRequired": config.ssh_required,
             **_quick(config, progress)}
 
@@ -187,7 +198,8 @@ class CtyunHccCluster(pulumi.ComponentResource):
     root_password: pulumi.Output[str]
 
     def __init__(self, name: str, config: HccConfig, shared: SharedSettings, secrets: Any = None,
-                 opts: Optional[pulumi.ResourceOptions] = None):
+                 opts: Optional[pulumi.ResourceOptions] = None, ssh_port: int = 22,
+                 bootstrap: Optional[Callable[["CtyunHccCluster"], Any]] = None):
         # absent offline: the order's check refuses "" at preview, naming the key
         root_password = pulumi.Config(NAMESPACE).get_secret("rootPassword") or ""
         super().__init__("kimi-k3:ctyun:HccCluster", name, None, opts)
@@ -199,12 +211,13 @@ class CtyunHccCluster(pulumi.ComponentResource):
         vpc_id: Any = config.vpc_id
         subnet_id: Any = config.subnet_id
         last: Any = owner
+        net = None
         if "create" in (config.vpc_id, config.subnet_id):
             net = HccNetwork(f"{name}-net", network_inputs(config, owner.ownerToken, progress),
                              pulumi.ResourceOptions(parent=self, depends_on=[owner]))
             vpc_id, subnet_id, last = net.vpcID, net.subnetID, net
         sg = HccSecurityGroup(f"{name}-sg", group_inputs(config, shared, vpc_id,
-                                                         owner.ownerToken, progress),
+                                                         owner.ownerToken, progress, ssh_port),
                               pulumi.ResourceOptions(parent=self, depends_on=[last]))
         # a group we create has a name known now: the order never sees it unknown in a preview
         # in which only the group's rules change (that would show a replacement)
@@ -226,21 +239,6 @@ class CtyunHccCluster(pulumi.ComponentResource):
         self.vpc_id = pulumi.Output.from_input(vpc_id)
         self.subnet_id = pulumi.Output.from_input(subnet_id)
         self.root_password = pulumi.Output.secret(cluster.rootPassword)
-        self.register_outputs({
-            "cluster_id": self.cluster_id, "master_public_ip": self.master_public_ip,
-            "master_inner_ip": self.master_inner_ip, "nodes": self.nodes,
-            "security_group_id": self.security_group_id, "root_password": self.root_password,
-            "vpc_id": self.vpc_id, "subnet_id": self.subnet_id,
-        })
-
-    def node_shape_key(self) -> str:
-        return NODE_SHAPE
-
-    def node_count(self) -> int:
-        return self.config.serving_nodes
-
-
-def config_ssh_port(shared: SharedSettings) -> int:
-    """The SSH port the bootstrap connects to (`kimi-k3:sshPort`, by the one port grammar:
-    serve_config.py reads the same key the same way)."""
-    return RawConfig("kimi-k3", shared.target_config).port("sshPort", 22)
+        self.resources = [r for r in (owner, net, sg, order, cluster) if r is not None]
+        #: the bootstrap chain (chain.py), declared as this component's children too
+        self.bootstrapped = bootstrap(self) if bootstrap is not None else None

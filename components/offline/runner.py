@@ -8,8 +8,8 @@ extra outputs a target declares for remote components (`MOCK_OUTPUTS`).
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
-import importlib
 import json
 import logging
 import os
@@ -25,8 +25,6 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 SECRET = "[secret]"
 _SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 _SIG = "4dabf18193072939515e22adb298388d"
-#: modules that may define MOCK_OUTPUTS = {type token: fn(inputs) -> extra outputs}
-MOCK_OUTPUT_MODULES = ("components.aws_eks.mock_outputs", "components.ctyun_hcc.mock_outputs")
 
 
 #: True while the program runs offline (the plan command, tests) rather than as a real deployment:
@@ -49,6 +47,8 @@ class ProgramRun:
     resources: List[Dict[str, Any]] = field(default_factory=list)
     outputs: Dict[str, Any] = field(default_factory=dict)
     inference: Any = None  # the K3Inference instance (plan, spec, artifacts)
+    #: what the program decided before any resource (program/contract.py: Deployment)
+    deployment: Any = None
     #: what the program logged with pulumi.log.warn (exposure, deploy requirements...), in order
     warnings: List[str] = field(default_factory=list)
     #: everything it logged with pulumi.log.info and above, as (level name, message), in order
@@ -122,15 +122,13 @@ def _alias(alias) -> Dict[str, Any]:
             "parentUrn": s.parentUrn, "noParent": bool(s.noParent)}
 
 
-def _mock_outputs() -> Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]]:
-    table: Dict[str, Callable] = {}
-    for mod in MOCK_OUTPUT_MODULES:
-        try:
-            table.update(importlib.import_module(mod).MOCK_OUTPUTS)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
-    return table
+def _mock_outputs(config: Mapping[str, str]) -> Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]]:
+    """The offline stand-ins of the stack's target (contract: Target.mock_outputs); none for a
+    target that is not registered (the program refuses it by name before any resource)."""
+    from ..program.registry import REGISTRY, load_target
+
+    name = config.get(f"{PROJECT}:target")
+    return dict(load_target(name).mock_outputs()) if name in REGISTRY else {}
 
 
 def load_stack_config(stack: str, overrides: Optional[Mapping[str, str]] = None):
@@ -176,8 +174,6 @@ def _run_offline(is_offline: bool, *args) -> ProgramRun:
 
 
 def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
-    import asyncio
-
     import pulumi
     from pulumi.runtime import mocks as pmocks
     from pulumi.runtime import set_all_config, set_mocks
@@ -187,9 +183,10 @@ def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
     from google.protobuf import json_format
 
     from ..inference.component import K3Inference
+    from ..program.pipeline import Prepared
 
     run = ProgramRun(stack=stack, config=dict(config))
-    extra = _mock_outputs()
+    extra = _mock_outputs(config)
 
     class Mocks(pulumi.runtime.Mocks):
         def new_resource(self, args: pulumi.runtime.MockResourceArgs):
@@ -228,6 +225,8 @@ def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
                 })
             return response
 
+    if not isinstance(asyncio.get_event_loop_policy(), _TrackingPolicy):
+        asyncio.set_event_loop_policy(_TrackingPolicy())
     asyncio.set_event_loop(asyncio.new_event_loop())
     mocks = Mocks()
     set_all_config(config, secret_keys)
@@ -248,9 +247,41 @@ def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
     finally:
         os.chdir(old_cwd)
     run.inference = next((v for v in namespace.values() if isinstance(v, K3Inference)), None)
+    run.deployment = next((v.deployment for v in namespace.values() if isinstance(v, Prepared)), None)
     root = get_root_resource()
     for name, value in (getattr(root, "outputs", None) or {}).items():
         out = pulumi.Output.from_input(value)
         secret = _sync_await(out.is_secret())
         run.outputs[name] = SECRET if secret else _sync_await(out.future())
+    _close_worker_loops()
     return run
+
+
+class _TrackingPolicy(asyncio.DefaultEventLoopPolicy):
+    """The default policy, remembering the loops it makes: Pulumi's mock monitor gives each
+    worker thread an event loop of its own (pulumi/runtime/sync_await.py _ensure_event_loop)
+    and never closes it; left to the interpreter's shutdown, closing one can fail on a socket
+    already closed and print a traceback after the plan command's output."""
+
+    def __init__(self):
+        super().__init__()
+        self.loops: List[asyncio.AbstractEventLoop] = []
+
+    def new_event_loop(self):
+        loop = super().new_event_loop()
+        self.loops.append(loop)
+        return loop
+
+
+def _close_worker_loops() -> None:
+    """Stop the run's worker threads and close the loops they made (not the run's own loop)."""
+    from pulumi.runtime.sync_await import _sync_await
+
+    main_loop = asyncio.get_event_loop()
+    _sync_await(main_loop.shutdown_default_executor())
+    policy = asyncio.get_event_loop_policy()
+    if isinstance(policy, _TrackingPolicy):
+        for loop in policy.loops:
+            if loop is not main_loop and not loop.is_running() and not loop.is_closed():
+                loop.close()
+        policy.loops = [main_loop]

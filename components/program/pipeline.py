@@ -1,61 +1,100 @@
-"""From parsed settings to (Plan, LaunchSpec): the pure half of the program, run before any resource.
+"""One pass down: stack config -> settings -> plan -> launch spec -> rendered files -> resources.
 
-The target decides where the weights sit inside the container and how they load (its module may
-define `runtime(shared) -> Runtime`); everything else comes from the settings and the planner.
+`prepare()` is the pure half, run before any resource: the stack's config is parsed once (the
+shared keys, then the target's own) into one StackSettings, planned on the target's hardware,
+turned into a launch spec on the target's runtime and rendered once; a real deployment stops on
+the first unmet requirement. `declare()` hands that Deployment to the target: its component at
+the top of the stack, K3Inference attached to it, the serving resources under K3Inference. Each
+contract method is called once (contract.py).
 """
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 import json
-from typing import Dict, List, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Tuple
 
-from ..inference.catalog import MODELS
+from ..config.keys import check_namespaces
+from ..config.shared import exposure_warnings, parse_settings
 from ..inference.errors import ConfigError
-from ..inference.launch import LaunchSpec, Runtime, launch
-from ..inference.planner import Plan, plan
-from ..config.shared import SharedSettings
-from .registry import REGISTRY
+from ..inference.launch import LaunchSpec, launch
+from ..inference.planner import Plan
+from ..inference.planner import plan as make_plan
+from .contract import Deployment, Secrets, StackSettings, Target
+from .registry import load_target
 
 NAMESPACE = "kimi-k3"
+#: the name the program gives its components (children are named f"{NAME}-...")
+NAME = "kimi-k3"
 
 
-def default_runtime(shared: SharedSettings) -> Runtime:
-    """Runtime when the target does not define its own: weights mounted at /model (the seed)."""
-    model_path = "/model" if shared.target == "ctyun-hcc" else f"/models/{MODELS[shared.model].local_dir_name}"
-    return Runtime(
-        image=shared.image,
-        port=shared.port,
-        served_model_name=shared.served_model_name,
-        model_path=model_path,
-        vision_chunks_per_prompt=shared.vision_chunks_per_prompt,
-        api_key=shared.has_api_key,
-        hf_token=shared.has_hf_token,
-    )
+@dataclass(frozen=True)
+class Prepared:
+    """The target and its Deployment, and what the program says before declaring anything."""
+
+    target: Target
+    deployment: Deployment
+    #: deploy requirements an offline plan only warns about, then what is opened to whom
+    warnings: Tuple[str, ...]
 
 
-def runtime_for(shared: SharedSettings) -> Runtime:
-    module = importlib.import_module(REGISTRY[shared.target])
-    make = getattr(module, "runtime", None)
-    return make(shared) if make is not None else default_runtime(shared)
+def load(raw: Mapping[str, object], stack: str) -> Tuple[Target, StackSettings]:
+    """The stack's target and its config, parsed once: the shared keys, then the target's own
+    (ConfigError on bad input)."""
+    shared = parse_settings(raw, stack)
+    target = load_target(shared.target)
+    return target, StackSettings(shared, target.parse_config(shared))
 
 
-def plan_request_for(shared: SharedSettings):
-    """The target's plan request (its module may define `plan_request(shared)`: e.g. aws-eks
-    resolves its weights source and cold-start inputs), else the shared settings' own."""
-    module = importlib.import_module(REGISTRY[shared.target])
-    make = getattr(module, "plan_request", None)
-    return make(shared) if make is not None else shared.plan_request()
-
-
-def plan_and_launch(shared: SharedSettings) -> Tuple[Plan, LaunchSpec]:
-    """Plan and launch spec for `shared`; raises ConfigError/PlanError on bad input, quoting
-    the shared key as the user wrote it (the planner only sees typed values)."""
+def plan_and_launch(target: Target, settings: StackSettings) -> Tuple[Plan, LaunchSpec]:
+    """The plan on the target's hardware and the launch spec on its runtime (pure); a refusal
+    quotes the shared key as the user wrote it (the planner only sees typed values)."""
+    shared = settings.shared
+    base = dataclasses.replace(shared.plan_request(), node_shape=target.node_shape(settings),
+                               nodes=target.node_count(settings))
     try:
-        p = plan(plan_request_for(shared))
-        return p, launch(p, runtime_for(shared))
+        plan = make_plan(target.plan_request(settings, base))
+        return plan, launch(plan, target.runtime(settings))
     except ConfigError as err:
         raise shared.requote(err) from None
+
+
+def deployment_of(target: Target, settings: StackSettings, secrets: Secrets) -> Deployment:
+    """Plan on the target's hardware, launch on its runtime, render once (pure)."""
+    plan, spec = plan_and_launch(target, settings)
+    return Deployment(settings, plan, spec, target.render(settings, plan, spec), secrets,
+                      tuple(target.deploy_requirements(settings)))
+
+
+def prepare(raw: Mapping[str, object], stack: str, secrets: Secrets, offline: bool) -> Prepared:
+    """Everything decided before the first resource; raises KimiK3Error on bad input.
+
+    A real deployment (`offline` false) stops on the first deploy requirement the config leaves
+    unmet; the offline plan records them (plan.json) and warns.
+    """
+    target, settings = load(raw, stack)
+    deployment = deployment_of(target, settings, secrets)
+    if deployment.requirements and not offline:
+        raise deployment.requirements[0].error()
+    warnings = [f"a real `pulumi up` would stop here: {r.text()}" for r in deployment.requirements]
+    warnings += exposure_warnings(target.exposures(settings), settings.shared.has_api_key)
+    return Prepared(target, deployment, tuple(warnings))
+
+
+def declare(name: str, prepared: Prepared):
+    """The target's component at the top, K3Inference attached to it; (component, K3Inference)."""
+    import pulumi
+
+    from ..inference.component import K3Inference
+    from .tree import inference_aliases
+
+    target, deployment = prepared.target, prepared.deployment
+    infrastructure = target.infrastructure(name, deployment)
+    inference = K3Inference(name, deployment, target, infrastructure,
+                            pulumi.ResourceOptions(parent=infrastructure, aliases=inference_aliases(name)))
+    infrastructure.register_outputs({"endpoint": inference.endpoint, **inference.extra_outputs})
+    return infrastructure, inference
 
 
 def all_config_keys() -> List[str]:
@@ -86,3 +125,31 @@ def raw_shared_config(project: str = NAMESPACE) -> Dict[str, object]:
                     pass
             out[name] = value
     return out
+
+
+def run(project: str, stack: str) -> Tuple[Any, Any, Prepared]:
+    """The whole program (what `__main__.py` runs): check, prepare, warn, declare.
+
+    Bad input raises pulumi.RunError with the one-line message, before anything is created.
+    """
+    import pulumi
+
+    from ..inference.errors import KimiK3Error
+    from ..offline.runner import offline
+    from ..progress.program import announce
+
+    config = pulumi.Config(NAMESPACE)
+    try:
+        check_namespaces(all_config_keys())
+        prepared = prepare(raw_shared_config(project), stack,
+                           Secrets(api_key=config.get_secret("apiKey"),
+                                   hf_token=config.get_secret("hfToken")),
+                           offline=offline())
+    except KimiK3Error as err:
+        raise pulumi.RunError(str(err)) from None
+    # exposure is a decision: every public opening is said out loud at plan and preview
+    for line in prepared.warnings:
+        pulumi.log.warn(line)
+    announce()  # how to follow the long waits (docs/progress.md)
+    infrastructure, inference = declare(NAME, prepared)
+    return infrastructure, inference, prepared

@@ -245,7 +245,7 @@ def test_reachable_api_deploys():
     run = run_program("aws-eks", {"kimi-k3:capacityReservationId": CR,
                                   "kimi-k3:apiAccessCidrs": "198.51.100.7/32"}, as_deployed=True)
     assert one(run, "eks:index:Cluster")["publicAccessCidrs"] == ["198.51.100.7/32"]
-    assert run.inference.target.deploy_requirements == []
+    assert run.deployment.requirements == ()
 
 
 def test_offline_plan_of_the_shipped_stack_warns_and_records_the_requirement(tmp_path):

@@ -5,6 +5,7 @@ multi-stack run names the stack that failed; public openings are warned about.
 Runs the CLI in-process (`components.cli.main.main`), as `python -m components plan` does.
 """
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -114,7 +115,9 @@ def test_a_failed_write_keeps_the_previous_plan(capsys, tmp_path, monkeypatch):
     assert plan(capsys, "--stack", "ctyun-hcc", "--out", str(out))[0] == 0
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     run = run_program("ctyun-hcc")
-    run.inference.artifacts = {**run.inference.artifacts, "../escape.sh": "x"}
+    rendered = run.deployment.rendered
+    run.deployment = dataclasses.replace(run.deployment, rendered=dataclasses.replace(
+        rendered, files={**rendered.files, "../escape.sh": "x"}))
     with pytest.raises(plan_cmd.OutputError, match="leaves the output directory"):
         plan_cmd.write_out(run, out)
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

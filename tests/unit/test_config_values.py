@@ -19,7 +19,7 @@ from components.config.shared import parse_settings
 from components.ctyun_hcc import config as hcc
 from components.ctyun_hcc.serve_config import bastion_login_key, parse_serve_config
 from components.inference.errors import NOT_SHOWN, ConfigError, Default, PlanError, shown
-from components.program.pipeline import plan_and_launch
+from components.program import pipeline
 
 K = "kimi-k3:x"
 #: digits that are not ASCII: int() and float() take them, the grammar does not
@@ -40,6 +40,20 @@ def aws_cfg(**kw):
 
 def ctyun_cfg(**kw):
     return hcc.parse_hcc_config({**CTYUN_BASE, **kw}, shared("ctyun-hcc"))
+
+
+def plan_and_launch(s):
+    """The program's planning step (components/program/pipeline.py) for shared settings `s`,
+    with the target's config parsed from its keys alone (no Pulumi config)."""
+    from components.aws_eks.target import EksTargetConfig
+    from components.ctyun_hcc.target import HccTargetConfig
+    from components.program.contract import StackSettings
+    from components.program.registry import load_target
+
+    cfg = (EksTargetConfig(aws.parse(s), "us-east-2", {}) if s.target == "aws-eks" else
+           HccTargetConfig(parse_serve_config(dict(s.target_config), model_port=s.port),
+                           hcc.parse_hcc_config(CTYUN_BASE, s)))
+    return pipeline.plan_and_launch(load_target(s.target), StackSettings(s, cfg))
 
 
 # ------------------------------------------------------------------ integers

@@ -24,8 +24,8 @@ def test_a_real_preview_without_ssh_access_stops_before_anything_is_created():
 
 def test_the_offline_plan_warns_and_records_the_requirement():
     run = run_program("ctyun-hcc", ACCOUNT)
-    reqs = run.inference.target.deploy_requirements
-    assert [r["key"] for r in reqs] == ["kimi-k3:sshAllowedCidrs"]
+    reqs = run.deployment.requirements
+    assert [r.to_dict()["key"] for r in reqs] == ["kimi-k3:sshAllowedCidrs"]
     assert group(run)["sshCidrs"] == [] and group(run)["endpointCidrs"] == []
 
 
@@ -36,7 +36,7 @@ def test_ssh_and_endpoint_cidrs_open_only_their_own_port():
     g = group(run)
     assert (g["sshCidrs"], g["sshPort"]) == (["198.51.100.7/32"], 22)
     assert (g["endpointCidrs"], g["endpointPort"]) == (["203.0.113.0/24"], 11025)
-    assert run.inference.target.deploy_requirements == []
+    assert run.deployment.requirements == ()
 
 
 def test_internet_wide_ssh_cidrs_need_the_explicit_opt_in():

@@ -83,6 +83,9 @@ def test_serve_chain_order_and_dependencies(recorded):
     flat = {n for step in chain for n in (step if isinstance(step, set) else {step})}
     seen = [n for n in names if n in flat]
     assert seen[:3] == chain[:3] and set(seen[3:5]) == chain[3] and seen[5:] == chain[4:]
+    # after the whole cluster (its resources: the existing VPC and subnet need no network step)
+    assert deps["kimi-k3-hostkey"] == ["kimi-k3-hcc-owner", "kimi-k3-hcc-sg", "kimi-k3-hcc-order",
+                                       "kimi-k3-hcc-cluster"]
     assert deps["kimi-k3-master-in-queue"] == ["kimi-k3-hostkey"]
     assert deps["kimi-k3-nvme"] == ["kimi-k3-master-in-queue"]
     assert deps["kimi-k3-weights"] == ["kimi-k3-nvme"] == deps["kimi-k3-sif"]
@@ -135,11 +138,11 @@ def test_every_ssh_step_gets_the_bastion_key_chosen_once(keys):
 
 
 def test_ssh_port_equal_to_the_model_port_is_refused_naming_both_keys():
-    from components.ctyun_hcc.target import create
+    from components.ctyun_hcc.target import TARGET
     from components.config.shared import parse_settings
     assert parse_serve_config({"sshPort": "2222"}, model_port=11025).ssh_port == 2222
     raw = {"target": "ctyun-hcc", "port": "2222", "sshPort": "2222"}
     with pytest.raises(ConfigError) as err:
-        create("kimi-k3", parse_settings(raw, stack="ctyun-hcc"), None)
+        TARGET.parse_config(parse_settings(raw, stack="ctyun-hcc"))
     msg = str(err.value)
     assert msg.startswith("kimi-k3:sshPort=2222 ") and "kimi-k3:port=2222" in msg

@@ -23,8 +23,9 @@ def _lead_s(earliest_start: Optional[str], now: Optional[datetime] = None) -> Op
     return max(0, int((start - (now or datetime.now(timezone.utc))).total_seconds()))
 
 
-def plan_request(shared: SharedSettings, cfg) -> PlanRequest:
-    req = shared.plan_request()
+def plan_request(shared: SharedSettings, cfg, request: Optional[PlanRequest] = None) -> PlanRequest:
+    """`request` (default: the shared settings' own) with this stack's weights path."""
+    req = request if request is not None else shared.plan_request()
     w = cfg.weights
     if cfg.serving != "eks" or w is None:
         return req

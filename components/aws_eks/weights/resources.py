@@ -121,13 +121,14 @@ def late_mirror_warning(block_start: Optional[str], mirror_fill_s: Optional[int]
 
 
 class Weights:
-    """Bucket, identities and cluster objects of the weights path; `before_workload` adds the
-    cluster objects once the namespace exists (serving.py calls it)."""
+    """Bucket and identities of the weights path (children of `parent`, the stack's cluster
+    component); `before_workload` declares the cluster objects (`objects`, rendered once:
+    render_k8s.render_weights) once the namespace exists (serving.py calls it)."""
 
-    def __init__(self, name: str, w: WeightsConfig, layout, spec, *, cluster, region: str,
-                 stack_identity: str, checkpoint_gb: float, parent: pulumi.Resource,
+    def __init__(self, name: str, w: WeightsConfig, layout, objects: List[dict], *, cluster,
+                 region: str, stack_identity: str, checkpoint_gb: float, parent: pulumi.Resource,
                  block_start: Any = None, mirror_fill_s: Optional[int] = None):
-        self.name, self.w, self.layout, self.spec = name, w, layout, spec
+        self.name, self.w, self.layout, self.objects = name, w, layout, list(objects)
         self.region, self.parent = region, parent
         self.cluster = cluster
         self.bucket: Optional[WeightsMirrorBucket] = None
@@ -163,11 +164,14 @@ class Weights:
                 _json(lambda b: iam.mirror_policy(b, model_prefix), bucket_name), parent, [cluster.eks]))
         self.aws_resources += [self.agent] + [r.association for r in self.roles]
 
-    def before_workload(self, provider: k8s.Provider, namespace: pulumi.Resource) -> List[pulumi.Resource]:
-        """The scripts ConfigMap, service accounts, source ConfigMap and mirror Job."""
-        opts = pulumi.ResourceOptions(parent=self.parent, provider=provider, depends_on=[namespace])
+    def before_workload(self, provider: k8s.Provider, namespace: pulumi.Resource, parent: pulumi.Resource,
+                        aliases: List[pulumi.Alias]) -> List[pulumi.Resource]:
+        """The scripts ConfigMap, service accounts, source ConfigMap and mirror Job, children of
+        `parent` (with `aliases`: their place before, components/program/tree.py)."""
+        opts = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[namespace],
+                                      aliases=aliases)
         made: List[pulumi.Resource] = []
-        objs = wr.objects(self.layout, self.spec)
+        objs = self.objects
         for obj in objs:
             if obj["kind"] == "ConfigMap":
                 made.append(k8s.core.v1.ConfigMap(f"{self.name}-{obj['metadata']['name']}",
@@ -186,6 +190,6 @@ class Weights:
                 # credentials must exist before the Job's first try (Pod Identity agent + role)
                 made.append(k8s.batch.v1.Job(
                     f"{self.name}-{job['metadata']['name']}", metadata=job["metadata"], spec=job["spec"],
-                    opts=pulumi.ResourceOptions(parent=self.parent, provider=provider,
+                    opts=pulumi.ResourceOptions(parent=parent, provider=provider, aliases=aliases,
                                                 depends_on=[namespace, *made, *self.aws_resources])))
         return made + self.aws_resources

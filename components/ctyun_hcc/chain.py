@@ -1,0 +1,89 @@
+"""The bootstrap chain after the cluster exists, declared as children of the cluster component:
+
+    HostKeyPin -> MasterInQueue (when the master serves) -> NvmeMount -> ModelWeights + SifImage
+      -> Broadcast
+
+each step depending explicitly on the one before (bootstrap.py has the steps), so `pulumi destroy`
+runs in reverse. The steps' SSH inputs (`Bootstrapped.ssh`: the pinned host keys, the stack's own
+login key) are what the Slurm service and the acceptance gate use after them (target.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping
+
+import pulumi
+
+from ..inference.catalog import MODELS
+from ..inference.planner import Plan
+from ..progress.program import progress_inputs
+from .bootstrap import Broadcast, HostKeyPin, MasterInQueue, ModelWeights, NvmeMount, SifImage
+from .config import HccConfig
+from .serve_config import HccServeConfig, bastion_login_key
+
+
+@dataclass(frozen=True)
+class Bootstrapped:
+    """What the steps after the chain need: its SSH inputs, the master's node name, the last step."""
+
+    ssh: Mapping[str, Any]
+    master_name: Any
+    last: pulumi.Resource
+
+
+def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, plan: Plan,
+                  files: Mapping[str, str], aliases: List[pulumi.Alias]) -> Bootstrapped:
+    """The steps, named `f"{prefix}-..."`, children of `cluster` (CtyunHccCluster), each with
+    `aliases` (their place before issue 18: components/program/tree.py)."""
+    name = prefix
+    conf = pulumi.Config("kimi-k3")
+    key = conf.get_secret("sshPrivateKey")
+    bastion_key = conf.get_secret("sshBastionPrivateKey")
+    master_name = cluster.nodes.apply(
+        lambda ns: next((n["name"] for n in ns or [] if n.get("role") == "master"), ""))
+    serving_nodes = cluster.nodes.apply(
+        lambda ns: [n["name"] for n in ns or []
+                    if n.get("role") != "master" or hcc.master_in_compute])
+    ssh: Dict[str, Any] = {
+        "sshHost": cfg.ssh_host or cluster.master_public_ip, "sshPort": cfg.ssh_port,
+        "sshUser": cfg.ssh_user, "sshBastion": cfg.ssh_bastion,
+        "sshBastionPrivateKey": bastion_login_key(cfg, key, bastion_key),
+    }
+    ssh.update(progress_inputs(plan))  # progress: steering inputs of every step (docs/progress.md)
+
+    def opts(*deps):
+        return pulumi.ResourceOptions(parent=cluster, depends_on=[d for d in deps if d],
+                                      aliases=aliases)
+
+    # first contact: the only step given the root password (or the user's key); it pins the
+    # host keys and installs the stack's own login key, which every later step uses
+    pin = HostKeyPin(f"{name}-hostkey", {
+        **ssh, "sshPrivateKey": key if key is not None else "",
+        "sshPassword": "" if key is not None else cluster.root_password,
+        "pinnedHostKey": cfg.ssh_host_key, "pinnedBastionHostKey": cfg.ssh_bastion_host_key,
+        "loginKeyComment": f"kimi-k3:{pulumi.get_project()}/{pulumi.get_stack()}"},
+        opts(*cluster.resources))
+    ssh = {**ssh, "hostKey": pin.hostKey, "bastionHostKey": pin.bastionHostKey,
+           "sshPrivateKey": pin.loginKey, "sshPassword": ""}
+    step = pin
+    if hcc.master_in_compute:
+        step = MasterInQueue(f"{name}-master-in-queue", {
+            **ssh, "nodeName": master_name, "queueName": hcc.queue_name}, opts(pin))
+    if cfg.mount_disks:
+        step = NvmeMount(f"{name}-nvme", {
+            **ssh, "script": files["mount_nvme.sh"], "workDir": cfg.work_dir,
+            "partition": hcc.queue_name, "nodes": serving_nodes}, opts(step))
+    weights = ModelWeights(f"{name}-weights", {
+        **ssh, "source": cfg.model_source, "modelName": MODELS[plan.model].local_dir_name,
+        "repo": MODELS[plan.model].repo_id,
+        "modelRoot": cfg.model_root}, opts(step))
+    sif = SifImage(f"{name}-sif", {
+        **ssh, "source": cfg.sif_source, "name": cfg.sif_name, "sifDir": cfg.sif_dir,
+        "url": cfg.sif_url}, opts(step))
+    bcast = Broadcast(f"{name}-bcast", {
+        **ssh, "script": files["bcast.sh"], "workDir": cfg.work_dir,
+        "sourceHost": master_name,
+        "contentKey": pulumi.Output.all(weights.bytes, sif.bytes).apply(
+            lambda b: f"weights:{b[0]} sif:{b[1]}")}, opts(weights, sif))
+    return Bootstrapped(ssh=ssh, master_name=master_name, last=bcast)

@@ -1,0 +1,76 @@
+"""Stacks deployed before issue 18's component tree keep every resource.
+
+The tree changed (the target's component at the top, K3Inference attached to it, the serving
+resources under K3Inference); resources that moved carry aliases to their old URNs
+(components/program/tree.py). For each plan variant, the URNs recorded from the tree before
+(tests/golden/urns/, tests/record_urns.py) are matched against today's registrations the way the
+engine does it (tests/doubles/engine_alias_double.py): every old URN is taken over by exactly one
+resource, nothing is created and nothing deleted, so `pulumi up` after the change updates in
+place and replaces nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from components.offline.runner import PROJECT, run_program
+from tests.doubles.engine_alias_double import match
+from tests.record_urns import VARIANTS, recorded
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {v: run_program(stack, overrides) for v, (stack, overrides) in VARIANTS.items()}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_every_old_urn_is_kept_or_aliased(runs, variant):
+    run, old = runs[variant], set(recorded(variant))
+    m = match(run.resources, old, VARIANTS[variant][0], PROJECT)
+    assert m.errors == []
+    assert m.deleted == [], "an update would delete (and the new tree create) these"
+    assert m.created == []
+    assert sorted(m.matched.values()) == sorted(old)
+
+
+def test_the_trees_are_the_design_cards():
+    """Per stack the target's component at the top, K3Inference its child, serving under it."""
+    ctyun = run_program("ctyun-hcc")
+    parents = {r["name"]: r["parent"] for r in ctyun.resources}
+    assert parents["kimi-k3-hcc"] == "kimi-k3-ctyun-hcc"  # the stack
+    assert parents["kimi-k3-inference"] == "kimi-k3-hcc"
+    assert parents["kimi-k3-hostkey"] == parents["kimi-k3-bcast"] == "kimi-k3-hcc"
+    assert parents["kimi-k3-service"] == parents["kimi-k3-accept"] == "kimi-k3-inference"
+    aws = run_program("aws-eks")
+    tops = [r for r in aws.resources if r["parent"] == "kimi-k3-aws-eks"]
+    assert [(r["type"], r["name"]) for r in tops] == [("kimi-k3:aws:EksCluster", "kimi-k3")]
+    by_name = {(r["type"], r["name"]): r["parent"] for r in aws.resources}
+    assert by_name[("kimi-k3:inference:K3Inference", "kimi-k3-inference")] == "kimi-k3"
+    assert by_name[("kubernetes:apps/v1:Deployment", "kimi-k3-vllm")] == "kimi-k3-inference"
+    assert by_name[("pulumi-python:dynamic/aws:EndpointReadiness", "kimi-k3-readiness")] == "kimi-k3-inference"
+    assert by_name[("eks:index:Cluster", "kimi-k3-eks")] == "kimi-k3"
+    names = [r["name"] for r in aws.resources if not r["custom"]]
+    assert len(names) == len(set(names)), "component names are unique"
+
+
+def test_a_moved_resource_without_its_alias_would_be_replaced(runs):
+    """The check itself: drop one alias and the old resource is deleted, a new one created."""
+    run = runs["aws-default"]
+    regs = copy.deepcopy(run.resources)
+    svc = next(r for r in regs if r["name"] == "kimi-k3-svc")
+    assert svc["aliases"], "the Service moved under K3Inference with an alias"
+    svc["aliases"] = []
+    m = match(regs, set(recorded("aws-default")), "aws-eks", PROJECT)
+    assert m.created == [svc["urn"]]
+    assert m.deleted == ["urn:pulumi:aws-eks::kimi-k3::kimi-k3:aws:EksCluster$kubernetes:core/v1:Service::kimi-k3-svc"]
+
+
+def test_a_moved_component_without_its_alias_loses_its_children_too(runs):
+    """Children inherit only an alias that matched: the cluster component of ctyun-hcc moved to
+    the top, and without its alias its five resources would be replaced with it."""
+    regs = copy.deepcopy(runs["ctyun-default"].resources)
+    next(r for r in regs if r["name"] == "kimi-k3-hcc")["aliases"] = []
+    m = match(regs, set(recorded("ctyun-default")), "ctyun-hcc", PROJECT)
+    assert len(m.created) == 5 + 1 and len(m.deleted) == 5 + 1

@@ -1,0 +1,107 @@
+"""The target contract (components/program/contract.py): one registry line per target, every
+method implemented by both targets and called once per run; each stack's config parsed once and
+its files rendered once (issue 18)."""
+
+from __future__ import annotations
+
+import inspect
+from collections import Counter
+
+import pytest
+
+from components.offline.runner import run_program
+from components.program import registry
+from components.program.contract import Target
+
+ABSTRACT = sorted(Target.__abstractmethods__)
+
+
+@pytest.mark.parametrize("name", sorted(registry.REGISTRY))
+def test_each_registered_target_implements_the_whole_contract(name):
+    target = registry.load_target(name)
+    assert isinstance(target, Target) and target.name == name
+    cls = type(target)
+    for method in ABSTRACT:
+        assert method in cls.__dict__, f"{cls.__name__} inherits {method} from the contract"
+        assert not getattr(getattr(cls, method), "__isabstractmethod__", False)
+
+
+def test_the_contract_names_every_part_of_a_target():
+    assert ABSTRACT == sorted([
+        "parse_config", "node_shape", "node_count", "plan_request", "runtime", "render",
+        "exposures", "deploy_requirements", "infrastructure", "serve", "gates", "outputs",
+        "mock_outputs"])
+
+
+def _counting(monkeypatch, module_name: str) -> Counter:
+    """Replace the module's TARGET by one that counts the contract calls."""
+    import importlib
+
+    module = importlib.import_module(module_name)
+    calls: Counter = Counter()
+    base = type(module.TARGET)
+
+    def wrap(method):
+        def counted(self, *args, **kwargs):
+            calls[method] += 1
+            return getattr(base, method)(self, *args, **kwargs)
+        return counted
+
+    counting = type(f"Counting{base.__name__}", (base,), {m: wrap(m) for m in ABSTRACT})
+    monkeypatch.setattr(module, "TARGET", counting())
+    return calls
+
+
+@pytest.mark.parametrize("stack,overrides", [
+    ("ctyun-hcc", {}),
+    ("aws-eks", {}),
+    ("aws-eks", {"kimi-k3:serving": "hyperpod", "kimi-k3:hyperpodClusterName": "hp1"}),
+])
+def test_the_program_calls_each_contract_method_once(monkeypatch, stack, overrides):
+    calls = _counting(monkeypatch, registry.REGISTRY[stack].module)
+    run_program(stack, overrides)
+    # mock_outputs: asked once by the offline runner, for its stand-ins
+    assert calls == Counter({m: 1 for m in ABSTRACT})
+
+
+def test_aws_eks_parses_its_config_and_renders_once(monkeypatch):
+    from components.aws_eks import config as cfgmod
+    from components.inference import render_k8s as rk
+
+    counts: Counter = Counter()
+    for owner, name in ((cfgmod, "parse"), (rk, "render"), (rk, "render_weights"),
+                        (rk, "render_api_guard")):
+        original = getattr(owner, name)
+
+        def counted(*a, __n=name, __f=original, **k):
+            counts[__n] += 1
+            return __f(*a, **k)
+        monkeypatch.setattr(owner, name, counted)
+    run_program("aws-eks")
+    assert counts == Counter({"parse": 1, "render": 1, "render_weights": 1, "render_api_guard": 1})
+
+
+def test_ctyun_hcc_parses_its_config_and_renders_once(monkeypatch):
+    from components.ctyun_hcc import cluster, target
+
+    counts: Counter = Counter()
+    for owner, name in ((target, "parse_serve_config"), (cluster, "parse_hcc_config"),
+                        (target, "render_all")):
+        original = getattr(owner, name)
+
+        def counted(*a, __n=name, __f=original, **k):
+            counts[__n] += 1
+            return __f(*a, **k)
+        monkeypatch.setattr(owner, name, counted)
+    run_program("ctyun-hcc")
+    assert counts == Counter({"parse_serve_config": 1, "parse_hcc_config": 1, "render_all": 1})
+
+
+def test_the_program_never_probes_a_target():
+    """No `getattr` on targets: the program, K3Inference and the plan command use the contract."""
+    import components.cli.plan
+    import components.inference.component
+    import components.program.pipeline
+
+    for module in (components.program.pipeline, components.inference.component, components.cli.plan):
+        assert "getattr(" not in inspect.getsource(module), module.__name__
