@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, Optional
 
-from .report import first_failure
+from .report import first_failure, price
 from .runner import AcceptConfig, accept
 from .sizing import LoadSize
 
@@ -26,6 +26,22 @@ class AcceptanceFailed(RuntimeError):
     def __init__(self, check: str, detail: str, report: Dict[str, Any]):
         self.check, self.detail, self.report = check, detail, report
         super().__init__(f"acceptance check {check} failed: {detail}")
+
+
+#: the gate resources' input carrying the stack's price per hour (only when one is set, so a
+#: stack without it sees no new input)
+PRICE_INPUT = "usdPerHour"
+
+
+def usd_per_hour_input(props: Dict[str, Any]) -> Optional[float]:
+    """The gate's `usdPerHour` input: a positive finite number, else None (never an error: the
+    program checked `kimi-k3:usdPerHour`; a state written otherwise just has no price)."""
+    import math
+
+    v = props.get(PRICE_INPUT)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        return None
+    return float(v)
 
 
 def gate_config(endpoint: str, model: str, api_key: Optional[str], size: Optional[LoadSize],
@@ -52,6 +68,8 @@ def summary_output(report: Dict[str, Any]) -> Dict[str, Any]:
             "concurrency": load["concurrency"], "ttft_s": load["ttft_s"],
             "tpot_s": load["tpot_s"], "output_tokens_per_s": load["output_tokens_per_s"],
             "max_tokens": load["max_tokens"],
+            # the stack's price per hour (kimi-k3:usdPerHour) and USD per million output tokens
+            "usd_per_hour": load.get("usd_per_hour"), "usd_per_mtok": load.get("usd_per_mtok"),
         },
         "reference": [
             {"id": r["id"], "match": r["match"], "source": r["source"].split(" ")[0],
@@ -65,9 +83,11 @@ def summary_output(report: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
-def run_gate(cfg: AcceptConfig, on_check: Optional[Callable[[Any], None]] = None) -> Dict[str, Any]:
-    """Run the checks; the `acceptance` summary, or AcceptanceFailed naming the first failure."""
-    report = accept(cfg, on_check)
+def run_gate(cfg: AcceptConfig, on_check: Optional[Callable[[Any], None]] = None,
+             usd_per_hour: Optional[float] = None) -> Dict[str, Any]:
+    """Run the checks; the `acceptance` summary, or AcceptanceFailed naming the first failure.
+    With the stack's price per hour the load part also says what a million output tokens cost."""
+    report = price(accept(cfg, on_check), usd_per_hour)
     bad = first_failure(report)
     if bad is not None:
         raise AcceptanceFailed(bad["name"], bad["detail"], report)

@@ -120,7 +120,7 @@ def after_ready(props: Mapping[str, Any], url: str, log: ProgressLog) -> Optiona
     raises GateFailed("acceptance check <name> failed: ..."), so `pulumi up` fails naming it
     and a refresh reports it without failing.
     """
-    from ..accept.gate import AcceptanceFailed, gate_config, run_gate
+    from ..accept.gate import AcceptanceFailed, gate_config, run_gate, usd_per_hour_input
     from ..accept.sizing import LoadSize
 
     load = props.get("acceptLoad") or None
@@ -131,7 +131,8 @@ def after_ready(props: Mapping[str, Any], url: str, log: ProgressLog) -> Optiona
     where = f"{props.get('namespace')}/{props.get('serviceName')}"
     with log.phase("accept-gate", f"acceptance checks on {where} (through the port-forward)") as ph:
         try:
-            out = run_gate(cfg, on_check=lambda r: ph.update(f"{r.name}: {'ok' if r.ok else 'FAILED'}"))
+            out = run_gate(cfg, on_check=lambda r: ph.update(f"{r.name}: {'ok' if r.ok else 'FAILED'}"),
+                           usd_per_hour=usd_per_hour_input(props))
         except AcceptanceFailed as e:
             raise GateFailed(f"{e} (service {where}, through a Kubernetes API port-forward)") from None
     return {**out, "endpoint": f"service {where}", "via": "Kubernetes API port-forward to the serving pod"}

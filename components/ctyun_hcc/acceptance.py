@@ -65,7 +65,7 @@ class AcceptanceGateProvider(SshStepProvider):
 
     def gate(self, p: Dict[str, Any]) -> Dict[str, Any]:
         """Run the checks the way `via` says; the outputs, or raise naming the failed check."""
-        from ..accept.gate import AcceptanceFailed, gate_config, run_gate
+        from ..accept.gate import AcceptanceFailed, gate_config, run_gate, usd_per_hour_input
 
         via = p.get("via") or "auto"
         if via not in VIA:
@@ -82,7 +82,7 @@ class AcceptanceGateProvider(SshStepProvider):
             with plog.phase("accept-gate", f"acceptance checks on {p['endpoint']} ({how})") as ph:
                 try:
                     out = run_gate(cfg, on_check=lambda r: ph.update(
-                        f"{r.name}: {'ok' if r.ok else 'FAILED'}"))
+                        f"{r.name}: {'ok' if r.ok else 'FAILED'}"), usd_per_hour=usd_per_hour_input(p))
                 except AcceptanceFailed as e:
                     raise RuntimeError(f"{e} (endpoint {p['endpoint']}, {how})") from None
             return {**out, "endpoint": p["endpoint"], "via": how}

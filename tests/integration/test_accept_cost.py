@@ -49,3 +49,17 @@ def test_a_price_that_is_not_one_is_refused_before_any_request(bad, capsys):
     assert code == 2 and seen == []
     assert err == (f"error: --usd-per-hour {bad!r} is not a price; give USD per hour as a "
                    "positive number, e.g. --usd-per-hour 98.5")
+
+
+def test_the_deploy_gate_prices_the_load_with_the_stacks_figure():
+    from components.accept.gate import gate_config, run_gate
+    from components.accept.sizing import LoadSize
+
+    with VllmOpenAIDouble(DoubleConfig(ttft_s=0.01, tpot_s=0.001)) as d:
+        cfg = gate_config(d.url, "Kimi-K3", None, LoadSize(8, 4, 16), timeout_s=5)
+        priced = run_gate(cfg, usd_per_hour=40.0)["load"]
+        plain = run_gate(cfg)["load"]
+    assert priced["usd_per_hour"] == 40.0
+    assert priced["usd_per_mtok"] == pytest.approx(40.0 / (priced["output_tokens_per_s"] * 3600 / 1e6),
+                                                   rel=1e-3)
+    assert plain["usd_per_hour"] is None and plain["usd_per_mtok"] is None

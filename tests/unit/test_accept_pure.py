@@ -262,3 +262,12 @@ def test_price_adds_to_the_load_part_only():
     assert rep.price(r, None) == {"load": {"output_tokens_per_s": 500.0}}
     assert rep.price(r, 18.0)["load"] == {"output_tokens_per_s": 500.0, "usd_per_hour": 18.0,
                                           "usd_per_mtok": 10.0}
+
+
+def test_the_gates_price_input_is_a_price_or_nothing():
+    from components.accept.gate import usd_per_hour_input
+
+    assert usd_per_hour_input({"usdPerHour": 98.5}) == 98.5 and usd_per_hour_input({"usdPerHour": 3}) == 3.0
+    for junk in (None, 0, -1, float("nan"), float("inf"), True, "98.5", [98.5]):
+        assert usd_per_hour_input({"usdPerHour": junk}) is None
+    assert usd_per_hour_input({}) is None
