@@ -33,6 +33,12 @@ class AcceptanceFailed(RuntimeError):
 PRICE_INPUT = "usdPerHour"
 
 
+def price_input(usd_per_hour: Optional[float]) -> Dict[str, Any]:
+    """The gate resources' price input: `{"usdPerHour": X}`, or nothing when no price is set (a
+    stack without one sees no new input, hence no update)."""
+    return {PRICE_INPUT: float(usd_per_hour)} if usd_per_hour else {}
+
+
 def usd_per_hour_input(props: Dict[str, Any]) -> Optional[float]:
     """The gate's `usdPerHour` input: a positive finite number, else None (never an error: the
     program checked `kimi-k3:usdPerHour`; a state written otherwise just has no price)."""

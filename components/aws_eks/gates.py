@@ -15,6 +15,7 @@ from ..inference.planner import Plan
 
 def readiness_gate(name: str, deployment, infra, serving, parent, aliases: List[pulumi.Alias]):
     """The gate after the workload and Service, a child of `parent` (K3Inference)."""
+    from ..accept.gate import price_input
     from ..progress.program import progress_inputs
     from .gate_budget import plan_budget
     from .readiness import BLOCK_WAIT_MAX_S, EndpointReadiness
@@ -34,7 +35,7 @@ def readiness_gate(name: str, deployment, infra, serving, parent, aliases: List[
         "budgetS": budget.deadline_s, "expectedS": budget.expected_s,
         "mirror": _mirror_input(plan, deployment.config.eks, infra.weights),
         "blockWaitMaxS": BLOCK_WAIT_MAX_S, "launchFingerprint": fingerprint,
-        **_acceptance_inputs(plan, shared.accept_load),
+        **_acceptance_inputs(plan, shared.accept_load), **price_input(shared.usd_per_hour),
         **infra.aws_inputs, **progress_inputs(plan),
     }, opts=pulumi.ResourceOptions(parent=parent, aliases=aliases,
                                    depends_on=[serving.workload, serving.service, *infra.add_ons]))

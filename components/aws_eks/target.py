@@ -224,8 +224,16 @@ def _eks_outputs(deployment: EksDeployment, infra: AwsEksCluster, gates: AwsGate
     nodes_needed = shared.nodes * cfg.replicas
     cost = pulumi.Output.all(block.purchased, block.upfront_fee_usd).apply(
         lambda a: _cost_text(c, a[0], a[1], plan, nodes_needed))
+    cluster = infra.cluster
+    selector = dict(next(o for o in deployment.rendered.objects if o["kind"] == "Service")["spec"]["selector"])
     return {
         "kubeconfig": infra.kubeconfig,
+        # what `python -m components logs` reads (components/aws_eks/logs.py; docs/day-two.md)
+        "kubernetes": pulumi.Output.all(cluster.endpoint, cluster.ca_data, cluster.name).apply(
+            lambda k: {"apiEndpoint": k[0], "caData": k[1], "clusterName": k[2], "region": infra.region,
+                       "namespace": layout.namespace, "podSelector": selector, "container": "vllm"}),
+        "kubectl": (f"pulumi stack output --show-secrets kubeconfig > k3.kubeconfig && "
+                    f"KUBECONFIG=k3.kubeconfig kubectl -n {layout.namespace} get pods"),
         "capacityReservationId": block.reservation_id,
         "reservationWindow": pulumi.Output.all(block.start_date, block.end_date, block.instances_stop_at)
             .apply(lambda w: {"start": w[0], "end": w[1], "instancesStopAt": w[2]}),

@@ -15,17 +15,12 @@ from dataclasses import asdict
 from typing import Any, Dict, List, Mapping, Optional
 
 from ..cost import estimate as cost_estimate
-from ..inference.catalog import MODELS, NODE_SHAPES
 from ..observability import alerts, dashboards, metrics
 from ..progress import clock as clocks
 
 
 class ObservabilityError(Exception):
     """A dashboard or alert query names a metric the stack does not expose."""
-
-
-def _resource_inputs(run, rtype: str) -> Optional[Mapping[str, Any]]:
-    return next((r["inputs"] for r in run.resources if r["type"] == rtype), None)
 
 
 def target_name(run) -> str:
@@ -46,19 +41,11 @@ def cost(run, contract_usd_per_hour: Optional[float] = None) -> Dict[str, Any]:
 
 
 def clock(run) -> Dict[str, Any]:
-    plan = run.deployment.plan
-    cold = plan.to_dict()["cold_start"]
-    if target_name(run) == "ctyun-hcc":
-        order = _resource_inputs(run, "pulumi-python:dynamic/ctyun:HccClusterOrder") or {}
-        phases = clocks.ctyun_phases(
-            cold, checkpoint_bytes=MODELS[plan.model].download_bytes,
-            nvme_gb_per_s=NODE_SHAPES[plan.node_shape].nvme_read_gb_per_s,
-            order_timeout_s=order.get("timeoutS") if isinstance(order.get("timeoutS"), int) else None)
-    else:
-        window = (run.outputs or {}).get("reservationWindow")
-        start = window.get("start") if isinstance(window, Mapping) else None
-        phases = clocks.aws_phases(cold, block_start=start if isinstance(start, str) else None)
-    return clocks.document(phases)
+    """The clock of the planned stack (components/progress/clock.py), with the block's start
+    when the (offline) Capacity Block reports one."""
+    window = (run.outputs or {}).get("reservationWindow")
+    start = window.get("start") if isinstance(window, Mapping) else None
+    return clocks.for_deployment(run.deployment, block_start=start if isinstance(start, str) else None)
 
 
 def sources(run) -> tuple:

@@ -18,7 +18,7 @@ before the cluster goes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Mapping
+from typing import Any, Dict, List, Mapping
 
 from ..config.shared import Exposure, SharedSettings
 from ..inference.catalog import MODELS
@@ -174,6 +174,7 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         """The acceptance checks once the service answers (acceptance.py)."""
         import pulumi
 
+        from ..accept.gate import price_input
         from ..accept.sizing import load_size
         from ..progress.program import progress_inputs
         from .acceptance import AcceptanceGate
@@ -189,7 +190,8 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
             "loadConcurrency": size.concurrency if size else 1,
             "loadMaxTokens": size.max_tokens if size else 64,
             "hardware": {"accelerator": plan.accelerator, "node_shape": plan.node_shape,
-                         "nodes": plan.nodes}},
+                         "nodes": plan.nodes},
+            **price_input(deployment.shared.usd_per_hour)},
             pulumi.ResourceOptions(parent=parent, depends_on=[service]))
         return HccGates(acceptance=gate.acceptance, gate=gate)
 
@@ -198,6 +200,7 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         spec, service = deployment.spec, served.service
         endpoint = service.endpoint
         return {
+            **ssh_outputs(infrastructure.bootstrapped.ssh, deployment.rendered.layout.log_dir),
             "acceptance": gates.acceptance,
             "curl": endpoint.apply(lambda e: curl_line(e, spec.served_model_name,
                                                        bool(spec.secret_env))),
@@ -211,6 +214,31 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         from .mock_outputs import MOCK_OUTPUTS
 
         return MOCK_OUTPUTS
+
+
+def ssh_outputs(ssh: Mapping[str, Any], log_dir: str) -> Dict[str, Any]:
+    """How to reach the master after `pulumi up` (the `logs` command reads these; docs/day-two.md):
+    `ssh` (where, the pinned host keys, the Slurm log directory), `sshLoginKey` (the stack's own
+    login key, secret) and `sshCommand` (a shell on the master with that key)."""
+    import pulumi
+
+    def where(v):
+        host, port, user, host_key, bastion, bastion_key = v
+        return {"host": host, "port": int(port), "user": user, "hostKey": host_key,
+                "bastion": bastion or "", "bastionHostKey": bastion_key or "", "logDir": log_dir}
+
+    def command(v):
+        host, port, user, bastion = v
+        jump = f" -J {bastion}" if bastion else ""
+        p = f" -p {int(port)}" if int(port) != 22 else ""
+        return (f"pulumi stack output --show-secrets sshLoginKey > k3.key && chmod 600 k3.key && "
+                f"ssh -i k3.key{jump}{p} {user}@{host}")
+
+    parts = [ssh["sshHost"], ssh["sshPort"], ssh["sshUser"], ssh["hostKey"], ssh["sshBastion"],
+             ssh["bastionHostKey"]]
+    return {"ssh": pulumi.Output.all(*parts).apply(where),
+            "sshLoginKey": pulumi.Output.secret(ssh["sshPrivateKey"]),
+            "sshCommand": pulumi.Output.all(*(parts[:3] + parts[4:5])).apply(command)}
 
 
 TARGET = CtyunHcc()

@@ -150,6 +150,10 @@ def run(project: str, stack: str) -> Tuple[Any, Any, Prepared]:
     # exposure is a decision: every public opening is said out loud at plan and preview
     for line in prepared.warnings:
         pulumi.log.warn(line)
-    announce()  # how to follow the long waits (docs/progress.md)
+    # how to follow the long waits (docs/progress.md); the run's record carries the plan's clock
+    # and the contracted price per hour, for `status` (components/progress/clock.py)
+    from ..progress.clock import for_deployment
+
+    announce(for_deployment(prepared.deployment), prepared.deployment.shared.usd_per_hour)
     infrastructure, inference = declare(NAME, prepared)
     return infrastructure, inference, prepared

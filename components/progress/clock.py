@@ -240,3 +240,24 @@ def status_lines(clock: Mapping[str, Any], views: Sequence[Any], started: Option
         out.append([(f"  spend since then: ${usd_per_hour * elapsed / 3600:,.2f} at "
                      f"${usd_per_hour:,.2f}/h (the plan's cost)", "")])
     return out
+
+
+# ---- from the program's Deployment ------------------------------------------------------------
+
+def for_deployment(deployment, block_start: Optional[str] = None) -> Dict[str, Any]:
+    """The clock of a stack as the program decided it (components/program/contract.py
+    Deployment): what plan.json's `clock` holds and what `pulumi up` records for `status`."""
+    from ..inference.catalog import MODELS, NODE_SHAPES
+
+    plan = deployment.plan
+    cold = plan.to_dict()["cold_start"]
+    target = deployment.shared.target
+    if target == "ctyun-hcc":
+        phases = ctyun_phases(cold, checkpoint_bytes=MODELS[plan.model].download_bytes,
+                              nvme_gb_per_s=NODE_SHAPES[plan.node_shape].nvme_read_gb_per_s,
+                              order_timeout_s=deployment.config.cluster.create_timeout_s)
+    elif target == "aws-eks":
+        phases = aws_phases(cold, block_start=block_start)
+    else:
+        raise KeyError(f"no clock for target {target!r}")
+    return document(phases)

@@ -100,3 +100,27 @@ def test_a_contracted_price_that_is_not_one_is_refused(capsys, tmp_path, value, 
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and said in err and "98.5" in err
     assert not (tmp_path / "x").exists()
+
+
+def test_the_outputs_logs_reads_are_exported(capsys, tmp_path):
+    _, doc, _ = plan(capsys, tmp_path, "ctyun-hcc")
+    out = doc["outputs"]
+    assert out["ssh"] == {"host": "198.51.100.10", "port": 22, "user": "root", "hostKey": None,
+                          "bastion": "", "bastionHostKey": "", "logDir": "/home/kimi-k3/logs"}
+    assert out["sshLoginKey"] == "[secret]"
+    assert out["sshCommand"].endswith("ssh -i k3.key root@198.51.100.10")
+    _, doc, _ = plan(capsys, tmp_path, "aws-eks")
+    k = doc["outputs"]["kubernetes"]
+    assert (k["namespace"], k["container"], k["region"]) == ("kimi-k3", "vllm", "us-east-2")
+    assert k["podSelector"] == {"app.kubernetes.io/name": "kimi-k3", "app.kubernetes.io/instance": "kimi-k3"}
+
+
+def test_the_gates_get_the_price_only_when_one_is_set(capsys, tmp_path):
+    def gate_inputs(doc):
+        return next(r["inputs"] for r in doc["resources"]
+                    if r["type"].endswith(("ctyun:AcceptanceGate", "aws:EndpointReadiness")))
+    for stack in ("ctyun-hcc", "aws-eks"):
+        _, doc, _ = plan(capsys, tmp_path, stack)
+        assert "usdPerHour" not in gate_inputs(doc)
+        _, doc, _ = plan(capsys, tmp_path, stack, "kimi-k3:usdPerHour=98.5")
+        assert gate_inputs(doc)["usdPerHour"] == 98.5
