@@ -33,6 +33,7 @@ KEYS = frozenset({
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
     "kmsKeyArn", "replicas", "systemInstanceType", "systemNodeCount", "weightsS3Uri", "keepWeightsMirror",
     "rootVolumeGib", "namespace", "hyperpodClusterName", "privateApi", "capacityAllowLocalZones",
+    "interNodeTransport",
 })
 #: keys that shape what this stack builds on EKS; with `serving: hyperpod` the user's HyperPod
 #: cluster already decides them, so setting one is refused (never silently dropped)
@@ -41,7 +42,7 @@ EKS_ONLY_KEYS = (
     "capacityEarliestStart", "capacityLatestStart", "maxUpfrontFeeUsd", "vpcId",
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
     "kmsKeyArn", "systemInstanceType", "systemNodeCount", "rootVolumeGib", "privateApi",
-    "capacityAllowLocalZones",
+    "capacityAllowLocalZones", "interNodeTransport",
 )
 MAX_BLOCK_INSTANCES = 64
 _CR_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
@@ -103,6 +104,8 @@ class AwsEksConfig:
     private_api: bool = False
     #: the weights path (weights/settings.py: source, your bucket, the stack's mirror)
     weights: Optional[WeightsConfig] = None
+    #: NCCL between the nodes of a replica: "efa" (default) or "tcp" (opted out, warned); efa/
+    inter_node_transport: str = "efa"
 
     @property
     def applies_kubernetes_objects(self) -> bool:
@@ -282,6 +285,18 @@ def _hyperpod_cluster(src: RawConfig, serving: str) -> Optional[str]:
     return name
 
 
+def _inter_node_transport(shared: SharedSettings, src: RawConfig) -> str:
+    """`interNodeTransport`: efa (default) or tcp; only for a replica over several nodes."""
+    from .efa.transport import DEFAULT_TRANSPORT, TRANSPORTS
+
+    transport = src.choice("interNodeTransport", TRANSPORTS, DEFAULT_TRANSPORT,
+                           "is not an inter-node transport (efa or tcp)")
+    if src.given("interNodeTransport") and shared.nodes < 2:
+        raise src.refuse("interNodeTransport", "unset it (a replica on one node talks over NVLink only)",
+                         f"only applies to a replica over several nodes (kimi-k3:nodes is {shared.nodes})")
+    return transport
+
+
 def parse(shared: SharedSettings) -> AwsEksConfig:
     """Typed aws-eks settings from `shared.target_config`; ConfigError on the first bad key."""
     raw = shared.target_config
@@ -322,4 +337,5 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
         hyperpod_cluster_name=hp_cluster,
         private_api=private_api,
         weights=weights,
+        inter_node_transport=_inter_node_transport(shared, src),
     )

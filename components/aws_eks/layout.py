@@ -52,15 +52,20 @@ def runtime(shared: SharedSettings, cfg: AwsEksConfig) -> Runtime:
 
 
 def k8s_layout(shared: SharedSettings, cfg: AwsEksConfig) -> K8sLayout:
+    from .efa.transport import needs_userspace
+
     shape = NODE_SHAPES[shared.node_shape]
+    efa = shared.nodes > 1 and cfg.inter_node_transport == "efa"
     return K8sLayout(
         namespace=cfg.namespace,
         name="kimi-k3",
         replicas=cfg.replicas,
         gpus_per_node=shape.devices,
-        # EFA only when the replica crosses nodes: TP8 inside one node never uses it, and a request
-        # the EFA device plugin does not advertise would keep the pod Pending
-        efa_per_node=shape.efa_network_cards if shared.nodes > 1 else 0,
+        # EFA only when the replica crosses nodes (TP8 inside one node never uses it, and a request
+        # the EFA device plugin does not advertise would keep the pod Pending), and not over TCP
+        efa_per_node=shape.efa_network_cards if efa else 0,
+        inter_node_transport=cfg.inter_node_transport if shared.nodes > 1 else "",
+        efa_install=efa and needs_userspace(shared.image),
         node_selector={GPU_NODE_LABEL: "true", "node.kubernetes.io/instance-type": shape.key},
         tolerations=(GPU_TAINT,),
         weights=weights_staging(shared, cfg),

@@ -52,6 +52,8 @@ class K8sRendered(Rendered):
     weights: Tuple[dict, ...] = ()
     #: the API-key guard's ConfigMap (none without a key)
     api_guard: Tuple[dict, ...] = ()
+    #: the EFA scripts ConfigMap (a replica over several nodes on EFA: components/aws_eks/efa/)
+    efa: Tuple[dict, ...] = ()
     #: the HyperPod InferenceEndpointConfig (serving=hyperpod)
     hyperpod: Optional[dict] = None
 
@@ -79,10 +81,11 @@ def render_files(plan: Plan, spec: LaunchSpec, shared: SharedSettings,
         return K8sRendered(files=rk.manifest_files([iec]), layout=layout, hyperpod=iec)
     objs = rk.render(plan, spec, layout)
     weights, guard = rk.render_weights(spec, layout), rk.render_api_guard(spec, layout)
-    # the weights objects (scripts ConfigMap, service accounts, mirror Job) and the API-key
-    # guard's ConfigMap go after the namespace
-    return K8sRendered(files=rk.manifest_files(objs[:1] + weights + guard + objs[1:]), layout=layout,
-                       objects=tuple(objs), weights=tuple(weights), api_guard=tuple(guard))
+    efa = rk.render_efa(layout)
+    # the weights objects (scripts ConfigMap, service accounts, mirror Job), the API-key guard's
+    # ConfigMap and the EFA scripts go after the namespace
+    return K8sRendered(files=rk.manifest_files(objs[:1] + weights + guard + efa + objs[1:]), layout=layout,
+                       objects=tuple(objs), weights=tuple(weights), api_guard=tuple(guard), efa=tuple(efa))
 
 
 def curl_line(endpoint: str, served_model_name: str, api_key: bool, port_forward: Optional[str]) -> str:
@@ -101,10 +104,14 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
         from .aws_api import refuse_static_keys, stack_aws_inputs
 
         cfg = cfgmod.parse(shared)
-        if cfg.serving == "eks" and shared.nodes > 1:
+        if cfg.serving == "eks" and shared.nodes > 1 and cfg.inter_node_transport == "efa":
             from .addons import check_efa_supported
 
             check_efa_supported(shared.node_shape)
+        if cfg.serving == "eks" and shared.nodes > 1 and cfg.inter_node_transport == "tcp":
+            from .efa.transport import inter_node
+
+            pulumi.log.warn(inter_node(NODE_SHAPES[shared.node_shape], "tcp").warning)
         region = pulumi.Config("aws").get("region")
         if not region:
             raise ConfigError("aws:region", None, "set it: pulumi config set aws:region us-east-2",
@@ -207,7 +214,7 @@ def _eks(name: str, deployment: EksDeployment, infra: AwsEksCluster, parent,
     serving = Serving(name, objs, layout, _secret_data(deployment), infra.provider, parent,
                       depends_on=infra.add_ons, service_depends_on=service_deps,
                       before_workload=infra.weights.before_workload,
-                      config_maps=list(rendered.api_guard), aliases=before)
+                      config_maps=list(rendered.api_guard) + list(rendered.efa), aliases=before)
     return AwsServed(endpoint=serving.endpoint, serving=serving)
 
 

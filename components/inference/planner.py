@@ -8,7 +8,7 @@ config key, the value and the smallest change that would fit.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Mapping, Optional, Tuple
+from typing import Any, Mapping, Optional, Tuple
 
 from .catalog import (
     GIB,
@@ -61,6 +61,9 @@ class PlanRequest:
     mirror_fill_gb_per_s: Optional[float] = None
     #: why the target chose the weights source (shown in the plan's notes; "" = nothing to say)
     source_note: str = ""
+    #: what the target says about traffic between the nodes of a replica (nodes > 1): a dict with
+    #: at least `transport` and `summary`, and `warning` when there is one (aws-eks: efa/transport.py)
+    inter_node: Optional[Mapping[str, Any]] = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,9 @@ class Plan:
     cold_start: ColdStart
     usd_per_hour: Optional[float]
     notes: Tuple[str, ...] = ()
+    #: traffic between the nodes of a replica as the target states it (None: one node, or a
+    #: target that says nothing): transport, links, the bandwidth it assumes and its source
+    inter_node: Optional[Mapping[str, Any]] = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -174,6 +180,7 @@ class Plan:
                         f"{self.full_length_seqs_per_replica} full-length seqs per replica, "
                         f"max-num-seqs {seqs}"),
             ("KV capacity", f"{m.kv_tokens_per_replica:,} tokens per replica"),
+            *([("inter-node", str(self.inter_node.get("summary")))] if self.inter_node else []),
             ("cold start", f"stage {c.stage_s} s ({c.weights_source}), load {c.load_s} s "
                            f"({c.loading}) + warm-up {c.warmup_s} s; timeout {c.startup_timeout_s} s"),
             ("first token", _first_token_text(c, self.usd_per_hour)),
@@ -479,6 +486,8 @@ def _notes(model: ModelProfile, req: PlanRequest, par: Parallelism, max_num_seqs
                      f"length; vLLM queues the rest")
     if req.source_note:
         notes.append(req.source_note)
+    if req.nodes > 1 and req.inter_node and req.inter_node.get("warning"):
+        notes.append(str(req.inter_node["warning"]))
     mirror = _mirror_note(req, cold)
     if mirror:
         notes.append(mirror)
@@ -530,4 +539,5 @@ def plan(req: PlanRequest) -> Plan:
         cold_start=cold,
         usd_per_hour=shape.usd_per_hour,
         notes=_notes(model, req, par, max_num_seqs, full_seqs, cold),
+        inter_node=dict(req.inter_node) if req.nodes > 1 and req.inter_node else None,
     )

@@ -111,6 +111,10 @@ class K8sLayout:
     replicas: int = 1
     gpus_per_node: int = 8
     efa_per_node: int = 0  # EFA devices per node (p6-b300: 16); 0 = no EFA request
+    #: NCCL between the nodes of a replica: "efa", "tcp" (opted out), "" (one node)
+    inter_node_transport: str = ""
+    #: EFA: the pod installs the EFA userspace itself (the image lacks it: aws_eks/efa/)
+    efa_install: bool = False
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: Tuple[Mapping[str, str], ...] = (
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
@@ -129,6 +133,14 @@ class K8sLayout:
                 raise ValueError(f"{what} {value!r} is not a DNS label")
         if self.replicas < 1:
             raise ValueError("replicas must be at least 1")
+        if self.inter_node_transport not in ("", "efa", "tcp"):
+            raise ValueError(f"unknown inter-node transport {self.inter_node_transport!r}")
+        if self.inter_node_transport == "tcp" and self.efa_per_node:
+            raise ValueError("over TCP the pods request no EFA device (NCCL would not use them)")
+        if self.inter_node_transport == "efa" and not self.efa_per_node:
+            raise ValueError("over EFA the pods request the node's EFA devices")
+        if self.efa_install and self.inter_node_transport != "efa":
+            raise ValueError("the EFA userspace is installed only for a replica over EFA")
 
     @property
     def labels(self) -> Dict[str, str]:
@@ -209,10 +221,11 @@ def probes(spec: LaunchSpec) -> Dict[str, dict]:
 # ---------------------------------------------------------------- pods
 
 def _volumes(layout: K8sLayout, guarded: bool) -> List[dict]:
+    from ..aws_eks.efa import render as efa
     from ..aws_eks.weights import render as staging
 
     out = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": layout.shm_size}},
-           *staging.volumes(layout)]
+           *staging.volumes(layout), *efa.volumes(layout)]
     if guarded:
         out.append({"name": GUARD_VOLUME, "configMap": {"name": guard.configmap_name(layout.name),
                                                         "defaultMode": 0o444}})
@@ -233,20 +246,24 @@ def render_api_guard(spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
 
 
 def _resources(layout: K8sLayout) -> dict:
+    from ..aws_eks.efa import render as efa
+
     limits = {"nvidia.com/gpu": layout.gpus_per_node}
     if layout.efa_per_node:
         limits["vpc.amazonaws.com/efa"] = layout.efa_per_node
-    return {"limits": dict(limits), "requests": dict(limits)}
+    extra = efa.resources(layout)  # hugepages and a memory request over EFA
+    return {"limits": {**limits, **extra["limits"]}, "requests": {**limits, **extra["requests"]}}
 
 
 def _pod_spec(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: bool,
               serving: bool) -> dict:
     """Pod spec for one node of a replica; `serving` = this pod answers HTTP (node 0)."""
+    from ..aws_eks.efa import render as efa
     from ..aws_eks.weights import render as staging
 
     guarded = serving and spec.api_guard  # the head's --middleware imports kk3_api_guard
-    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, *staging.vllm_mounts(layout)]
-    env = _env(role, spec, layout, single_node) + staging.vllm_env(spec, layout, role)
+    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, *staging.vllm_mounts(layout), *efa.vllm_mounts(layout)]
+    env = _env(role, spec, layout, single_node) + staging.vllm_env(spec, layout, role) + efa.vllm_env(layout)
     if guarded:
         mounts.append({"name": GUARD_VOLUME, "mountPath": guard.CONTAINER_DIR, "readOnly": True})
         # the vLLM CUDA image has no PYTHONPATH of its own to keep (api_guard.py)
@@ -254,7 +271,8 @@ def _pod_spec(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: 
     container = {
         "name": "vllm",
         "image": spec.image,
-        "command": [_subst(a, single_node) for a in role.argv],
+        # over EFA, behind efa_check.sh: it stops naming what is missing, else execs vLLM
+        "command": efa.command(layout, [_subst(a, single_node) for a in role.argv]),
         "env": env,
         "resources": _resources(layout),
         "volumeMounts": mounts,
@@ -271,7 +289,7 @@ def _pod_spec(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: 
         "volumes": _volumes(layout, guarded),
         "tolerations": [dict(t) for t in layout.tolerations],
     }
-    init = staging.init_containers(spec, layout, role, single_node, serving)
+    init = efa.init_containers(spec, layout) + staging.init_containers(spec, layout, role, single_node, serving)
     if init:
         pod["initContainers"] = init
     account = staging.service_account(layout)
@@ -376,6 +394,14 @@ def render_weights(spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
     from ..aws_eks.weights import render as staging
 
     return staging.objects(layout, spec)
+
+
+def render_efa(layout: K8sLayout) -> List[dict]:
+    """The EFA scripts ConfigMap of a multi-node replica over EFA (components/aws_eks/efa/),
+    applied before the workload; nothing otherwise."""
+    from ..aws_eks.efa import render as efa
+
+    return efa.objects(layout)
 
 
 def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:

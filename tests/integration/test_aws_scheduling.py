@@ -42,7 +42,8 @@ def cluster_of(run, shape):
     sys_ng = one(run, "aws:eks/nodeGroup:NodeGroup", "kimi-k3-system")
     lt = one(run, "aws:ec2/launchTemplate:LaunchTemplate")
     assert lt["instanceType"] == shape.key
-    gpus = [node_from_node_group(f"gpu-{i}", gpu_ng, lt["instanceType"], ZONE, shape.vcpus, shape.memory_gib)
+    gpus = [node_from_node_group(f"gpu-{i}", gpu_ng, lt["instanceType"], ZONE, shape.vcpus, shape.memory_gib,
+                                 efa=efa_interfaces(lt) > 0)
             for i in range(int(gpu_ng["scalingConfig"]["maxSize"]))]
     sys_type = sys_ng["instanceTypes"][0]
     systems = [node_from_node_group(f"system-{i}", sys_ng, sys_type, "us-east-2a", *SYSTEM_SIZES[sys_type])
@@ -122,6 +123,10 @@ def test_every_daemonset_lands_and_every_vllm_pod_fits(accelerator, nodes):
         for r in req:  # every extended resource a vLLM pod asks for is advertised by a plugin
             if "/" in r:
                 assert gpus[0].allocatable.get(r, 0) >= req[r], (name, r)
+        # over EFA, the huge pages AWS's guide requests, within what the EFA driver pre-allocates
+        assert ("hugepages-2Mi" in req) == (nodes > 1), name
+        if nodes > 1:
+            assert req["hugepages-2Mi"] <= gpus[0].allocatable["hugepages-2Mi"], name
     bound = place(pods, gpus)
     assert len(set(bound.values())) == nodes  # one vLLM pod per GPU node
 

@@ -40,13 +40,13 @@ def _layout(**kw):
 @pytest.fixture(scope="module")
 def one():
     p, s = _spec(1, api_key=True, hf_token=True)
-    return p, s, rk.render(p, s, _layout())
+    return p, s, rk.render(p, s, _layout(efa_per_node=0))
 
 
 @pytest.fixture(scope="module")
 def two():
     p, s = _spec(2, api_key=True)
-    return p, s, rk.render(p, s, _layout())
+    return p, s, rk.render(p, s, _layout(inter_node_transport="efa", efa_install=True))
 
 
 def _pod_specs(obj):
@@ -115,12 +115,18 @@ def test_probe_thresholds_follow_a_longer_budget():
 
 
 def test_gpu_efa_shm_tolerations_and_node_selector(one, two):
-    for _, _, objs in (one, two):
+    for which, (_, _, objs) in (("one", one), ("two", two)):
         for tpl in _pod_specs(objs[1]):
             pod = tpl["spec"]
             c = pod["containers"][0]
-            assert c["resources"]["limits"] == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 16}
-            assert c["resources"]["requests"] == c["resources"]["limits"]
+            if which == "one":  # TP8 inside one node: GPUs only
+                assert c["resources"] == {"limits": {"nvidia.com/gpu": 8}, "requests": {"nvidia.com/gpu": 8}}
+                assert "securityContext" not in c
+                continue
+            # every EFA device, and AWS's hugepages (requests = limits) with a memory request
+            assert c["resources"]["limits"] == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 16,
+                                                "hugepages-2Mi": "5120Mi"}
+            assert c["resources"]["requests"] == {**c["resources"]["limits"], "memory": "32000Mi"}
             shm = next(v for v in pod["volumes"] if v["name"] == "dshm")
             assert shm["emptyDir"]["medium"] == "Memory"
             assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
@@ -256,18 +262,19 @@ GOLDENS = {
     "service-1node.yaml": lambda: rk.to_yaml(_one_objs()[2]),
     "namespace.yaml": lambda: rk.to_yaml(_one_objs()[0]),
     "leaderworkerset-2node.yaml": lambda: rk.to_yaml(_two_objs()[1]),
+    "configmap-efa-scripts.yaml": lambda: rk.to_yaml(rk.render_efa(_layout(inter_node_transport="efa"))[0]),
     "hyperpod-inferenceendpointconfig.yaml": lambda: rk.to_yaml(_hyperpod()),
 }
 
 
 def _one_objs():
     p, s = _spec(1, api_key=True, hf_token=True)
-    return rk.render(p, s, _layout())
+    return rk.render(p, s, _layout(efa_per_node=0))
 
 
 def _two_objs():
     p, s = _spec(2, api_key=True)
-    return rk.render(p, s, _layout())
+    return rk.render(p, s, _layout(inter_node_transport="efa", efa_install=True))
 
 
 @pytest.mark.parametrize("name", sorted(GOLDENS))

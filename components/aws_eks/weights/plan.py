@@ -29,6 +29,8 @@ def plan_request(shared: SharedSettings, cfg, request: Optional[PlanRequest] = N
     w = cfg.weights
     if cfg.serving != "eks" or w is None:
         return req
+    if shared.nodes > 1:
+        req = dataclasses.replace(req, inter_node=_inter_node(shared, cfg))
     note = ""
     if shared.weights_source is None and w.source == "mirror":
         note = ("weightsSource: mirror (the aws-eks default): the stack's own S3 bucket in the block's "
@@ -45,6 +47,15 @@ def plan_request(shared: SharedSettings, cfg, request: Optional[PlanRequest] = N
         # is known only once it is read (the target warns then if the mirror cannot make it)
         block_lead_s=None if cfg.capacity.adopt else _lead_s(cfg.capacity.earliest_start),
     )
+
+
+def _inter_node(shared: SharedSettings, cfg) -> dict:
+    """What the plan states about the replica's inter-node traffic (components/aws_eks/efa/)."""
+    from ...inference.catalog import NODE_SHAPES
+    from ..efa.transport import inter_node
+
+    stated = inter_node(NODE_SHAPES[shared.node_shape], cfg.inter_node_transport)
+    return {**stated.to_dict(), "summary": stated.summary()}
 
 
 def fill_rate(cfg) -> Optional[float]:
