@@ -109,6 +109,7 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
 
             check_efa_supported(shared.node_shape)
         if cfg.serving == "eks" and shared.nodes > 1 and cfg.inter_node_transport == "tcp":
+            from ..inference.catalog import NODE_SHAPES
             from .efa.transport import inter_node
 
             pulumi.log.warn(inter_node(NODE_SHAPES[shared.node_shape], "tcp").warning)
