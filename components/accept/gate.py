@@ -8,7 +8,7 @@ raises `AcceptanceFailed("acceptance check <name> failed: <detail>")`.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Sequence
 
 from .report import first_failure, price
 from .runner import AcceptConfig, accept
@@ -18,6 +18,9 @@ from .sizing import LoadSize
 GATE_REQUEST_TIMEOUT_S = 300.0
 #: max_tokens of the functional checks: room for Kimi K3's reasoning before its answer
 GATE_MAX_TOKENS = 512
+#: the needle's longest prompt when the target gives no cap of its own from the plan
+#: (known_cost.needle_cap_tokens): a long prefill must not stretch the gate
+GATE_NEEDLE_CAP_TOKENS = 32768
 
 
 class AcceptanceFailed(RuntimeError):
@@ -52,13 +55,21 @@ def usd_per_hour_input(props: Dict[str, Any]) -> Optional[float]:
 
 def gate_config(endpoint: str, model: str, api_key: Optional[str], size: Optional[LoadSize],
                 hardware: Optional[Dict[str, Any]] = None,
-                timeout_s: float = GATE_REQUEST_TIMEOUT_S) -> AcceptConfig:
+                timeout_s: float = GATE_REQUEST_TIMEOUT_S, *,
+                context_tokens: Optional[int] = None,
+                needle_cap_tokens: Optional[int] = GATE_NEEDLE_CAP_TOKENS,
+                replicas: Sequence[str] = ()) -> AcceptConfig:
+    """The gate's run: the functional checks, the known answers (the needle up to
+    `context_tokens`, at most `needle_cap_tokens`; `replicas`: each replica's OpenAI base URL
+    behind a router, asked directly once) and the load part `size`."""
     return AcceptConfig(endpoint=endpoint, model=model, api_key=api_key or None,
                         concurrency=size.concurrency if size else 1,
                         requests=size.requests if size else 0,
                         max_tokens=GATE_MAX_TOKENS,
                         load_max_tokens=size.max_tokens if size else None,
-                        timeout_s=timeout_s, hardware=hardware).validate()
+                        timeout_s=timeout_s, hardware=hardware, context_tokens=context_tokens,
+                        needle_cap_tokens=needle_cap_tokens,
+                        replicas=tuple(replicas)).validate()
 
 
 def summary_output(report: Dict[str, Any]) -> Dict[str, Any]:

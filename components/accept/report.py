@@ -15,7 +15,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
 
 #: the checks, named exactly as the issue names them, in the order they run
-CHECK_NAMES = ("health", "models", "chat", "stream", "reasoning", "tool_call", "auth", "load")
+CHECK_NAMES = ("health", "models", "chat", "stream", "reasoning", "tool_call", "auth",
+               # known answers (known.py / known_checks.py, issue 23)
+               "arithmetic", "json_schema", "needle", "greedy_repeat", "greedy_replicas",
+               "load")
+#: the known-answer checks (run together by known_checks.run_known)
+KNOWN_CHECKS = ("arithmetic", "json_schema", "needle", "greedy_repeat", "greedy_replicas")
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from . import checks as ck
 from . import reference
 from .client import Client, run_sync, shown_url, split_endpoint
+from .known import KNOWN_MAX_TOKENS
+from .known_checks import run_known
 from .load import judge_load, run_load
-from .report import CHECK_NAMES, CheckResult, build
+from .report import CHECK_NAMES, KNOWN_CHECKS, CheckResult, build
 from .scrub import Scrubber
 
 MAX_CONCURRENCY = 1024
@@ -54,6 +56,16 @@ class AcceptConfig:
     timeout_s: float = 120.0
     #: {"accelerator", "node_shape", "nodes"} when known: selects the reference points
     hardware: Optional[Dict[str, Any]] = None
+    #: the known-answer checks (arithmetic, json_schema, needle, greedy_repeat; known.py)
+    known: bool = True
+    #: max_tokens of a known-answer request (room for reasoning before the answer line)
+    known_max_tokens: int = KNOWN_MAX_TOKENS
+    #: the needle's longest context, tokens (None: the server's max_model_len from /v1/models)
+    context_tokens: Optional[int] = None
+    #: at most this many prompt tokens for the needle (None: no cap)
+    needle_cap_tokens: Optional[int] = None
+    #: OpenAI base URLs of the replicas behind `endpoint` (a router): greedy_replicas asks each
+    replicas: Tuple[str, ...] = ()
 
     def validate(self) -> "AcceptConfig":
         split_endpoint(self.endpoint)
@@ -63,11 +75,20 @@ class AcceptConfig:
                                 ("requests", self.requests, 0, MAX_REQUESTS),
                                 ("max-tokens", self.max_tokens, 1, 1_000_000),
                                 ("load-max-tokens", 1 if self.load_max_tokens is None
-                                 else self.load_max_tokens, 1, 1_000_000)):
+                                 else self.load_max_tokens, 1, 1_000_000),
+                                ("known-max-tokens", self.known_max_tokens, 1, 1_000_000),
+                                ("context-tokens", self.context_tokens or 1, 1, 100_000_000),
+                                ("needle-cap-tokens", self.needle_cap_tokens or 1, 1,
+                                 100_000_000)):
             if not isinstance(v, int) or not lo <= v <= hi:
                 raise ValueError(f"--{name} {v!r} is out of range; use {lo} to {hi}")
         if not 0 < float(self.timeout_s) <= 86400:
             raise ValueError(f"--timeout {self.timeout_s!r} is out of range; use 1 to 86400 s")
+        for url in self.replicas:
+            try:
+                split_endpoint(url)
+            except ValueError as e:
+                raise ValueError(str(e).replace("--endpoint", "--replica", 1)) from None
         return self
 
 
@@ -92,7 +113,9 @@ async def accept_async(cfg: AcceptConfig,
                                             f"{str(e)[:200]})")
 
     wanted = [n for n in CHECK_NAMES
-              if not (n == "auth" and not cfg.api_key) and not (n == "load" and cfg.requests == 0)]
+              if not (n == "auth" and not cfg.api_key) and not (n == "load" and cfg.requests == 0)
+              and not (n in KNOWN_CHECKS and not cfg.known)
+              and not (n == "greedy_replicas" and not cfg.replicas)]
     load = None
     async with Client(cfg.endpoint, cfg.api_key, timeout_s=cfg.timeout_s,
                       max_connections=cfg.concurrency + 2) as c:
@@ -126,6 +149,18 @@ async def accept_async(cfg: AcceptConfig,
         for name in wanted:
             if not answered:
                 record(CheckResult(name, False, "not run: the server did not answer /health"))
+                continue
+            if name in KNOWN_CHECKS:
+                known = [n for n in wanted if n in KNOWN_CHECKS]
+                if name == known[0]:
+                    before = {r.name for r in results}
+                    try:
+                        await run_known(c, cfg, record, known)
+                    except Exception as e:  # noqa: BLE001 - the same safety net, per check
+                        for n in known:
+                            if n not in before and n not in {r.name for r in results}:
+                                record(CheckResult(n, False, f"unexpected answer "
+                                                   f"({type(e).__name__}: {str(e)[:200]})"))
                 continue
             record(await guarded(name, runs[name]))
     report = build(shown_url(cfg.endpoint), cfg.model, results, load,

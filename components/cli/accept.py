@@ -4,10 +4,12 @@
         [--concurrency N] [--requests M] [--max-tokens T] [--usd-per-hour X] [--out report.json]
 
 Runs the checks health, models, chat, stream, reasoning, tool_call, auth (when a key is
-given) and load (M streaming requests at concurrency N; `--requests 0` turns it off), prints a
-summary a person reads in ten seconds, and writes the JSON report to `--out`. With
-`--usd-per-hour X` (what the endpoint's hardware costs per hour) the load part also reports
-`usd_per_mtok`, the USD per million output tokens at the rate it measured. The key is read
+given), the known-answer checks arithmetic, json_schema, needle, greedy_repeat (and
+greedy_replicas with `--replica URL`...; `--no-known` skips them) and load (M streaming
+requests at concurrency N; `--requests 0` turns it off), prints a summary a person reads in
+ten seconds, and writes the JSON report to `--out`. With `--usd-per-hour X` (what the
+endpoint's hardware costs per hour) the load part also reports `usd_per_mtok`, the USD per
+million output tokens at the rate it measured. The key is read
 from the environment variable named by `--api-key-env`, never from the command line, and is
 never printed. Exit 0 when every check passes, 1 when one fails (its name on the last line),
 2 on bad usage.
@@ -47,6 +49,20 @@ def register(sub) -> None:
     p.add_argument("--usd-per-hour", metavar="X",
                    help="price per hour of what serves the endpoint (USD): the load part then "
                         "reports USD per million output tokens")
+    p.add_argument("--no-known", dest="known", action="store_false",
+                   help="skip the known-answer checks (arithmetic, json_schema, needle, "
+                   "greedy_repeat, greedy_replicas)")
+    p.add_argument("--known-max-tokens", type=int, default=None,
+                   help="max_tokens of a known-answer request (4096: room for reasoning)")
+    p.add_argument("--context-tokens", type=int, help="the needle's longest context, tokens "
+                   "(default: the server's max_model_len from /v1/models)")
+    p.add_argument("--needle-cap-tokens", type=int, default=131072,
+                   help="ask the needle at most this many prompt tokens (131072; 0: the whole "
+                   "context, which on a 1M-token deployment is minutes of prefill: raise "
+                   "--timeout)")
+    p.add_argument("--replica", action="append", default=[], metavar="URL",
+                   help="OpenAI base URL of one replica behind --endpoint (repeat for each): "
+                   "greedy_replicas asks each directly and compares with the endpoint's answers")
     p.add_argument("--out", type=Path, help="write the JSON report here")
     p.set_defaults(func=run)
 
@@ -91,7 +107,12 @@ def run(args) -> int:
         hardware = {"accelerator": args.accelerator, "node_shape": None, "nodes": args.nodes}
     cfg = AcceptConfig(endpoint=args.endpoint, model=args.model, api_key=key,
                        concurrency=args.concurrency, requests=args.requests,
-                       max_tokens=args.max_tokens, timeout_s=args.timeout, hardware=hardware)
+                       max_tokens=args.max_tokens, timeout_s=args.timeout, hardware=hardware,
+                       known=args.known, context_tokens=args.context_tokens,
+                       needle_cap_tokens=args.needle_cap_tokens or None,
+                       replicas=tuple(args.replica),
+                       **({"known_max_tokens": args.known_max_tokens}
+                          if args.known_max_tokens is not None else {}))
     try:
         cfg.validate()
     except ValueError as e:

@@ -42,6 +42,22 @@ does. It is written from vLLM's own code, read in the 0.33.0 wheel
   (vLLM's process has it there). Each request then goes through the real ASGI middleware: an
   ASGI scope from the request, the middleware's own answer written out when it answers itself.
 
+- the render route (vLLM 0.33.0 `vllm/entrypoints/scale_out/render/api_router.py`,
+  `factories.py` `register_scale_out_api_routers`): `POST /v1/chat/completions/render` answers
+  `GenerateRequest` (`request_id`, `token_ids`, ...; `scale_out/token_in_token_out/protocol.py`)
+  only with `--enable-scale-out` (`enable_scale_out=True`); without it vLLM 0.33.0 registers a
+  handler that answers 403 PermissionDeniedError "Scale-out endpoints are disabled". vLLM
+  0.23.0 serves it always (`entrypoints/serve/render/api_router.py`; `render_always=True`).
+  vllm-router's cache_aware policy routes on these token ids;
+- prompts: rendered with a Kimi-shaped chat template and tokenised by a stand-in tokenizer
+  (toy_tokenizer.py); `usage.prompt_tokens` is that count; a prompt longer than
+  `max_model_len` is refused with 400 as vLLM 0.33.0 does (`vllm/renderers/params.py`
+  `_token_len_check`);
+- the automatic prefix cache (prefix_cache.py): its hits are what `/metrics` counts in
+  `vllm:prefix_cache_hits` (per scheduled prompt, as vLLM's stat logger records them);
+- known answers (knowledge.py): the double answers kimi-k3's known-answer questions, and can be
+  wrong in the ways a broken deployment is.
+
 Timing: the first token leaves `ttft_s` after the request arrived, token k at
 `ttft_s + k * tpot_s` (absolute schedule, no drift). Faults to inject (`faults=`): see FAULTS.
 """
@@ -52,6 +68,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import re
 import secrets
 import socket
 import threading
@@ -60,7 +77,16 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional
 
-from .vllm_metrics import VllmMetrics
+try:  # as tests.doubles.vllm_openai, or top-level from tests/doubles/bin (bin/vllm)
+    from . import toy_tokenizer as toks
+    from .knowledge import FAULTS as KNOWLEDGE_FAULTS, Knowledge
+    from .prefix_cache import PrefixCache
+    from .vllm_metrics import VllmMetrics
+except ImportError:  # pragma: no cover - the bin/ scripts' import path
+    import toy_tokenizer as toks
+    from knowledge import FAULTS as KNOWLEDGE_FAULTS, Knowledge
+    from prefix_cache import PrefixCache
+    from vllm_metrics import VllmMetrics
 
 GUARDED_PREFIX = ("/v1", "/v2", "/inference", "/cohere")
 FAULTS = {
@@ -76,6 +102,7 @@ FAULTS = {
     "stream_error": "streams carry an error event after the first tokens",
     "stall_stream": "streams stop sending after the first tokens and never end",
     "hang": "every request is read and never answered",
+    **KNOWLEDGE_FAULTS,
 }
 WORDS = ("The", " sea", " is", " calm", " and", " the", " light", " is", " soft", " today.")
 
@@ -112,6 +139,16 @@ class DoubleConfig:
     #: the vLLM release whose metrics `/metrics` serves, and its engines (data-parallel ranks)
     metrics_version: str = "0.33.0"
     engines: int = 1
+    #: vLLM 0.33's `--enable-scale-out`: serve the render route (else it answers 403)
+    enable_scale_out: bool = False
+    #: vLLM 0.23: the render route is always served
+    render_always: bool = False
+    #: blocks the prefix cache holds (16 tokens each)
+    prefix_cache_blocks: int = 65536
+    #: answer kimi-k3's known-answer questions (knowledge.py)
+    knowledge: bool = True
+    #: with the `lost_needle` fault: tokens of the prompt the double reads
+    needle_window_tokens: int = 8192
 
     def __post_init__(self):
         unknown = set(self.faults) - set(FAULTS)
@@ -150,7 +187,8 @@ def _tool_arguments(tool: Dict[str, Any]) -> Dict[str, Any]:
 class _Engine:
     """What one request generates: a list of (delay_s, delta) plus the finish."""
 
-    def __init__(self, cfg: DoubleConfig, req: Dict[str, Any]):
+    def __init__(self, cfg: DoubleConfig, req: Dict[str, Any], prompt_tokens: Optional[int] = None,
+                 said: Optional[str] = None):
         self.cfg = cfg
         max_tokens = req.get("max_completion_tokens") or req.get("max_tokens") or 64
         self.max_tokens = max(1, int(max_tokens))
@@ -167,6 +205,13 @@ class _Engine:
             self.content: List[str] = []
             self.tool_tokens = min(cfg.tool_call_tokens, max(left, 1))
             self.finish = "tool_calls"
+        elif said is not None:  # a known answer: its pieces, cut at max_tokens
+            pieces = re.findall(r"\s*\S+", said)
+            self.content = pieces[:max(left, 0)]
+            if "no_content" in cfg.faults:
+                self.content = ["" for _ in self.content]
+            self.tool_tokens = 0
+            self.finish = "stop" if len(self.content) == len(pieces) else "length"
         else:
             want = left if cfg.content_tokens is None else min(cfg.content_tokens, left)
             self.content = [WORDS[i % len(WORDS)] for i in range(max(want, 0))]
@@ -175,8 +220,9 @@ class _Engine:
             self.tool_tokens = 0
             self.finish = "length" if cfg.content_tokens is None or want < cfg.content_tokens \
                 else "stop"
-        self.prompt_tokens = 8 + sum(len(str(m.get("content", "")).split())
-                                     for m in req.get("messages") or [] if isinstance(m, dict))
+        self.prompt_tokens = prompt_tokens if prompt_tokens is not None else 8 + sum(
+            len(str(m.get("content", "")).split())
+            for m in req.get("messages") or [] if isinstance(m, dict))
 
     @property
     def completion_tokens(self) -> int:
@@ -226,7 +272,11 @@ class VllmOpenAIDouble:
         self.metrics = VllmMetrics(self.cfg.metrics_version, self.cfg.served_model_name,
                                    self.cfg.engines)
         self.running = 0
-        self._prompts_seen: set = set()
+        self.cache = PrefixCache(self.cfg.prefix_cache_blocks)
+        self.knowledge = Knowledge(self.cfg.needle_window_tokens) if self.cfg.knowledge else None
+        self.render_requests = 0
+        #: the first user message of each chat completion served (its first 80 characters)
+        self.served: List[str] = []
 
     # ---- lifecycle ---------------------------------------------------------------------
     async def _main(self) -> None:
@@ -293,7 +343,8 @@ class VllmOpenAIDouble:
                         headers[k.strip().lower()] = v.strip()
                 body = await reader.readexactly(int(headers.get("content-length") or 0))
                 self.seen.append({"method": method, "path": target, "client_port": peer[1],
-                                  "authorization": "authorization" in headers})
+                                  "authorization": "authorization" in headers,
+                                  "headers": sorted(headers)})
                 http = _Exchange(self, writer, method, target, headers, body)
                 keep = await http.answer()
                 if not keep or headers.get("connection", "").lower() == "close":
@@ -431,6 +482,8 @@ class _Exchange:
             return await self._json(200, self._models())
         if self.method == "POST" and self.path == "/v1/chat/completions":
             return await self._chat()
+        if self.method == "POST" and self.path == "/v1/chat/completions/render":
+            return await self._render()
         if self.method == "POST" and self.path == "/invocations":
             return await self._invocations()
         return await self._json(404, {"detail": "Not Found"})
@@ -481,6 +534,27 @@ class _Exchange:
         await self.w.drain()
         return False
 
+    async def _render(self) -> bool:
+        cfg = self.cfg
+        if not (cfg.enable_scale_out or cfg.render_always):
+            return await self._json(403, _error(
+                "Scale-out endpoints are disabled. Restart vllm serve with --enable-scale-out "
+                "to enable them.", "PermissionDeniedError", 403))
+        try:
+            req = json.loads(self.body or b"{}")
+        except ValueError as e:
+            return await self._json(400, _error(f"JSON decode error: {e}", "BadRequestError", 400))
+        if not isinstance(req, dict) or not isinstance(req.get("messages"), list):
+            return await self._json(400, _error("Field required", "BadRequestError", 400,
+                                                "messages"))
+        self.d.render_requests += 1
+        ids = toks.encode(toks.render(req["messages"]))
+        return await self._json(200, {"request_id": f"chatcmpl-{uuid.uuid4().hex}",
+                                      "token_ids": ids, "token_offsets": None, "features": None,
+                                      "sampling_params": {"max_tokens": req.get("max_tokens")},
+                                      "model": cfg.served_model_name, "stream": False,
+                                      "cache_salt": None, "priority": 0})
+
     def _models(self) -> Dict[str, Any]:
         cfg = self.cfg
         name = cfg.served_model_name + ("-other" if "model_missing" in cfg.faults else "")
@@ -523,9 +597,24 @@ class _Exchange:
         if "fail_requests" in cfg.faults and cfg.fail_every > 0 and n % cfg.fail_every == 0:
             return await self._json(500, _error("EngineCore encountered an issue (double: "
                                                 "injected failure)", "InternalServerError", 500))
-        engine = _Engine(cfg, req)
+        prompt = toks.render(req["messages"])
+        ids = toks.encode(prompt)
+        if len(ids) > cfg.max_model_len:
+            return await self._json(400, _error(
+                f"This model's maximum context length is {cfg.max_model_len} tokens. However, "
+                f"your prompt contains {len(ids)} input tokens, which exceeds this limit even "
+                "without any output tokens. Please reduce the length of the input prompt.",
+                "BadRequestError", 400, "input_tokens"))
+        _, hit = self.d.cache.lookup_and_insert(ids)
+        first = next((m for m in req["messages"] if isinstance(m, dict)
+                      and m.get("role") == "user"), {})
+        self.d.served.append(toks.content_text(first)[:80])
+        said = None
+        if self.d.knowledge is not None:
+            said = self.d.knowledge.answer(prompt, req, cfg.faults, toks.count)
+        engine = _Engine(cfg, req, prompt_tokens=len(ids), said=said)
         arrived = time.perf_counter()
-        self._started(engine, req)
+        self._started(engine, hit)
         ok = False
         try:
             if req.get("stream"):
@@ -537,12 +626,10 @@ class _Exchange:
             self._ended(engine, arrived, ok)
 
     # ---- metrics (what vLLM's stat logger records for a request) -------------------------
-    def _started(self, e: _Engine, req: Dict[str, Any]) -> None:
+    def _started(self, e: _Engine, cached: int) -> None:
+        """`cached`: the prompt tokens the prefix cache held (prefix_cache.py)."""
         d = self.d
         d.running += 1
-        key = json.dumps(req.get("messages"), sort_keys=True)
-        cached = max(0, e.prompt_tokens - 1) if key in d._prompts_seen else 0
-        d._prompts_seen.add(key)
         d.metrics.scheduled(e.prompt_tokens, cached)
         d.metrics.set_scheduler(d.running, 0, min(1.0, d.running / 16))
 

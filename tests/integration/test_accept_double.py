@@ -35,6 +35,10 @@ def run_cli(d, capsys, monkeypatch, *extra, key=True):
     monkeypatch.setenv("KK3_TEST_KEY", KEY)
     argv = ["accept", "--endpoint", d.url, "--model", "Kimi-K3", "--concurrency", "2",
             "--requests", "6", "--max-tokens", "8", "--timeout", "3", *extra]
+    if "--known" not in extra:  # the shape checks here; the known answers: test_known_answers.py
+        argv.append("--no-known")
+    else:
+        argv.remove("--known")
     if key:
         argv += ["--api-key-env", "KK3_TEST_KEY"]
     code = cli.main(argv)
@@ -49,13 +53,15 @@ def test_healthy_double_passes_every_check_and_timing_matches(tmp_path, capsys, 
         out_file = tmp_path / "report.json"
         code, out = run_cli(d, capsys, monkeypatch, "--max-tokens", str(n), "--concurrency",
                             "4", "--requests", "8", "--out", str(out_file),
-                            "--accelerator", "ascend-910c", "--nodes", "4")
+                            "--accelerator", "ascend-910c", "--nodes", "4", "--known",
+                            "--known-max-tokens", "64")
     assert code == 0, out
     assert out.splitlines()[-1] == "PASS"
     report = json.loads(out_file.read_text())
     assert KEY not in out_file.read_text()
     assert [c["name"] for c in report["checks"]] == [
-        "health", "models", "chat", "stream", "reasoning", "tool_call", "auth", "load"]
+        "health", "models", "chat", "stream", "reasoning", "tool_call", "auth", "arithmetic",
+        "json_schema", "needle", "greedy_repeat", "load"]
     assert all(c["ok"] for c in report["checks"])
     load = report["load"]
     assert (load["requests"], load["errors"], load["concurrency"]) == (8, 0, 4)
@@ -99,7 +105,10 @@ def test_the_fault_table_covers_every_check():
     covered = set().union(*(f for _, _, f in FAULT_CASES))
     assert covered == {"health", "models", "chat", "stream", "reasoning", "tool_call", "auth",
                        "load"}
-    assert {c[0] for c in FAULT_CASES} | {"hang", "stall_stream"} == set(FAULTS)
+    # the known-answer faults: tests/integration/test_known_answers.py
+    from tests.doubles.knowledge import FAULTS as KNOWN_FAULTS
+    assert {c[0] for c in FAULT_CASES} | {"hang", "stall_stream"} | set(KNOWN_FAULTS) \
+        == set(FAULTS)
 
 
 def test_hung_server_fails_within_the_bound(capsys, monkeypatch):
@@ -130,7 +139,7 @@ def test_stalled_stream_fails_within_the_bound(capsys, monkeypatch):
 def test_other_vllm_forms_pass(kw, capsys, monkeypatch):
     with double(**kw) as d:
         r = accept(AcceptConfig(d.url, "Kimi-K3", api_key=KEY, concurrency=2, requests=4,
-                                max_tokens=8, timeout_s=3))
+                                max_tokens=8, timeout_s=3, known_max_tokens=64))
     assert all(c["ok"] for c in r["checks"]), r["checks"]
     if "keep_alive_s" in kw:  # comments are not output: TTFT is the first token's
         assert r["load"]["ttft_s"]["p50"] >= 0.1

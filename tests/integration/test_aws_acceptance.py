@@ -68,7 +68,8 @@ def test_ready_endpoint_is_accepted_and_the_summary_exported(provider, monkeypat
     with served(monkeypatch):
         outs = provider.create(props(tmp_path)).outs
     acc = outs["ready"] and outs["acceptance"]
-    assert acc["ok"] and all(acc["checks"].values()) and len(acc["checks"]) == 8
+    assert acc["ok"] and all(acc["checks"].values()) and len(acc["checks"]) == 12
+    assert {"arithmetic", "json_schema", "needle", "greedy_repeat"} <= set(acc["checks"])
     assert acc["load"]["requests"] == 6 and acc["load"]["concurrency"] == 3
     assert acc["reference"] == []  # no B300 figure could be confirmed at its source
     assert acc["endpoint"] == "service kimi-k3/kimi-k3-api" and KEY not in repr(acc)

@@ -50,7 +50,9 @@ def test_gate_over_ssh_forward_and_directly(services, workspace, tmp_path):
         acc = res.outs["acceptance"]
         assert acc["ok"] and acc["via"] == "over SSH to 10.77.0.10:11025", acc
         assert acc["checks"] == {n: True for n in ("health", "models", "chat", "stream",
-                                                    "reasoning", "tool_call", "auth", "load")}
+                                                    "reasoning", "tool_call", "auth",
+                                                    "arithmetic", "json_schema", "needle",
+                                                    "greedy_repeat", "load")}
         assert acc["load"]["requests"] == 8 and acc["load"]["errors"] == 0
         assert [r["match"] for r in acc["reference"]] == ["exact"]
         assert acc["endpoint"] == out["endpoint"]

@@ -1,0 +1,181 @@
+"""The known-answer checks against a live endpoint (I/O; what they ask and judge: known.py).
+
+`run_known(c, cfg, record, wanted)` sends its requests in two batches, each all at once so the
+decodes share the server's batch and a batch costs about one answer's time (plus the needle's
+prefill): first the arithmetic set, the JSON extraction, the needle's short control and, when
+replica endpoints are given, the arithmetic set to every replica directly; then the needle's
+long lengths (sized from the control's own token count) and the greedy copies (identical
+requests at another moment, several at once). The routes and fields used are OpenAI's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from . import known as kn
+from .client import Answer, Client
+from .protocol import ProtocolError, first_message
+from .report import CheckResult
+
+#: requests of one known-answer batch in flight per endpoint (the set is small)
+MAX_IN_FLIGHT = 32
+
+
+@dataclass
+class Reply:
+    """One known-answer request's outcome: `content` None with `why` when there is none."""
+
+    content: Optional[str]
+    why: str = ""
+    prompt_tokens: Optional[int] = None
+
+
+def read_reply(a: Answer) -> Reply:
+    if a.status is None:
+        return Reply(None, a.error or "no answer")
+    if a.status != 200:
+        return Reply(None, a.describe())
+    try:
+        msg, finish = first_message(a.body)
+    except ProtocolError as e:
+        return Reply(None, str(e))
+    usage = a.body.get("usage") if isinstance(a.body, dict) else None
+    tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    content = msg.get("content")
+    if not isinstance(content, str) or not content.strip():
+        why = f"no content (finish_reason {finish!r})"
+        if finish == "length":
+            why += ": max_tokens spent before the answer (reasoning?)"
+        return Reply(None, why, tokens if isinstance(tokens, int) else None)
+    return Reply(content, "", tokens if isinstance(tokens, int) else None)
+
+
+async def _ask(c: Client, body: Dict[str, Any], gate: asyncio.Semaphore) -> Reply:
+    async with gate:
+        return read_reply(await c.chat(body))
+
+
+async def _arithmetic(c: Client, model: str, max_tokens: int, gate: asyncio.Semaphore,
+                      ps: Sequence[kn.Problem]) -> List[Reply]:
+    return list(await asyncio.gather(*(
+        _ask(c, kn.chat_body(model, kn.arithmetic_prompt(p), max_tokens), gate) for p in ps)))
+
+
+def _answers(ps: Sequence[kn.Problem], replies: Sequence[Reply]):
+    got = {p.id: kn.extract_integer(r.content) for p, r in zip(ps, replies)}
+    why = {p.id: (r.why or "no integer in the answer") for p, r in zip(ps, replies)
+           if got[p.id] is None}
+    return got, why
+
+
+def _host(url: str) -> str:
+    return url.split("://", 1)[-1].rstrip("/").removesuffix("/v1")
+
+
+async def run_known(c: Client, cfg, record: Callable[[CheckResult], None],
+                    wanted: Sequence[str]) -> None:
+    """Run the known-answer checks of `wanted` (names in report.CHECK_NAMES) and record them.
+
+    Two batches, each sent at once: (1) the arithmetic set, the extraction, the needle's short
+    control and (directly) every replica's set; (2) the needle's long lengths, sized from the
+    control's token count, and the greedy copies of the first problems."""
+    model, mt = cfg.model, cfg.known_max_tokens
+    ps = kn.problems()
+    repeat = ps[:kn.REPEAT_PROBLEMS]
+    codes = kn.needle_codes(random.Random(secrets.randbits(64)))
+    async with Client(cfg.endpoint, cfg.api_key, timeout_s=cfg.timeout_s,
+                      max_connections=MAX_IN_FLIGHT) as kc:
+        gate = asyncio.Semaphore(MAX_IN_FLIGHT)
+        needle_on = "needle" in wanted
+        context, source = await _context_tokens(kc, cfg) if needle_on else (None, "")
+        lengths = kn.needle_lengths(context, cfg.needle_cap_tokens)
+        jobs: Dict[str, Any] = {
+            "arithmetic": _arithmetic(kc, model, mt, gate, ps),
+            "json_schema": _ask(kc, kn.shipment_body(model, mt), gate),
+        }
+        if needle_on:
+            jobs["needle"] = _needle_at(kc, model, mt, gate, lengths[0], 4.0, codes)
+        if "greedy_replicas" in wanted:
+            jobs["greedy_replicas"] = _replicas(cfg, model, mt, ps)
+        first = dict(zip(list(jobs), await asyncio.gather(*jobs.values())))
+        got, why = _answers(ps, first["arithmetic"])
+        if "arithmetic" in wanted:
+            record(CheckResult("arithmetic", *kn.judge_arithmetic(got, why)))
+        if "json_schema" in wanted:
+            r = first["json_schema"]
+            record(CheckResult("json_schema", *(kn.judge_shipment(r.content)
+                                                if r.content is not None else (False, r.why))))
+        second: Dict[str, Any] = {}
+        found = []
+        if needle_on:
+            control = first["needle"]
+            found.append(control)
+            if control[3] is not None and len(lengths) > 1:  # the control answered: go longer
+                per_token = control[3]
+                second["needle"] = asyncio.gather(*(
+                    _needle_at(kc, model, mt, gate, t, per_token * kn.NEEDLE_MARGIN, codes)
+                    for t in lengths[1:]))
+        if "greedy_repeat" in wanted:
+            second["greedy_repeat"] = _arithmetic(
+                kc, model, mt, gate, [p for p in repeat for _ in range(kn.REPEAT_COPIES)])
+        later = dict(zip(list(second), await asyncio.gather(*second.values())))
+        if needle_on:
+            found += list(later.get("needle", ()))
+            ok, detail = kn.judge_needle([f[:3] for f in found], codes)
+            if len(lengths) == 1:
+                detail += f"; context length {source}: control only"
+            elif cfg.needle_cap_tokens and context and lengths[-1] < context - kn.NEEDLE_ANSWER_TOKENS:
+                detail += f"; capped at {cfg.needle_cap_tokens} tokens of the {context} context"
+            record(CheckResult("needle", ok, detail))
+        if "greedy_repeat" in wanted:
+            by_id = {p.id: r for p, r in zip(ps, first["arithmetic"])}
+            copies: Dict[str, List[Optional[int]]] = {p.id: [] for p in repeat}
+            texts: Dict[str, List[str]] = {p.id: [by_id[p.id].content or ""] for p in repeat}
+            for i, r in enumerate(later["greedy_repeat"]):
+                pid = repeat[i // kn.REPEAT_COPIES].id
+                copies[pid].append(kn.extract_integer(r.content))
+                texts[pid].append(r.content or "")
+            record(CheckResult("greedy_repeat", *kn.judge_repeat(got, copies, texts)))
+    if "greedy_replicas" in wanted:
+        per_replica = {name: _answers(ps, replies)[0]
+                       for name, replies in first["greedy_replicas"].items()}
+        record(CheckResult("greedy_replicas", *kn.judge_replicas(got, per_replica)))
+
+
+async def _replicas(cfg, model: str, max_tokens: int, ps) -> Dict[str, List[Reply]]:
+    """The arithmetic set sent to every replica directly, all replicas at once."""
+
+    async def one(url: str) -> Tuple[str, List[Reply]]:
+        async with Client(url, cfg.api_key, timeout_s=cfg.timeout_s,
+                          max_connections=len(ps)) as rc:
+            return _host(url), await _arithmetic(rc, model, max_tokens,
+                                                 asyncio.Semaphore(MAX_IN_FLIGHT), ps)
+
+    return dict(await asyncio.gather(*(one(u) for u in cfg.replicas)))
+
+
+async def _context_tokens(c: Client, cfg) -> Tuple[Optional[int], str]:
+    if cfg.context_tokens:
+        return int(cfg.context_tokens), "given"
+    a = await c.request("GET", "/models", timeout_s=min(c.timeout_s, 30))
+    data = a.body.get("data") if isinstance(a.body, dict) else None
+    for m in data if isinstance(data, list) else ():
+        if isinstance(m, dict) and m.get("id") == cfg.model and isinstance(m.get("max_model_len"), int):
+            return m["max_model_len"], "the server's max_model_len"
+    return None, "unknown"
+
+
+async def _needle_at(c: Client, model: str, max_tokens: int, gate: asyncio.Semaphore,
+                     target_tokens: int, chars_per_token: float, codes):
+    """One needle request of about `target_tokens` prompt tokens: (prompt tokens, extracted
+    codes, note, measured characters per token or None)."""
+    prompt = kn.needle_prompt(int(target_tokens * chars_per_token), codes)
+    r = await _ask(c, kn.chat_body(model, prompt, max_tokens), gate)
+    tokens = r.prompt_tokens or int(len(prompt) / chars_per_token)
+    measured = len(prompt) / r.prompt_tokens if r.prompt_tokens else None
+    return (tokens, kn.extract_codes(r.content), "" if r.content else f"({r.why})",
+            measured if r.content is not None else None)

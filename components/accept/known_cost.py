@@ -1,0 +1,101 @@
+"""What the known-answer checks cost against a real endpoint, estimated from token counts (pure).
+
+The gate must stay short (issue 23: at most 5 minutes added). Decode time is `output tokens x
+TPOT` per batch (each batch's requests decode side by side, so a batch costs its longest
+answer); prefill is compute: FLOPs / (devices of one data-parallel rank x peak x utilisation).
+The needle's long prompt dominates: its attention FLOPs grow with the square of the context,
+so the gate caps the needle where its estimated prefill stays within NEEDLE_PREFILL_BUDGET_S
+(the detail says so) and the accept command asks up to the whole context unless told.
+
+Assumptions (each a named constant, none measured on Kimi K3):
+- peak dense BF16 FLOPS per device: B200/B300 2.25 PF (NVIDIA HGX B300/B200 tables: 36 PF
+  BF16 with sparsity per 8 GPUs; glennklockwood.com/garden/processors/B300, read 2026-12-01),
+  H100/H200 0.989 PF (NVIDIA H100 SXM datasheet), Ascend 910C 0.376 PF per device (a 910C
+  package, two devices, is reported at ~752 TFLOPS FP16; secondary, unverified);
+- PREFILL_MFU 0.35 of that peak during a long prefill;
+- Kimi K3's attention: the catalog's assumed MLA layers and latent width
+  (components/inference/catalog.py ModelArchitecture), ATTENTION_HEADS = 64 (Kimi K2's
+  `num_attention_heads`; K3's is not public); per query-key pair and head
+  2 x (kv_lora_rank + qk_rope_head_dim) + 2 x kv_lora_rank FLOPs (MLA with absorbed weights);
+  KDA layers cost O(1) per token and are left out;
+- linear layers: 2 FLOPs per active parameter per token; active parameters from the catalog's
+  assumptions: the non-expert share plus active/routed of the expert share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Optional
+
+from . import known as kn
+
+PEAK_DENSE_BF16_FLOPS: Dict[str, float] = {
+    "b300": 2.25e15, "b200": 2.25e15, "h200": 0.989e15, "h100": 0.989e15,
+    "ascend-910c": 0.376e15,
+}
+PREFILL_MFU = 0.35
+ATTENTION_HEADS = 64
+#: the gate keeps the needle's longest prompt within this much estimated prefill
+NEEDLE_PREFILL_BUDGET_S = 90.0
+#: tokens a known-answer request typically generates (reasoning and answer): an assumption for
+#: the "typical" column; the worst case is max_tokens
+TYPICAL_OUTPUT_TOKENS = 600
+#: prompt tokens of the short requests (the word problems and the shipment note, rendered)
+SHORT_PROMPT_TOKENS = 120
+
+
+def active_params(model) -> float:
+    a = model.architecture
+    f = model.expert_weight_fraction
+    return a.total_params * ((1 - f) + f * a.active_experts / a.routed_experts)
+
+
+def prefill_flops(tokens: int, model) -> float:
+    a = model.architecture
+    per_pair = ATTENTION_HEADS * (2 * (a.kv_lora_rank + a.qk_rope_head_dim) + 2 * a.kv_lora_rank)
+    attention = a.mla_layers * per_pair * tokens * tokens / 2  # causal: half the pairs
+    return 2 * active_params(model) * tokens + attention
+
+
+def prefill_s(tokens: int, model, accelerator: str, devices: int) -> float:
+    """Seconds to prefill `tokens` on one data-parallel rank of `devices` accelerators."""
+    return prefill_flops(tokens, model) / (devices * PEAK_DENSE_BF16_FLOPS[accelerator] * PREFILL_MFU)
+
+
+def needle_cap_tokens(model, accelerator: str, devices: int, context_tokens: int,
+                      budget_s: float = NEEDLE_PREFILL_BUDGET_S) -> Optional[int]:
+    """The longest needle prompt whose estimated prefill fits `budget_s` (None: the whole
+    usable context fits)."""
+    usable = context_tokens - kn.NEEDLE_ANSWER_TOKENS
+    if usable <= kn.NEEDLE_CONTROL_TOKENS or prefill_s(usable, model, accelerator, devices) <= budget_s:
+        return None
+    lo, hi = kn.NEEDLE_CONTROL_TOKENS, usable
+    while hi - lo > 1024:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if prefill_s(mid, model, accelerator, devices) <= budget_s else (lo, mid)
+    return lo
+
+
+@dataclass(frozen=True)
+class GateEstimate:
+    """Seconds the known-answer checks add, by batch, for one output length per answer."""
+
+    batch1_s: float  # arithmetic + json_schema + needle control (+ replicas): decode
+    needle_prefill_s: float  # the long needle prompts, one after another on one rank
+    batch2_s: float  # long needles' and greedy copies' decode
+    needle_tokens: int
+
+    @property
+    def total_s(self) -> float:
+        return self.batch1_s + self.needle_prefill_s + self.batch2_s
+
+
+def estimate(model, accelerator: str, devices: int, context_tokens: int, tpot_s: float,
+             output_tokens: int, needle_cap: Optional[int] = None) -> GateEstimate:
+    """The known-answer checks' time: two batches of decodes (`output_tokens` each at
+    `tpot_s`) and the needle prefills (the control's is small and left in batch 1)."""
+    lengths = kn.needle_lengths(context_tokens, needle_cap)
+    prefill = sum(prefill_s(t, model, accelerator, devices) for t in lengths[1:])
+    first = prefill_s(max(SHORT_PROMPT_TOKENS, lengths[0]), model, accelerator, devices)
+    return GateEstimate(batch1_s=first + output_tokens * tpot_s, needle_prefill_s=prefill,
+                        batch2_s=output_tokens * tpot_s, needle_tokens=lengths[-1])

@@ -1,0 +1,116 @@
+"""The known-answer checks against the vLLM double: a healthy server passes; a server that is
+wrong in the ways broken deployments are fails, each time by the check's name.
+
+The double (tests/doubles/knowledge.py) answers the shipped problems from their data, reads
+the planted codes from the part of the prompt it sees, and can be wrong: numbers off by one
+(`wrong_numbers`), a context read only up to N tokens (`lost_needle`), a replica answering half
+the problems differently (`replica_drift`), greedy answers that change between identical
+requests (`flaky_greedy`), a response_format ignored (`schema_ignored`).
+"""
+
+import pytest
+
+from components.accept import AcceptConfig, accept, summary
+from components.accept import known as kn
+from components.accept.report import KNOWN_CHECKS
+from tests.doubles.knowledge import FAULTS as KNOWN_FAULTS
+from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble
+
+FAST = dict(ttft_s=0.005, tpot_s=0.0005, max_model_len=32768)
+
+
+def run(url, **kw):
+    cfg = dict(concurrency=2, requests=0, max_tokens=16, timeout_s=20, known_max_tokens=64)
+    return accept(AcceptConfig(url, "Kimi-K3", **{**cfg, **kw}))
+
+
+def failed(report):
+    return [c["name"] for c in report["checks"] if not c["ok"]]
+
+
+def detail(report, name):
+    return next(c["detail"] for c in report["checks"] if c["name"] == name)
+
+
+def test_a_healthy_double_passes_every_known_check_at_its_context_length():
+    with VllmOpenAIDouble(DoubleConfig(**FAST)) as d:
+        r = run(d.url)
+    assert failed(r) == [], summary(r)
+    assert [c["name"] for c in r["checks"]][-4:] == ["arithmetic", "json_schema", "needle",
+                                                     "greedy_repeat"]
+    # lengths up to the server's max_model_len (32768 less the answer's room), three of them
+    needle = detail(r, "needle")
+    assert needle.count("3/3 found") == 3, needle
+    longest = int(needle.split("; ")[-1].split(" tokens")[0])
+    usable = 32768 - kn.NEEDLE_ANSWER_TOKENS
+    assert 0.9 * usable <= longest <= usable, needle
+    assert "8/8 correct" in detail(r, "arithmetic")
+
+
+# fault -> the known checks that must fail, exactly (the first one names the failure)
+CASES = [
+    ("wrong_numbers", {}, ["arithmetic", "json_schema", "needle"]),
+    ("lost_needle", {"needle_window_tokens": 8192}, ["needle"]),
+    ("flaky_greedy", {}, ["greedy_repeat"]),
+    ("schema_ignored", {}, ["json_schema"]),
+    ("replica_drift", {}, ["arithmetic"]),
+]
+
+
+@pytest.mark.parametrize("fault,kw,failing", CASES, ids=[c[0] for c in CASES])
+def test_each_wrong_server_fails_by_check_name(fault, kw, failing):
+    with VllmOpenAIDouble(DoubleConfig(faults=frozenset({fault}), **FAST, **kw)) as d:
+        r = run(d.url)
+    assert failed(r) == failing, summary(r)
+    assert summary(r).splitlines()[-1] == f"FAIL {failing[0]}"
+
+
+def test_the_fault_table_covers_every_known_fault_and_check():
+    assert {c[0] for c in CASES} == set(KNOWN_FAULTS)
+    covered = {n for c in CASES for n in c[2]} | {"greedy_replicas"}  # the replica test below
+    assert covered == set(KNOWN_CHECKS)
+
+
+def test_lost_needle_detail_says_where_the_text_stopped_being_read():
+    with VllmOpenAIDouble(DoubleConfig(faults=frozenset({"lost_needle"}),
+                                       needle_window_tokens=8192, **FAST)) as d:
+        r = run(d.url)
+    text = detail(r, "needle")
+    parts = text.split("; ")
+    assert "3/3 found" in parts[0] and "3/3 found" in parts[1]  # 2048 and ~4K: all read
+    assert "1/3 found (need 2)" in parts[2] and "cobalt expected" in parts[2], text
+
+
+def test_replicas_that_disagree_fail_greedy_replicas_naming_the_replica():
+    cfg = DoubleConfig(**FAST)
+    with VllmOpenAIDouble(cfg) as front, VllmOpenAIDouble(cfg) as good, \
+            VllmOpenAIDouble(DoubleConfig(faults=frozenset({"replica_drift"}), **FAST)) as bad:
+        r = run(front.url, replicas=(good.url, bad.url))
+        assert failed(r) == ["greedy_replicas"], summary(r)
+        text = detail(r, "greedy_replicas")
+        assert f"127.0.0.1:{bad.port} answers" in text and f":{good.port} answers" not in text
+        ok = run(front.url, replicas=(good.url,))
+    assert failed(ok) == [] and "1 replicas give the router's answers" in detail(ok, "greedy_replicas")
+
+
+def test_known_requests_send_greedy_sampling_explicitly():
+    with VllmOpenAIDouble(DoubleConfig(**FAST)) as d:
+        seen = []
+        d.cfg.log = None
+        orig = d.knowledge.answer
+
+        def spy(prompt, req, faults, count):
+            said = orig(prompt, req, faults, count)
+            if said is not None:  # a known-answer question
+                seen.append({k: req.get(k) for k in ("temperature", "top_p", "seed")})
+            return said
+        d.knowledge.answer = spy
+        run(d.url)
+    assert len(seen) >= 8 + 1 + 3 + 9 and all(s["temperature"] == 0 and s["top_p"] == 1 and s["seed"] is not None
+                        for s in seen)
+
+
+def test_no_known_skips_them():
+    with VllmOpenAIDouble(DoubleConfig(**FAST)) as d:
+        r = run(d.url, known=False)
+    assert not {c["name"] for c in r["checks"]} & set(KNOWN_CHECKS)
