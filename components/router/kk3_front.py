@@ -1,0 +1,140 @@
+"""kimi-k3's front for vllm-router: clients reach only the inference routes, never the admin ones.
+
+Why it exists. vllm-router 0.1.17 (PyPI `vllm-router`, source in its sdist, `src/server.rs`)
+serves on its one port, without authentication, next to the inference routes: `POST
+/add_worker`, `POST /remove_worker`, `POST /flush_cache`, `GET /list_workers`, `GET /get_loads`,
+`POST|GET /workers`, `GET|DELETE /workers/{url}`, `/scheduling/diagnostics`, `/finish_session`;
+and every other path falls through to `transparent_proxy_handler` (always on), which forwards it
+to a worker (`/metrics`, `/tokenize`, `/inference/v1/generate`...). Anyone who can reach the
+router can add a worker of their own and receive a share of the traffic, clients' `Authorization`
+headers included (shown on loopback; tests/integration/test_router_front.py repeats it). So the
+router listens on loopback (or inside its pod) and this front is what clients reach.
+
+What it does. Exactly these (method, path) pairs pass, compared on the raw request target as
+received (no decoding, no normalisation: `/v1/../add_worker`, `//add_worker`, `%2Fadd_worker`,
+`/V1/models` are all simply other paths), and the upstream receives that same allowed path with
+no query string:
+
+    POST /v1/chat/completions   POST /v1/completions   GET /v1/models   GET /health
+
+Anything else is answered here, 404 (unknown path) or 405 (known path, other method), and never
+reaches the router. Only a few request headers are passed on (Authorization, Content-Type,
+Accept, User-Agent, X-Request-Id): the router and vLLM read others (`X-data-parallel-rank` pins
+a vLLM data-parallel rank; vllm-router reads `x-session-id`, `x-worker-priority`...), and
+clients have no business steering them. The answer is streamed back as it comes (SSE).
+`/v1/responses` is not passed: its stored state (`previous_response_id`) lives on one replica.
+
+It is shipped as one file and runs beside the router with the Python packages vllm-router itself
+installs (aiohttp is one of its dependencies, vllm-router 0.1.17 METADATA), so it needs nothing
+else: `python3 kk3_front.py --listen 0.0.0.0:8000 --upstream http://127.0.0.1:30000`. It imports
+nothing from kimi-k3 and logs no header values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Dict, FrozenSet, Mapping, Optional
+
+from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
+
+HTTP = web.AppKey("http", ClientSession)
+
+#: the only (path, methods) clients may use
+ALLOWED: Mapping[str, FrozenSet[str]] = {
+    "/v1/chat/completions": frozenset({"POST"}),
+    "/v1/completions": frozenset({"POST"}),
+    "/v1/models": frozenset({"GET"}),
+    "/health": frozenset({"GET"}),
+}
+#: request headers passed to the router (lower case); everything else is dropped
+PASS_REQUEST_HEADERS = frozenset({"authorization", "content-type", "accept", "user-agent",
+                                  "x-request-id"})
+#: response headers not passed back (hop-by-hop, RFC 9110 section 7.6.1, and the framing, which
+#: the front writes itself)
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
+                        "te", "trailer", "transfer-encoding", "upgrade", "content-length"})
+#: a needle prompt at a 1M-token context is ~6 MB of JSON; generous above that
+DEFAULT_MAX_BODY_MIB = 64
+
+
+def decide(method: str, raw_target: str) -> Optional[tuple]:
+    """(status, message) to refuse with, or None when (method, target) may pass.
+
+    `raw_target` is the request target exactly as the client sent it (path and query)."""
+    path = raw_target.split("?", 1)[0]
+    methods = ALLOWED.get(path)
+    if methods is None:
+        return 404, "not found"
+    if method not in methods:
+        return 405, f"method {method} not allowed on this path"
+    return None
+
+
+def _refusal(status: int, message: str) -> web.Response:
+    return web.json_response({"error": {"message": message, "type": "NotFound" if status == 404
+                                        else "MethodNotAllowed", "code": status}}, status=status)
+
+
+def make_app(upstream: str, max_body_mib: int = DEFAULT_MAX_BODY_MIB) -> web.Application:
+    upstream = upstream.rstrip("/")
+
+    async def session(app):
+        # no total/read timeout: a long prefill sends nothing for minutes; the router's own
+        # --request-timeout-secs bounds a request
+        app[HTTP] = ClientSession(connector=TCPConnector(limit=0), auto_decompress=False,
+                                    timeout=ClientTimeout(total=None, connect=10))
+        yield
+        await app[HTTP].close()
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        refused = decide(request.method, request.raw_path)
+        if refused is not None:
+            return _refusal(*refused)
+        path = request.raw_path.split("?", 1)[0]
+        headers: Dict[str, str] = {k: v for k, v in request.headers.items()
+                                   if k.lower() in PASS_REQUEST_HEADERS}
+        body = await request.read() if request.method == "POST" else None
+        out = None
+        try:
+            async with request.app[HTTP].request(request.method, upstream + path,
+                                                   headers=headers, data=body,
+                                                   allow_redirects=False) as up:
+                out = web.StreamResponse(status=up.status, reason=up.reason)
+                for k, v in up.headers.items():
+                    if k.lower() not in HOP_BY_HOP:
+                        out.headers.add(k, v)
+                await out.prepare(request)
+                async for chunk in up.content.iter_any():
+                    await out.write(chunk)
+                await out.write_eof()
+                return out
+        except (OSError, asyncio.TimeoutError) as e:
+            if out is not None and out.prepared:
+                raise  # the answer had started: the client sees the connection end
+            return web.json_response({"error": {"message": f"router unreachable: "
+                                                f"{type(e).__name__}", "code": 502}}, status=502)
+
+    app = web.Application(client_max_size=max_body_mib * 1024 * 1024)
+    app.cleanup_ctx.append(session)
+    app.router.add_route("*", "/{tail:.*}", handle)
+    return app
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description="kimi-k3's allowlisting front for vllm-router")
+    p.add_argument("--listen", required=True, help="HOST:PORT clients reach")
+    p.add_argument("--upstream", required=True, help="the router's URL, e.g. http://127.0.0.1:30000")
+    p.add_argument("--max-body-mib", type=int, default=DEFAULT_MAX_BODY_MIB)
+    a = p.parse_args(argv)
+    host, _, port = a.listen.rpartition(":")
+    print(f"kk3_front: {a.listen} -> {a.upstream} (allowed: "
+          f"{', '.join(sorted(ALLOWED))})", flush=True)
+    web.run_app(make_app(a.upstream, a.max_body_mib), host=host.strip("[]") or "0.0.0.0",
+                port=int(port), access_log=None, print=None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

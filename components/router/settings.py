@@ -1,0 +1,134 @@
+"""How kimi-k3 runs vllm-router in front of its replicas: the command line and its stated times (pure).
+
+vllm-router (PyPI `vllm-router`, the vLLM project's router, github.com/vllm-project/router) is
+pinned at ROUTER_VERSION; every flag below is in its `vllm-router --help` and its defaults in
+`vllm_router/router_args.py` of that release (0.1.17, PyPI upload of 2026-11; read from the
+wheel and the sdist's Rust source). Defaults that do not suit Kimi K3, and why:
+
+- `--worker-startup-timeout-secs` (default 600): with static worker URLs the router exits unless
+  one worker answers /health within it (`src/routers/http/router.rs`
+  `wait_for_healthy_workers`); Kimi K3 takes longer than 600 s to load. kimi-k3 sets the plan's
+  start-up budget plus margin, and the supervisor restarts it anyway. With Kubernetes service
+  discovery there is no such wait (the router starts empty and adds Ready pods).
+- health checks (default every 60 s, 3 failures, 2 successes): an idle router would take up to
+  3 minutes to notice a dead replica; kimi-k3 checks every 10 s.
+- circuit breaker (default: opens after 10 failures, half-open after 60 s, closes after 3
+  successes): a replica that came back waits 60 s; kimi-k3 opens after 3 and retries after 15 s
+  (`src/core/worker.rs` `is_available = is_healthy && circuit_breaker.can_execute`).
+- `--policy cache_aware` (the default): a conversation goes back to the replica that holds its
+  prefix; load decides only past `balance_abs_threshold` (router default 64, kimi-k3 16). It routes on the token ids each worker's render route returns
+  (`src/backend/preprocess.rs`); vLLM 0.33 serves that route only with `--enable-scale-out`
+  (else 403, and the router falls back to least-loaded: no prefix affinity at all).
+- the router listens on loopback behind kimi-k3's front (kk3_front.py): its admin routes have
+  no authentication. Its Prometheus exporter listens on `prometheus_host` (loopback unless a
+  target scrapes it from elsewhere).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple
+
+ROUTER_PACKAGE = "vllm-router"
+ROUTER_VERSION = "0.1.17"
+#: the router's own port (loopback; clients reach kk3_front) and its metrics port
+ROUTER_PORT = 30000
+ROUTER_METRICS_PORT = 29000
+
+
+@dataclass(frozen=True)
+class RouterSettings:
+    """What kimi-k3 passes to `vllm-router` (names as the flags, units in the names)."""
+
+    startup_timeout_s: int = 7200
+    policy: str = "cache_aware"
+    health_check_interval_s: int = 10
+    health_failure_threshold: int = 3
+    health_success_threshold: int = 2
+    health_check_timeout_s: int = 5
+    cb_failure_threshold: int = 3
+    cb_success_threshold: int = 1
+    cb_timeout_s: int = 15
+    retry_max_retries: int = 3
+    request_timeout_s: int = 1800
+    #: cache_aware sends a request by load instead of by prefix only when the busiest replica
+    #: has this many more requests than the idlest (and `balance_rel_threshold` times as many).
+    #: The router's default, 64, is a whole A3 replica's planned concurrency (16 sequences x DP4):
+    #: prompts sharing a long system prompt would all pile onto one replica first
+    balance_abs_threshold: int = 16
+    balance_rel_threshold: float = 1.5
+    host: str = "127.0.0.1"
+    port: int = ROUTER_PORT
+    prometheus_host: str = "127.0.0.1"
+    prometheus_port: int = ROUTER_METRICS_PORT
+    log_level: str = "info"
+    extra: Tuple[str, ...] = field(default=())
+
+    def __post_init__(self):
+        for name in ("startup_timeout_s", "health_check_interval_s", "health_failure_threshold",
+                     "health_success_threshold", "health_check_timeout_s",
+                     "cb_failure_threshold", "cb_success_threshold", "cb_timeout_s",
+                     "request_timeout_s", "port", "prometheus_port"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"router {name} must be at least 1, not {getattr(self, name)}")
+        if self.policy not in ("cache_aware", "round_robin", "random", "power_of_two"):
+            raise ValueError(f"router policy {self.policy!r} is not one kimi-k3 uses")
+
+    # ---- the command line ----------------------------------------------------------------
+    def argv(self, worker_urls: Sequence[str] = (), *, selector: Optional[dict] = None,
+             namespace: Optional[str] = None, discovery_port: Optional[int] = None) -> List[str]:
+        """`vllm-router ...`: static `worker_urls`, or Kubernetes service discovery of the pods
+        matching `selector` in `namespace` on `discovery_port`."""
+        if bool(worker_urls) == bool(selector):
+            raise ValueError("give the router either worker URLs or a pod selector")
+        a = ["vllm-router", "--host", self.host, "--port", str(self.port),
+             "--policy", self.policy]
+        if worker_urls:
+            a += ["--worker-urls", *worker_urls]
+        else:
+            if not namespace or not discovery_port:
+                raise ValueError("service discovery needs a namespace and a port")
+            a += ["--service-discovery", "--selector",
+                  *[f"{k}={v}" for k, v in sorted(selector.items())],
+                  "--service-discovery-namespace", namespace,
+                  "--service-discovery-port", str(discovery_port)]
+        a += ["--worker-startup-timeout-secs", str(self.startup_timeout_s),
+              "--health-check-interval-secs", str(self.health_check_interval_s),
+              "--health-failure-threshold", str(self.health_failure_threshold),
+              "--health-success-threshold", str(self.health_success_threshold),
+              "--health-check-timeout-secs", str(self.health_check_timeout_s),
+              "--health-check-endpoint", "/health",
+              "--cb-failure-threshold", str(self.cb_failure_threshold),
+              "--cb-success-threshold", str(self.cb_success_threshold),
+              "--cb-timeout-duration-secs", str(self.cb_timeout_s),
+              "--retry-max-retries", str(self.retry_max_retries),
+              "--request-timeout-secs", str(self.request_timeout_s),
+              "--balance-abs-threshold", str(self.balance_abs_threshold),
+              "--balance-rel-threshold", str(self.balance_rel_threshold),
+              "--prometheus-host", self.prometheus_host,
+              "--prometheus-port", str(self.prometheus_port),
+              "--log-level", self.log_level, *self.extra]
+        return a
+
+    # ---- stated times ----------------------------------------------------------------------
+    def route_around_s(self) -> int:
+        """A dead replica stops getting requests within this (seconds), traffic or not: the
+        health checker marks it unhealthy after `health_failure_threshold` failed checks, each
+        at most `health_check_timeout_s`, one every `health_check_interval_s`. Under traffic the
+        circuit breaker opens sooner (after `cb_failure_threshold` failed requests), and a
+        refused connection is retried on another replica meanwhile."""
+        return self.health_check_interval_s * self.health_failure_threshold \
+            + self.health_check_timeout_s
+
+    def readmit_s(self) -> int:
+        """A replica answering /health again gets requests within this (seconds): the health
+        checker needs `health_success_threshold` good checks, and an opened circuit breaker
+        half-opens after `cb_timeout_s`; one interval of slack for the check's phase."""
+        return max(self.cb_timeout_s, self.health_check_interval_s * self.health_success_threshold) \
+            + self.health_check_interval_s
+
+
+def front_argv(listen: str, upstream: str, python: str = "python3",
+               script: str = "kk3_front.py") -> List[str]:
+    """The allowlisting front's command line (kk3_front.py beside the router)."""
+    return [python, script, "--listen", listen, "--upstream", upstream]
