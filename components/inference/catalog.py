@@ -9,8 +9,8 @@ named assumptions, calibrated so the planner agrees with every published deploym
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Mapping, Optional
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Optional, Tuple
 
 GIB = 1024**3
 GB = 1000**3
@@ -59,6 +59,10 @@ class ModelProfile:
     architecture: ModelArchitecture = ModelArchitecture()
     #: bytes of the published checkpoint (what is copied and staged); None = weights_bytes
     checkpoint_bytes: Optional[int] = None
+    #: the model release this variant belongs to (a key of RELEASES)
+    model_id: str = "kimi-k3"
+    #: the repository commit kimi-k3 pins; None: no commit confirmed at its source yet
+    revision: Optional[str] = None
 
     @property
     def weights_gib(self) -> float:
@@ -109,6 +113,108 @@ MODELS: Mapping[str, ModelProfile] = {
         ),
     )
 }
+
+
+@dataclass(frozen=True)
+class ModelRelease:
+    """One released model (`kimi-k3:modelId`) and its published weight variants.
+
+    `parsers_confirmed` False means the parsers are inferred (same architecture as K3), not
+    stated by the publisher; `not_public` lists what could not be confirmed at a source.
+    """
+
+    key: str
+    display_name: str
+    released: Optional[str]  # announcement date, where a source gives one
+    source: str
+    variants: Mapping[str, ModelProfile]
+    reasoning_parser: str = "kimi_k3"
+    tool_call_parser: str = "kimi_k3"
+    parsers_confirmed: bool = True
+    not_public: Tuple[str, ...] = field(default=())
+
+
+#: Kimi K3.1 Pro (announced 2026-10-23/24, Moonshot AI): a post-trained Kimi K3 with the same
+#: architecture and parameter count ("every change comes from post-training", a secondary
+#: source: the Awesome-AITools discussions #1413/#1415, read 2026-12-01). Weights: the
+#: Hugging Face repository moonshotai/Kimi-K3.1-Pro ("Image-Text-to-Text, 2.8T",
+#: huggingface.co/moonshotai, stored copy read 2026-12-01); NVIDIA NIM 2.1.5's
+#: model-specific deployment notes (docs.nvidia.com/nim/large-language-models/2.1.5/): "All three
+#: layouts use the same public MXFP4 checkpoint from Hugging Face". Its size is assumed equal to
+#: K3's MXFP4 checkpoint (same architecture, same quantisation); no NVFP4 or Ascend W4A8
+#: variant was found.
+K31_PRO_MODELS: Mapping[str, ModelProfile] = {
+    "mxfp4": ModelProfile(
+        key="mxfp4",
+        display_name="Kimi K3.1 Pro MXFP4",
+        repo_id="moonshotai/Kimi-K3.1-Pro",
+        hub="huggingface",
+        weights_bytes=1_680 * GB,
+        expert_weight_fraction=0.97,
+        platforms=frozenset({"cuda"}),
+        local_dir_name="Kimi-K3.1-Pro",
+        checkpoint_bytes=1_561 * GB,
+        model_id="kimi-k3.1-pro",
+    ),
+}
+
+RELEASES: Mapping[str, ModelRelease] = {
+    r.key: r
+    for r in (
+        ModelRelease(
+            key="kimi-k3",
+            display_name="Kimi K3",
+            released=None,
+            source="huggingface.co/moonshotai/Kimi-K3; vllm-project/recipes Kimi-K3 recipe",
+            variants=MODELS,
+            not_public=("the pinned commit of each weight repository (none confirmed at its "
+                        "source; kimi-k3:modelRevision pins one)",),
+        ),
+        ModelRelease(
+            key="kimi-k3.1-pro",
+            display_name="Kimi K3.1 Pro",
+            released="2026-10-23",
+            source="huggingface.co/moonshotai/Kimi-K3.1-Pro; NVIDIA NIM 2.1.5 model notes",
+            variants=K31_PRO_MODELS,
+            parsers_confirmed=False,
+            not_public=("an NVFP4 or Ascend W4A8 checkpoint", "a vLLM recipe",
+                        "the parsers (kimi_k3 inferred from the unchanged architecture)",
+                        "the checkpoint's exact size (assumed K3 MXFP4's)",
+                        "the commit to pin", "vllm-ascend support"),
+        ),
+    )
+}
+DEFAULT_MODEL_ID = "kimi-k3"
+
+
+def release_variant(model_id: str, variant: str, accelerator_key: str) -> ModelProfile:
+    """The weight variant `variant` of `model_id` for `accelerator_key`, or a ConfigError whose
+    one line names the key, the value and what would work."""
+    from .errors import ConfigError
+
+    release = RELEASES.get(model_id)
+    if release is None:
+        raise ConfigError("kimi-k3:modelId", model_id, f"use one of {', '.join(sorted(RELEASES))}",
+                          "is not a known model")
+    acc = ACCELERATORS.get(accelerator_key)
+    if acc is None:
+        raise ConfigError("kimi-k3:accelerator", accelerator_key,
+                          f"use one of {', '.join(sorted(ACCELERATORS))}", "is not known")
+    here = sorted(k for k, m in release.variants.items() if acc.platform in m.platforms)
+    profile = release.variants.get(variant)
+    if profile is not None and acc.platform in profile.platforms:
+        return profile
+    if not here:
+        other = sorted({a.key for a in ACCELERATORS.values()
+                        for m in release.variants.values() if a.platform in m.platforms})
+        raise ConfigError("kimi-k3:modelId", model_id,
+                          f"use an accelerator that loads it ({', '.join(other)}) or another "
+                          f"kimi-k3:modelId", f"has no published weights for {acc.display_name}")
+    if profile is None:
+        raise ConfigError("kimi-k3:model", variant, f"use {' or '.join(here)} on {acc.key}",
+                          f"is not a published {release.display_name} weight variant")
+    raise ConfigError("kimi-k3:model", variant, f"use {' or '.join(here)} on {acc.key}",
+                      f"({profile.display_name}) does not load on {acc.display_name}")
 
 
 @dataclass(frozen=True)
