@@ -77,16 +77,31 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional
 
-try:  # as tests.doubles.vllm_openai, or top-level from tests/doubles/bin (bin/vllm)
+if __package__:  # tests.doubles.vllm_openai
     from . import toy_tokenizer as toks
     from .knowledge import FAULTS as KNOWLEDGE_FAULTS, Knowledge
     from .prefix_cache import PrefixCache
-    from .vllm_metrics import VllmMetrics
-except ImportError:  # pragma: no cover - the bin/ scripts' import path
+else:  # top-level, from tests/doubles/bin (bin/vllm runs the system python)
     import toy_tokenizer as toks
     from knowledge import FAULTS as KNOWLEDGE_FAULTS, Knowledge
     from prefix_cache import PrefixCache
-    from vllm_metrics import VllmMetrics
+try:
+    import prometheus_client  # noqa: F401  (vllm_metrics is built on it)
+except ModuleNotFoundError:  # the system python of the Slurm doubles has no prometheus_client
+    VllmMetrics = None
+else:
+    if __package__:
+        from .vllm_metrics import VllmMetrics
+    else:
+        from vllm_metrics import VllmMetrics
+
+
+class _NoMetrics:
+    """Stands in for VllmMetrics where prometheus_client is missing: records nothing, serves 404."""
+
+    def __getattr__(self, name):
+        return lambda *a, **k: None
+
 
 GUARDED_PREFIX = ("/v1", "/v2", "/inference", "/cohere")
 FAULTS = {
@@ -270,7 +285,7 @@ class VllmOpenAIDouble:
         self._writers: set = set()
         self.asgi = _middleware_stack(self.cfg)
         self.metrics = VllmMetrics(self.cfg.metrics_version, self.cfg.served_model_name,
-                                   self.cfg.engines)
+                                   self.cfg.engines) if VllmMetrics else _NoMetrics()
         self.running = 0
         self.cache = PrefixCache(self.cfg.prefix_cache_blocks)
         self.knowledge = Knowledge(self.cfg.needle_window_tokens) if self.cfg.knowledge else None
@@ -471,7 +486,7 @@ class _Exchange:
         if self.method == "GET" and self.path == "/health":
             ok = self.d.is_ready() and "health_down" not in cfg.faults
             return await self._empty(200 if ok else 503)
-        if self.method == "GET" and self.path == "/metrics":
+        if self.method == "GET" and self.path == "/metrics" and VllmMetrics:
             headers, body = self.d.metrics.exposition(self.headers.get("accept"),
                                                       self.headers.get("accept-encoding"))
             await self._head(200, headers + [("content-length", str(len(body)))])
