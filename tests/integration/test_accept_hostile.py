@@ -47,7 +47,9 @@ TIMEOUT_S = 15
 
 def _run(mode, **kw):
     seen = []
-    cfg = dict(api_key=KEY, timeout_s=TIMEOUT_S, requests=4, concurrency=2, max_tokens=16)
+    # the shape checks here; the known-answer checks against each mode: the test below
+    cfg = dict(api_key=KEY, timeout_s=TIMEOUT_S, requests=4, concurrency=2, max_tokens=16,
+               known=False)
     cfg.update(kw)
     with HostileServer(mode, api_key=KEY, slow_s=0.3) as s:
         start = time.monotonic()
@@ -81,6 +83,26 @@ def test_each_hostile_server_ends_in_a_clean_report(mode):
         report["checks"]
 
 
+KNOWN = {"arithmetic", "json_schema", "needle", "greedy_repeat"}
+
+
+@pytest.mark.parametrize("mode", sorted(EXPECT))
+def test_known_answer_checks_against_each_hostile_server_fail_by_name_cleanly(mode):
+    """No hostile server knows the answers: each answer check fails by its name (greedy_repeat
+    judges stability only: a server that repeats the same wrong answer passes it), with a detail
+    that is not the safety net's, bounded by bytes, scrubbed."""
+    report, seen, _ = _run(mode, requests=0, known=True, known_max_tokens=16,
+                           needle_cap_tokens=4096)
+    known = {c["name"]: c for c in report["checks"] if c["name"] in KNOWN}
+    assert set(known) == KNOWN, report["checks"]
+    assert not any(known[n]["ok"] for n in ("arithmetic", "json_schema", "needle")), known
+    assert not any("unexpected answer" in c["detail"] for c in known.values()), known
+    assert not any(f"within {TIMEOUT_S} s" in c["detail"] for c in known.values()), known
+    _clean(summary(report))
+    _clean(json.dumps(report, ensure_ascii=False))
+    _clean(" ".join(r.detail for r in seen))
+
+
 def test_echoed_key_is_scrubbed_in_parsed_fields_shown():
     report, _, _ = _run("echo")
     details = {c["name"]: c["detail"] for c in report["checks"]}
@@ -109,7 +131,8 @@ def test_cli_report_and_summary_carry_no_key(tmp_path, capsys, monkeypatch):
     with HostileServer("echo", api_key=KEY) as s:
         code = cli.main(["accept", "--endpoint", s.url, "--model", "Kimi-K3", "--api-key-env",
                          "KK3_HOSTILE_KEY", "--requests", "2", "--concurrency", "1",
-                         "--max-tokens", "16", "--timeout", "3", "--out", str(out_file)])
+                         "--max-tokens", "16", "--timeout", "3", "--no-known",
+                         "--out", str(out_file)])
     out = capsys.readouterr()
     assert code == 0
     _clean(out.out + out.err)
