@@ -5,17 +5,20 @@ The catalog APIs take `azName` and group specifications and images per role (CTy
 public. So the choice is: what the config names (`ctyun:specification`, `ctyun:image`, ... by
 name or UUID), else the only candidate; anything else is a clear error listing what the AZ
 offers, before anything is ordered. The cluster type is the documented `SCHEDULER`/`SLURM`
-one (the console's edition names are not values of the API).
+one (the console's edition names are not values of the API). For a bare-metal specification the
+RAID fields its orders need are chosen here too, by listing its local disks (raid.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Dict, List, Optional, Sequence
 
+from .api.ebm import Ebm
 from .api.ehpc import (CLUSTER_TYPE_NAME, SCHEDULER_TYPE, ClusterType, Ehpc, Image,
                        Specification)
 from .api.errors import CtyunError
+from .raid import RaidChoice, RaidLayout, layout_for
 
 
 class ResolveError(CtyunError):
@@ -51,13 +54,28 @@ class Resolved:
     compute_image: str
     master_image_uuid: str
     master_image: str
+    #: the RAID fields of the bare-metal orders per role (raid.RaidLayout.to_dict); {} = none
+    #: (a VM, or a state written before RAID was resolved)
+    master_raid: Dict[str, str] = field(default_factory=dict)
+    compute_raid: Dict[str, str] = field(default_factory=dict)
 
-    def to_dict(self) -> Dict[str, str]:
+    def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "Resolved":
-        return cls(**{k: str(data[k]) for k in cls.__dataclass_fields__})
+        out: Dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name.endswith("_raid"):
+                raid = data.get(f.name)
+                out[f.name] = RaidLayout.from_dict(raid).to_dict() if raid else {}
+            else:
+                out[f.name] = str(data[f.name])
+        return cls(**out)
+
+    def raid(self, role: str) -> RaidLayout:
+        """The RAID fields of `role`'s orders ("master" or "compute")."""
+        return RaidLayout.from_dict(self.master_raid if role == "master" else self.compute_raid)
 
 
 def _one_of(items: Sequence[str]) -> str:
@@ -148,11 +166,30 @@ def _images_of(groups, role_uuid: str, role_name: str) -> List[Image]:
             for i in g.images]
 
 
-def resolve(ehpc: Ehpc, az_name: str, choice: Choice, deadline=None) -> Resolved:
+def _raid_layouts(ehpc: Ehpc, az_name: str, master: Specification, compute: Specification,
+                  raid: RaidChoice, deadline) -> Dict[str, Dict[str, str]]:
+    """The RAID fields per role for the bare-metal specifications (raid.py); one lookup per
+    distinct specification."""
+    ebm = Ebm(ehpc.t, ehpc.region_id)
+    done: Dict[str, Dict[str, str]] = {}
+    out: Dict[str, Dict[str, str]] = {}
+    for role, spec in (("compute", compute), ("master", master)):
+        if spec.type != "BMS":
+            out[role] = {}
+            continue
+        if spec.uuid not in done:
+            done[spec.uuid] = layout_for(ebm, az_name, spec.name, raid, deadline).to_dict()
+        out[role] = done[spec.uuid]
+    return out
+
+
+def resolve(ehpc: Ehpc, az_name: str, choice: Choice, deadline=None,
+            raid: Optional[RaidChoice] = None) -> Resolved:
     """The catalog ids for `choice` in `az_name`, or ResolveError naming the key to set.
 
     Four listings when master and compute use one specification (regions, types,
-    specifications of all roles, images of that specification), five otherwise.
+    specifications of all roles, images of that specification), five otherwise; with `raid`
+    (the orders' RAID choice), the bare-metal lookups of raid.py follow (RaidError).
     """
     _pick_region_az(ehpc, az_name, choice.storage_type, deadline)
     ctype = _pick_type(ehpc.list_cluster_types(az_name, deadline), choice.cluster_type)
@@ -185,14 +222,20 @@ def resolve(ehpc: Ehpc, az_name: str, choice: Choice, deadline=None) -> Resolved
                         "image", compute, "compute")
     mimg = _match_image(_images_of(master_groups, master_role, "master"), choice.master_image,
                         "masterImage", master, "master")
+    layouts = _raid_layouts(ehpc, az_name, master, compute, raid, deadline) \
+        if raid is not None else {"master": {}, "compute": {}}
     return Resolved(ctype.uuid, master_role, compute_role, compute.uuid, compute.name,
                     compute.type, master.uuid, master.name, master.type, cimg.uuid,
-                    cimg.label(), mimg.uuid, mimg.label())
+                    cimg.label(), mimg.uuid, mimg.label(), layouts["master"],
+                    layouts["compute"])
 
 
 def describe(resolved: Optional[Resolved]) -> str:
     if resolved is None:
         return "-"
-    return (f"type {resolved.cluster_type_uuid}, compute {resolved.compute_spec_name} / "
+    text = (f"type {resolved.cluster_type_uuid}, compute {resolved.compute_spec_name} / "
             f"{resolved.compute_image}, master {resolved.master_spec_name} / "
             f"{resolved.master_image}")
+    raids = [f"{role} {resolved.raid(role).describe()}" for role in ("compute", "master")
+             if getattr(resolved, f"{role}_raid")]
+    return text + (f"; RAID: {'; '.join(raids)}" if raids else "")

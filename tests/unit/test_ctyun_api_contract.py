@@ -8,8 +8,10 @@ documentation and clients by another owner, never from this client):
 
 import pytest
 
+from components.ctyun_hcc.api import ebm as b
 from components.ctyun_hcc.api import ehpc as e
 from components.ctyun_hcc.api import envelope
+from components.ctyun_hcc.api import storage as fs
 from components.ctyun_hcc.api import vpc as v
 from components.ctyun_hcc.api.errors import ApiError
 from tests.contracts.ctyun import EXAMPLES_BY_ID, example_answers, validate_call
@@ -49,6 +51,14 @@ ANSWER_FOR = {
     "/v4/vpc/delete-security-group": None,
     "/v4/vpc/create-security-group-ingress": {"sgRuleIDs": ["r1"]},
     "/v4/vpc/revoke-security-group-ingress": None,
+    "/v4/eip/show": {"ID": "eip-1", "eipAddress": "203.0.113.9", "status": "ACTIVE"},
+    "/v4/eip/new-list": {**PAGE, "eips": []},
+    "/v4/ebm/device-type-list": {"totalCount": 0, "results": []},
+    "/v4/ebm/raid-type-list": {"totalCount": 0, "results": []},
+    "/v4/sfs/info-sfs": {"sfsUID": "fs-1", "sfsName": "k3-fs", "sfsStatus": "available"},
+    "/v4/sfs/list-sfs": {"list": [], "totalCount": 0, "total": 0},
+    "/v4/oceanfs/info-sfs": {"sfsUID": "fs-1", "sfsName": "k3-fs", "sfsStatus": "available"},
+    "/v4/oceanfs/list-sfs": {"list": [], "total": 0},
 }
 
 
@@ -57,9 +67,18 @@ def _answer(request):
     return ok(ANSWER_FOR[urlsplit(request.url).path])
 
 
+class Others:
+    """The bare-metal and file-system clients on the same transport (CTyun contract 7, 8)."""
+
+    def __init__(self, t):
+        self.ebm = b.Ebm(t, REGION)
+        self.sfs = fs.FileSystems(t, REGION, "sfs")
+        self.oceanfs = fs.FileSystems(t, REGION, "oceanfs")
+
+
 def clients():
-    t, net, _ = transport([_answer] * 50)
-    return e.Ehpc(t, REGION), v.VpcApi(t, REGION), net
+    t, net, _ = transport([_answer] * 80)
+    return e.Ehpc(t, REGION), v.VpcApi(t, REGION), net, Others(t)
 
 
 def bms(**disks):
@@ -140,13 +159,31 @@ CALLS = {
     "ingress add": lambda h, n: n.add_ingress("sg-1", [v.IngressRule(22, "203.0.113.0/24",
                                                                      "kimi-k3 ssh")]),
     "ingress revoke": lambda h, n: n.revoke_ingress("sg-1", "r1"),
+    "ingress from the group itself": lambda h, n: n.add_ingress("sg-1", [
+        v.IngressRule.from_group("sg-1", "kimi-k3 owner x cluster")]),
+    "ingress ipv6": lambda h, n: n.add_ingress("sg-1", [v.IngressRule(8000, "2001:db8::/32")]),
+    "eip show": lambda h, n: n.get_eip("eip-1"),
+    "eip by address": lambda h, n: n.find_eips("203.0.113.9"),
+}
+OTHER_CALLS = {
+    "device types": lambda o: o.ebm.device_types(AZ),
+    "one device type": lambda o: o.ebm.device_types(AZ, "physical.t2.large.1"),
+    "raid types system": lambda o: o.ebm.raid_types(AZ, "physical.t2.large.1", "system"),
+    "raid types data": lambda o: o.ebm.raid_types(AZ, "physical.t2.large.1", "data"),
+    "sfs info": lambda o: o.sfs.info("fs-1"),
+    "sfs list": lambda o: o.sfs.list_all(),
+    "oceanfs info": lambda o: o.oceanfs.info("fs-1"),
+    "oceanfs by name": lambda o: o.oceanfs.find("k3-fs"),
 }
 
 
-@pytest.mark.parametrize("what", sorted(CALLS))
+@pytest.mark.parametrize("what", sorted(CALLS) + sorted(OTHER_CALLS))
 def test_every_request_the_client_builds_is_valid(what):
-    ehpc_api, vpc_api, net = clients()
-    CALLS[what](ehpc_api, vpc_api)
+    ehpc_api, vpc_api, net, others = clients()
+    if what in CALLS:
+        CALLS[what](ehpc_api, vpc_api)
+    else:
+        OTHER_CALLS[what](others)
     assert net.requests
     for i in range(len(net.requests)):
         method, path, query, body = net.sent(i)
@@ -154,11 +191,14 @@ def test_every_request_the_client_builds_is_valid(what):
 
 
 def test_every_api_the_client_speaks_is_exercised():
-    ehpc_api, vpc_api, net = clients()
+    ehpc_api, vpc_api, net, others = clients()
     for call in CALLS.values():
         call(ehpc_api, vpc_api)
+    for call in OTHER_CALLS.values():
+        call(others)
     sent = {urlpath for urlpath in (net.sent(i)[1] for i in range(len(net.requests)))}
-    assert sent == {op.path for op in e.OPERATIONS + v.OPERATIONS}
+    assert sent == {op.path for op in e.OPERATIONS + v.OPERATIONS + b.OPERATIONS
+                    + fs.OPERATIONS}
 
 
 def test_documented_request_examples_are_rebuilt_from_typed_fields():
@@ -200,7 +240,7 @@ def test_documented_request_examples_are_rebuilt_from_typed_fields():
     assert EXAMPLES_BY_ID["create-delegate-request"].completed() == {}
 
 
-READERS = {**e.ANSWERS, **v.ANSWERS}
+READERS = {**e.ANSWERS, **v.ANSWERS, **b.ANSWERS, **fs.ANSWERS}
 ANSWER_EXAMPLES = list(example_answers())
 
 
@@ -236,3 +276,23 @@ def test_documented_answers_read_as_documented():
     group = read("describe-security-group")
     assert group.vm_count == 0 and group.rules[0].key() == (
         "ingress", "accept", "TCP", "22", "203.0.113.0/24")
+    raids = read("raid-type-list")
+    assert [(r.name, r.volume_type, r.uuid) for r in raids] == [
+        ("RAID0", "system", "r-sfykwibcvcyztuez3mk1klyha9nn"),
+        ("RAID1", "system", "r-wtzluqacgzzxgunnabdkpnpjew3d")]
+    [device] = read("device-type-list")
+    assert (device.device_type, device.system_volumes, device.data_volumes,
+            device.nvme_volumes) == ("physical.s4.2xlarge1.6", 2, 12, 0)
+    assert device.needs_raid("system") and device.needs_raid("data")
+    assert read("sfs-info").status == "available" and read("oceanfs-info").kind == "oceanfs"
+    rows, count = read("oceanfs-list")   # counted by `total` only (CTyun contract 5)
+    assert count == 1 and rows[0].name == "yyx-oceanfs-test-003"
+    eip = read("eip-show")
+    assert (eip.eip_id, eip.address, eip.released) == ("eip-9jpeyl0frh", "203.0.113.9", False)
+
+
+def test_the_documented_group_rule_request_is_rebuilt_from_typed_fields():
+    doc = EXAMPLES_BY_ID["ingress-from-group-request"].completed()
+    [rule] = doc["securityGroupRules"]
+    body = v.IngressRule.from_group(rule["remoteSecurityGroupID"]).body("x", 0)
+    assert body == rule

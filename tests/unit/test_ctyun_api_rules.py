@@ -52,13 +52,15 @@ def test_ehpc_security_group_name_rule():
     ("K3Passw0rdX", "upper-case"),
     ("K3-Pxabc9!q", "consecutive"),
     ("K3-Px123!qW", "consecutive"),
-    ("K3-Pxcba!qW", "consecutive"),
+    ("K3-Pxcba!qW", None),  # falling: rule 4's examples rise (abc, 123): open question 17
+    ("Aa1!aaaa", None),     # a repeat: rule 4 does not name repeats (open question 17)
     ("K3-Px#Root9", "root"),
     ("K3-tOOr#x9q", "root"),
     ("K3-ECS-USERx9", "root"),
     ("K3-resu-sce9", "root"),
     ("K3 Passw0rd!", "special characters"),
-    ("K3｜Passw0rd", "special characters"),
+    ("K3｜Passw0rd", None),  # the full-width '｜' is in doc 23930's list
+    ("K3|Passw0rd", "ASCII '|'"),  # the ASCII one is not
 ])
 def test_root_passwords(pw, problem):
     got = r.root_password_problem(pw)

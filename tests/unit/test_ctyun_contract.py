@@ -106,15 +106,16 @@ def test_every_contract_section_cited_in_the_repository_exists():
 
 
 def test_the_open_questions_are_numbered_as_the_docs_table():
-    assert [g.number for g in OPEN_QUESTIONS] == [f"6.{n}" for n in range(1, 14)]
+    assert [g.number for g in OPEN_QUESTIONS] == [f"6.{n}" for n in range(1, 20)]
     doc = (ROOT / "docs" / "ctyun-hcc.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| (\d+) \| ", doc.split("## Open questions", 1)[1], re.M)
-    assert rows == [str(n) for n in range(1, 14)]
+    assert rows == [str(n) for n in range(1, 20)]
 
 
 def test_the_calling_convention_agrees_with_the_api_tables():
-    assert {a.host for a in APIS.values() if a.product == "ehpc"} == {HOSTS["ehpc"]}
-    assert {a.host for a in APIS.values() if a.product == "vpc"} == {HOSTS["vpc"]}
+    for product in ("ehpc", "vpc", "ebm", "sfs", "oceanfs"):
+        assert {a.host for a in APIS.values() if a.product == product} == {HOSTS[product]}
+    assert {a.product for a in APIS.values()} == set(HOSTS)
     for api in APIS.values():
         names = {f.name for f in api.request}
         assert ("clientToken" in names) >= (api.name in CLIENT_TOKEN["vpc"]), api.name
@@ -135,7 +136,8 @@ def test_contract_size():
     assert counts["apis"] == len(APIS) >= 30
     assert counts["request_fields"] > 250 and counts["response_fields"] > 200
     for api in APIS.values():
-        assert api.path.startswith(("/v4/cthpc/", "/v4/vpc/")) and api.method in ("GET", "POST")
+        assert api.path.startswith(("/v4/cthpc/", "/v4/vpc/", "/v4/eip/", "/v4/ebm/", "/v4/sfs/",
+                                    "/v4/oceanfs/")) and api.method in ("GET", "POST")
         assert api.host.endswith(".ctapi.ctyun.cn") and api.doc and api.source
 
 
@@ -254,7 +256,10 @@ def test_create_cluster_mutations_are_refused(case):
 
 
 @pytest.mark.parametrize("password, reason", [
-    ("Abc12345!", "consecutive"), ("Zxcvbn.987", "consecutive"), ("Root.Pa55w!", "root"),
+    ("Abc12345!", "consecutive"), ("Zxcvbn.789", "consecutive"), ("Root.Pa55w!", "root"),
+    ("Zxcvbnm|147", "special"),  # ASCII "|" is not in the list (it has the full-width one)
+    ("Zx.MNOq147", "consecutive"),  # a rising run in upper case
+
     ("xTooR.91!k", "root"), ("Ecs-User.91x", "ecs-user"), ("/Zxcvbnm.147", "start with '/'"),
     ("Zx.14", "8-30"), ("zxcvbnm.147", "upper-case"), ("Zxcvbnm147", "special"),
     ("Zxcvbnm.147" * 3, "8-30"), ("Zxcvbnm.147é", "outside")])
@@ -263,6 +268,16 @@ def test_root_password_rules_and_the_value_never_echoed(password, reason):
     problems = validate_request("hpc/create-cluster", None, body)
     assert [p.field for p in problems] == [f"{M}.rootPassword"]
     assert reason in problems[0] and password not in problems[0]
+
+
+@pytest.mark.parametrize("password", [
+    "Zxcvbnm｜147",   # the full-width '｜' is one of doc 23930's special characters
+    "Zxcvbn.987",    # a falling run: rule 4's examples are rising (abc, 123): open question 17
+    "Aa1!aaaa",      # a repeat: rule 4 does not name repeats (open question 17)
+])
+def test_root_passwords_the_documented_rules_accept(password):
+    body = _set(create_body(), f"{M}.rootPassword", password)
+    assert validate_request("hpc/create-cluster", None, body) == []
 
 
 EXPAND_MUTATIONS = [

@@ -42,11 +42,16 @@ def test_root_password_length_edges(n, ok):
     (GOOD.replace("7", "q").replace("9", "w"), "needs an upper-case letter, a lower-case letter, a digit and a special character"),
     (GOOD.replace("#", "a").replace("!", "b"), "needs an upper-case letter, a lower-case letter, a digit and a special character"),
     ("Zq7#mX9!pW xy", "may use only letters, digits and the special characters "
-                      "()`~!@#$%^&*_-+=|{}[]:;'<>,.?/ (1 other character(s) found)"),
+                      "()`~!@#$%^&*_-+=\uff5c{}[]:;'<>,.?/ (1 other character(s) found; kimi-k3's "
+                      "own rule: CTyun lists no other character)"),
     ("Zq7#mX9!pW\u00e9\u00e8", "may use only letters, digits and the special characters "
-                               "()`~!@#$%^&*_-+=|{}[]:;'<>,.?/ (2 other character(s) found)"),
+                               "()`~!@#$%^&*_-+=\uff5c{}[]:;'<>,.?/ (2 other character(s) found; "
+                               "kimi-k3's own rule: CTyun lists no other character)"),
+    ("Zq7#mX9!pW|", "uses the ASCII '|', which is not in CTyun's documented special characters "
+                    "(the list has the full-width '\uff5c', U+FF5C); use another special character"),
+    ("Zq7|mX9qpW", "uses the ASCII '|', which is not in CTyun's documented special characters "
+                   "(the list has the full-width '\uff5c', U+FF5C); use another special character"),
     ("Zq7#mX9!pWxyz", "must not contain 3 consecutive characters such as abc or 123"),
-    ("Zq7#mX9!pWzyx", "must not contain 3 consecutive characters such as abc or 123"),
     ("Zq7#mX9!pW789", "must not contain 3 consecutive characters such as abc or 123"),
     ("Zq7#mX9!pWXYZ", "must not contain 3 consecutive characters such as abc or 123"),
     ("Zq7#mX9!pWrOOt", "must not contain root, toor, ecs-user or resu-sce in any case"),
@@ -57,14 +62,19 @@ def test_each_password_rule_alone_gives_its_own_reason(pw, problem):
 
 
 @pytest.mark.parametrize("pw", [GOOD, "Zq7#mX9!pWxz", "Zq7#mX9!pW13", "Zq7#mX9!pWa1b", "Zq7#mX9!pWab", "Zq7#mX9!pW/",
-                                "Zq7#mX9!pWro0t", "Zq7#mX9!pWyxQ"])
+                                "Zq7#mX9!pWro0t", "Zq7#mX9!pWyxQ",
+                                "Zq7\uff5cmX9qpW",  # the full-width '｜' is doc 23930's special
+                                "Zq7#mX9!pWzyx", "Zq7#mX9!pW321",  # falling runs: not in rule 4
+                                "Aa1!aaaa"])  # a repeat: rule 4 does not name it (question 17)
 def test_near_misses_of_each_rule_are_accepted(pw):
-    # two-character runs, a '/' that is not first, a 'root' look-alike are all fine
+    # two-character runs, a '/' that is not first, a 'root' look-alike are all fine; what doc
+    # 23930's text does not refuse is not refused (docs/ctyun-hcc.md, open question 17)
     assert r.root_password_problem(pw) is None, pw
 
 
-def test_runs_are_exactly_three_steps_of_one():
-    assert r._has_run("abc") and r._has_run("CBA") and r._has_run("x789y") and r._has_run("z321")
+def test_runs_are_exactly_three_rising_steps_of_one():
+    assert r._has_run("abc") and r._has_run("ABC") and r._has_run("x789y") and r._has_run("aBc")
+    assert not r._has_run("CBA") and not r._has_run("z321") and not r._has_run("aaa")
     assert not r._has_run("ab") and not r._has_run("ace") and not r._has_run("aab")
     assert not r._has_run("a1b") and not r._has_run("9:;")  # digits and letters are separate runs
     assert r._has_run("wxyz", 4) and not r._has_run("wxyq", 4)
@@ -163,11 +173,16 @@ API = "vpc/create-security-group-ingress"
 
 def test_ingress_rule_bodies_are_the_documented_ones():
     assert vpc.IngressRule(22, "203.0.113.0/24").body(API, 0) == {
-        "direction": "ingress", "action": "accept", "priority": 1, "protocol": "TCP", "ethertype": "IPv4",
-        "destCidrIp": "203.0.113.0/24", "range": "22"}
+        "direction": "ingress", "remoteType": 0, "action": "accept", "priority": 1, "protocol": "TCP",
+        "ethertype": "IPv4", "destCidrIp": "203.0.113.0/24", "range": "22"}
     assert vpc.IngressRule(65535, "2001:db8::/32", "k3 api", 100, "UDP").body(API, 3) == {
-        "direction": "ingress", "action": "accept", "priority": 100, "protocol": "UDP", "ethertype": "IPv6",
-        "destCidrIp": "2001:db8::/32", "range": "65535", "description": "k3 api"}
+        "direction": "ingress", "remoteType": 0, "action": "accept", "priority": 100, "protocol": "UDP",
+        "ethertype": "IPv6", "destCidrIp": "2001:db8::/32", "range": "65535", "description": "k3 api"}
+    # all traffic from the group's own members: remoteType 1, ANY, no range, no destCidrIp
+    assert vpc.IngressRule.from_group("sg-1", "k3 nodes").body(API, 0) == {
+        "direction": "ingress", "remoteType": 1, "remoteSecurityGroupID": "sg-1", "action": "accept",
+        "priority": 1, "protocol": "ANY", "ethertype": "IPv4", "description": "k3 nodes"}
+    assert vpc.IngressRule.from_group("sg-1").key() == ("ingress", "accept", "ANY", "", "group:sg-1")
     assert vpc.IngressRule(1, "10.0.0.0/8").key() == ("ingress", "accept", "TCP", "1", "10.0.0.0/8")
 
 
@@ -181,6 +196,12 @@ def test_ingress_rule_bodies_are_the_documented_ones():
      f"CTyun {API}: securityGroupRules[2].protocol='ICMP' must be TCP or UDP"),
     (vpc.IngressRule(22, "10.0.0.0/8", "http://x"),
      f"CTyun {API}: securityGroupRules[2].description='http://x' must not start with http: or https:"),
+    (vpc.IngressRule(22, "", remote_group_id="sg-1", protocol="ANY"),
+     f"CTyun {API}: securityGroupRules[2].remoteSecurityGroupID='sg-1' is for an ANY rule without port or "
+     "CIDR (all traffic from the group's members)"),
+    (vpc.IngressRule(0, "", remote_group_id="sg-1", protocol="TCP"),
+     f"CTyun {API}: securityGroupRules[2].remoteSecurityGroupID='sg-1' is for an ANY rule without port or "
+     "CIDR (all traffic from the group's members)"),
 ])
 def test_ingress_rule_refusals(rule, message):
     with pytest.raises(RequestError) as e:

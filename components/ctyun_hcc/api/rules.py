@@ -105,37 +105,54 @@ def description_problem(text: object) -> Optional[str]:
 
 
 # -- root password (CTyun contract 4.3) -----------------------------------------------------------
-PASSWORD_SPECIALS = "()`~!@#$%^&*_-+=|{}[]:;'<>,.?/"
-#: names the password may not contain, in any case: root, ecs-user and their reversals
+# doc 23930, masterNodeConfig.rootPassword, verbatim (https://eop.ctyun.cn/ebp/ctapiDocument/
+# search?sid=8&api=23930&data=106, as captured 2026-09-24 in github.com/ArvinZJC/ctyun-cli
+# @6dcc2310b657 openapi-catalogs/ehpc/public-doc-evidence.json):
+#   1、8～30个字符  2、必须包含大小写字母，同时必须包含数字和特殊字符
+#   （()`~!@#$%^&*_-+=｜{}[]:;'<>,.?/中的特殊符号）  3、不能以斜线号（/）开头
+#   4、不能包含3个及以上连续字符，如abc、123
+#   5、不能包含以下用户名或其变体: root(如: Root、toor)、ecs-user (如: ECS-USER、resu-sce)
+# The special set holds the full-width '｜' (U+FF5C), not the ASCII '|': taken as written.
+PASSWORD_SPECIALS = "()`~!@#$%^&*_-+=\uff5c{}[]:;'<>,.?/"
+#: names the password may not contain, in any case: root, ecs-user and the variants rule 5 names
 PASSWORD_FORBIDDEN = ("root", "toor", "ecs-user", "resu-sce")
 
 
 def _has_run(text: str, length: int = 3) -> bool:
-    """A run of `length` consecutive characters such as 'abc', '123' (or 'cba', '321')."""
+    """Rule 4: `length` characters rising by one, as its examples 'abc' and '123' do (letters in
+    any case). Falling runs ('cba') and repeats ('aaa') are not what the examples show: CTyun's
+    text does not say (docs/ctyun-hcc.md, open questions), so they are not refused here."""
     low = text.lower()
     for i in range(len(low) - length + 1):
         chunk = low[i:i + length]
-        if not (chunk.isdigit() or (chunk.isascii() and chunk.isalpha())):
+        if not (chunk.isascii() and (chunk.isdigit() or chunk.isalpha())):
             continue
-        steps = {ord(b) - ord(a) for a, b in zip(chunk, chunk[1:])}
-        if steps in ({1}, {-1}):
+        if all(ord(b) - ord(a) == 1 for a, b in zip(chunk, chunk[1:])):
             return True
     return False
 
 
 def root_password_problem(pw: object) -> Optional[str]:
-    """Why `pw` breaks the root password rules, or None. Never echoes the password."""
+    """Why `pw` breaks doc 23930's root password rules (above), or None. Never echoes it.
+
+    One rule is kimi-k3's own, said as such: only letters, digits and the listed specials are
+    accepted (CTyun lists no other character as allowed; one it refuses would fail the order
+    after the network is made)."""
     if not isinstance(pw, str):
         return "must be a string"
     if not 8 <= len(pw) <= 30:
         return "must be 8-30 characters long"
     if pw.startswith("/"):
         return "must not start with '/'"
+    if "|" in pw:
+        return ("uses the ASCII '|', which is not in CTyun's documented special characters "
+                "(the list has the full-width '\uff5c', U+FF5C); use another special character")
     odd = sorted({c for c in pw if not (c.isascii() and c.isalnum()) and
                   c not in PASSWORD_SPECIALS})
     if odd:
         return (f"may use only letters, digits and the special characters {PASSWORD_SPECIALS} "
-                f"({len(odd)} other character(s) found)")
+                f"({len(odd)} other character(s) found; kimi-k3's own rule: CTyun lists no "
+                "other character)")
     if not (any(c.islower() for c in pw) and any(c.isupper() for c in pw)
             and any(c.isdigit() for c in pw) and any(c in PASSWORD_SPECIALS for c in pw)):
         return "needs an upper-case letter, a lower-case letter, a digit and a special character"

@@ -48,10 +48,15 @@ from ...dynamic.redact import redact_error, redact_text, secret_fields
 
 log = logging.getLogger("kimi_k3.ctyun")
 
-#: one API host per product (CTyun contract 1.1); `ctyun:endpoint` / CTYUN_ENDPOINT replaces both
+#: one API host per product (CTyun contract 1.1; the EIP APIs are on the VPC host, the bare-metal,
+#: SFS Turbo and OceanFS hosts from CTyun contract 7 and 8); `ctyun:endpoint` / CTYUN_ENDPOINT
+#: replaces them all
 PRODUCT_HOSTS = {
     "hpc": "https://cthpc-global.ctapi.ctyun.cn",
     "vpc": "https://ctvpc-global.ctapi.ctyun.cn",
+    "ebm": "https://ebm-global.ctapi.ctyun.cn",
+    "sfs": "https://sfs-global.ctapi.ctyun.cn",
+    "oceanfs": "https://oceanfs-global.ctapi.ctyun.cn",
 }
 
 

@@ -11,7 +11,14 @@ structs and hand-written clients). Facts that shape this module:
 - "does not exist" is `Openapi.Vpc.NotFound`, `Openapi.Subnet.NotFound`,
   `Openapi.SecurityGroup.NotFound`, `Openapi.SecurityGroupRule.NotFound` (CTyun contract 1.4);
 - rule listings show `direction`/`action` in lower case while the Terraform resource sends upper
-  case (CTyun contract 5): we send lower case as listed and compare case-insensitively.
+  case (CTyun contract 5): we send lower case as listed and compare case-insensitively;
+- a rule's source is a CIDR (`remoteType` 0, `destCidrIp`) or a security group (`remoteType` 1,
+  `remoteSecurityGroupID`: "members of that group"; CTyun contract 3.11). `remoteType` is always
+  sent, as CTyun's generated struct does (no omitempty). Listings carry no `remoteType`: a rule
+  whose source is a group is known by a non-empty `remoteSecurityGroupID` only, never by its
+  `destCidrIp`, whose value on such a rule is undocumented (CTyun contract 6.14);
+- the master's EIP is read on the same host under `/v4/eip/` (CTyun contract 3.13-3.14):
+  `eip/show` by id (`Openapi.Eip.NotFound` once released), `eip/new-list` by address.
 """
 
 from __future__ import annotations
@@ -47,13 +54,22 @@ DESCRIBE_SECURITY_GROUP = _op("GET", "describe-security-group-attribute", "10040
 DELETE_SECURITY_GROUP = _op("POST", "delete-security-group", "10040966")
 CREATE_INGRESS = _op("POST", "create-security-group-ingress", "10040961")
 REVOKE_INGRESS = _op("POST", "revoke-security-group-ingress", "10040977")
+# the EIP APIs share the VPC host (CTyun contract 3.13-3.14); both are reads
+SHOW_EIP = Operation("vpc", "GET", "/v4/eip/show", "10042983", True)
+LIST_EIPS = Operation("vpc", "POST", "/v4/eip/new-list", "-", True)
 OPERATIONS = (CREATE_VPC, LIST_VPCS, QUERY_VPC, DELETE_VPC, CREATE_SUBNET, LIST_SUBNETS,
               QUERY_SUBNET, DELETE_SUBNET, CREATE_SECURITY_GROUP, LIST_SECURITY_GROUPS,
-              DESCRIBE_SECURITY_GROUP, DELETE_SECURITY_GROUP, CREATE_INGRESS, REVOKE_INGRESS)
+              DESCRIBE_SECURITY_GROUP, DELETE_SECURITY_GROUP, CREATE_INGRESS, REVOKE_INGRESS,
+              SHOW_EIP, LIST_EIPS)
 
 NOT_FOUND = {"vpc": "Openapi.Vpc.NotFound", "subnet": "Openapi.Subnet.NotFound",
              "group": "Openapi.SecurityGroup.NotFound",
-             "rule": "Openapi.SecurityGroupRule.NotFound"}
+             "rule": "Openapi.SecurityGroupRule.NotFound", "eip": "Openapi.Eip.NotFound"}
+#: CTyun contract 3.13: the eight statuses of CTyun's Terraform provider (eip_const.go) and the
+#: new-list filter's FREEZING
+EIP_STATUSES = ("ACTIVE", "DOWN", "ERROR", "UPDATING", "BANDING_OR_UNBANGDING", "DELETING",
+                "DELETED", "EXPIRED", "FREEZING")
+EIP_GONE, EIP_GOING = ("DELETED",), ("DELETING",)
 DIRECTIONS = ("ingress", "egress")
 ACTIONS = ("accept", "drop")
 PROTOCOLS = ("ANY", "TCP", "UDP", "ICMP", "ICMP6")
@@ -95,9 +111,26 @@ class Rule:
     priority: Optional[int]
     #: the rule's `description` (CTyun contract 3.9); where kimi-k3 writes its owner marker
     description: str = ""
+    #: the source group of a rule whose source is a security group ("" for a CIDR rule)
+    remote_group_id: str = ""
+    #: the source prefix list of such a rule ("" otherwise)
+    prefix_list_id: str = ""
+
+    @property
+    def source(self) -> str:
+        """Where the rule admits traffic from: `group:<id>`, `prefix:<id>` or the CIDR."""
+        if self.remote_group_id:
+            return f"group:{self.remote_group_id}"
+        if self.prefix_list_id:
+            return f"prefix:{self.prefix_list_id}"
+        return self.cidr
+
+    def from_group(self, group_id: str) -> bool:
+        """Is this an ingress rule whose source is `group_id` (its members)?"""
+        return self.direction == "ingress" and self.remote_group_id == group_id
 
     def key(self) -> Tuple[str, str, str, str, str]:
-        return (self.direction, self.action, self.protocol, self.port_range, self.cidr)
+        return (self.direction, self.action, self.protocol, self.port_range, self.source)
 
 
 @dataclass(frozen=True)
@@ -112,34 +145,77 @@ class SecurityGroup:
 
 @dataclass(frozen=True)
 class IngressRule:
-    """An accept rule for TCP `port` from `cidr`, as the create-ingress API takes it."""
+    """An accept rule, as the create-ingress API takes it: TCP (or UDP) `port` from `cidr`, or
+    (`remote_group_id`) every protocol and port from the members of that security group."""
 
-    port: int
-    cidr: str
+    port: int = 0
+    cidr: str = ""
     description: str = ""
     priority: int = 1
     protocol: str = "TCP"
+    remote_group_id: str = ""
+
+    @classmethod
+    def from_group(cls, group_id: str, description: str = "",
+                   priority: int = 1) -> "IngressRule":
+        """All traffic from the members of `group_id` (remoteType 1, protocol ANY, IPv4)."""
+        return cls(0, "", description, priority, "ANY", group_id)
+
+    def _group_body(self, api: str, where: str) -> Dict[str, Any]:
+        # [tf] ctvpc_create_sg_ingress_rule_api.go: remoteType 1 + remoteSecurityGroupID; ANY
+        # carries no range; destCidrIp is the CIDR source and is not sent (CTyun contract 3.11)
+        if self.protocol != "ANY" or self.port or self.cidr:
+            raise RequestError(api, f"{where}.remoteSecurityGroupID", self.remote_group_id,
+                               "is for an ANY rule without port or CIDR (all traffic from the "
+                               "group's members)")
+        out = {"direction": "ingress", "remoteType": 1,
+               "remoteSecurityGroupID": self.remote_group_id, "action": "accept",
+               "priority": self.priority, "protocol": "ANY", "ethertype": "IPv4"}
+        if self.description:
+            out["description"] = self.description
+        return out
 
     def body(self, api: str, index: int) -> Dict[str, Any]:
         where = f"securityGroupRules[{index}]"
-        if not rules.int_in(self.port, 1, 65535):
-            raise RequestError(api, f"{where}.range", self.port, "must be a port 1-65535")
         if not rules.int_in(self.priority, 1, 100):
             raise RequestError(api, f"{where}.priority", self.priority, "must be 1-100")
-        if self.protocol not in ("TCP", "UDP"):
-            raise RequestError(api, f"{where}.protocol", self.protocol, "must be TCP or UDP")
         problem = rules.description_problem(self.description)
         if problem:
             raise RequestError(api, f"{where}.description", self.description, problem)
-        out = {"direction": "ingress", "action": "accept", "priority": self.priority,
-               "protocol": self.protocol, "ethertype": "IPv6" if ":" in self.cidr else "IPv4",
-               "destCidrIp": self.cidr, "range": str(self.port)}
+        if self.remote_group_id:
+            return self._group_body(api, where)
+        if not rules.int_in(self.port, 1, 65535):
+            raise RequestError(api, f"{where}.range", self.port, "must be a port 1-65535")
+        if self.protocol not in ("TCP", "UDP"):
+            raise RequestError(api, f"{where}.protocol", self.protocol, "must be TCP or UDP")
+        out = {"direction": "ingress", "remoteType": 0, "action": "accept",
+               "priority": self.priority, "protocol": self.protocol,
+               "ethertype": "IPv6" if ":" in self.cidr else "IPv4", "destCidrIp": self.cidr,
+               "range": str(self.port)}
         if self.description:
             out["description"] = self.description
         return out
 
     def key(self) -> Tuple[str, str, str, str, str]:
+        if self.remote_group_id:
+            return ("ingress", "accept", "ANY", "", f"group:{self.remote_group_id}")
         return ("ingress", "accept", self.protocol, str(self.port), self.cidr)
+
+
+@dataclass(frozen=True)
+class Eip:
+    eip_id: str
+    address: str
+    status: str
+    association_type: str = ""
+    association_id: str = ""
+
+    @property
+    def released(self) -> bool:
+        return self.status in EIP_GONE
+
+    def label(self) -> str:
+        return f"EIP {self.address} ({self.eip_id}, {self.status})"
 
 
 def _text(o: Obj, key: str) -> str:
@@ -177,7 +253,8 @@ def parse_rule(o: Obj) -> Rule:
                 o.str("range", required=False, nullable=True) or "",
                 o.str("destCidrIp", required=False, nullable=True) or "",
                 o.int("priority", required=False, nullable=True),
-                _text(o, "description"))
+                _text(o, "description"), _text(o, "remoteSecurityGroupID"),
+                _text(o, "prefixListID"))
 
 
 def parse_security_group(o: Obj) -> SecurityGroup:
@@ -211,6 +288,11 @@ def read_rule_ids(value: Any) -> List[str]:
     return return_obj(CREATE_INGRESS.name, value).strs("sgRuleIDs")
 
 
+def parse_eip(o: Obj) -> Eip:
+    return Eip(o.str("ID", nonempty=True), o.str("eipAddress"), o.enum("status", EIP_STATUSES),
+               _text(o, "associationType"), _text(o, "associationID"))
+
+
 #: how each answer (`returnObj`) is read, by API name (the methods use these; the contract
 #: tests replay the documented examples through them)
 ANSWERS = {
@@ -230,6 +312,8 @@ ANSWERS = {
     DELETE_SECURITY_GROUP.name: _empty(DELETE_SECURITY_GROUP),
     CREATE_INGRESS.name: read_rule_ids,
     REVOKE_INGRESS.name: _empty(REVOKE_INGRESS),
+    SHOW_EIP.name: lambda value: parse_eip(return_obj(SHOW_EIP.name, value)),
+    LIST_EIPS.name: _paged(LIST_EIPS, "eips", parse_eip),
 }
 
 
@@ -364,6 +448,22 @@ class VpcApi:
             raise ResponseError(api, "returnObj.sgRuleIDs",
                                 f"holds {len(ids)} ids for {len(wanted)} rules", ids)
         return ids
+
+    # -- EIPs ---------------------------------------------------------------------------
+    def get_eip(self, eip_id: str, deadline=None) -> Optional[Eip]:
+        """The EIP `eip_id`, or None when CTyun says it does not exist (released)."""
+        value = self._absent_ok("eip", SHOW_EIP, params={"regionID": self.region_id,
+                                                         "eipID": eip_id}, deadline=deadline)
+        return None if value is None else ANSWERS[SHOW_EIP.name](value)
+
+    def find_eips(self, address: str, deadline=None) -> List[Eip]:
+        """The EIPs whose address is exactly `address` (new-list filtered by `ip`, paged)."""
+        def page(n: int) -> Any:
+            return self.t.call(LIST_EIPS, body={"regionID": self.region_id, "ip": address,
+                                                "pageNo": n, "pageSize": self.PAGE_SIZE},
+                               deadline=deadline)
+        rows = all_pages(LIST_EIPS.name, page, "eips")
+        return [e for e in (parse_eip(o) for o in rows) if e.address == address]
 
     def revoke_ingress(self, group_id: str, rule_id: str, deadline=None) -> None:
         self._absent_ok("rule", REVOKE_INGRESS, body={

@@ -216,5 +216,148 @@ _INLINE = (
             "[tf] 10040938 struct values, contract 3.7", text='{"securityGroupID": "sg-p2qs0qmigm"}'),
 )
 
-EXAMPLES: Tuple[Example, ...] = _FROM_BLOCKS + _INLINE
+
+
+#: bare-metal and file-system answers, as CTyun's documentation gives them (the catalogue's
+#: example_response, key order kept)
+_CATALOG = (
+    Example('raid-type-list', 'ebm/raid-type-list', 'envelope',
+            '[catalog 4576] documented example answer (= plugins/dps/fixtures/dps-raid-type-list.json), contract 7.2',
+            abbreviated=False,
+            text=(
+                '{"returnObj": {"totalCount": 2, "results": [{"uuid": "r-sfykwibcvcyztuez3mk1klyha9nn", '
+                '"volumeType": "SYSTEM", "descriptionEn": "RAID0 means that the entire logical disk data is '
+                'striped among multiple physical disks, it allows read/write in parallel and provides the fastest'
+                ' speed with no redundancy.", "deviceType": "physical.t2.large.1", "descriptionZh": '
+                '"RAID0是整个逻辑盘的数据是被分条（stripped）分布在多个物理磁盘上，可以并行读/写，提供最快的速度，但没有冗余能力。", "nameEn": "RAID0", '
+                '"volumeDetail": "2*480 SSD", "nameZh": "RAID0"}, {"uuid": "r-wtzluqacgzzxgunnabdkpnpjew3d", '
+                '"volumeType": "SYSTEM", "descriptionEn": "RAID1 also known as mirroring method, provides data '
+                'redundancy. In the entire mirroring process, only half of the disk capacity is valid, the other '
+                'half is used to store the same data. RAID1 has taken security into consideration with half '
+                'capacity and full speed.", "deviceType": "physical.t2.large.1", "descriptionZh": '
+                '"RAID1又称镜像方式，提供数据的冗余。在整个镜像过程中，只有一半的磁盘容量是有效的（另一半磁盘容量用来存放同样的数据），RAID1考虑了安全性，容量减半、速度不变。", "nameEn":'
+                ' "RAID1", "volumeDetail": "2*960G SSD", "nameZh": "RAID1"}]}, "errorCode": "", "message": '
+                '"SUCCESS", "description": "成功", "statusCode": 800}'
+            )),
+    Example('device-type-list', 'ebm/device-type-list', 'envelope',
+            '[catalog 4574] documented example answer (= plugins/dps/fixtures/dps-flavor-list.json), contract 7.1',
+            abbreviated=False,
+            text=(
+                '{"statusCode": 800, "errorCode": "", "message": "SUCCESS", "description": "成功", "returnObj": '
+                '{"totalCount": 1, "results": [{"cpuModel": "5218", "nvmeVolumeType": "", "nameZh": "大数据服务器-1", '
+                '"nvmeVolumeInterface": "", "updateTime": "2023-05-24 17:09:39", "systemVolumeSize": 480, '
+                '"systemVolumeType": "SSD", "cpuManufacturer": "Intel", "nameEn": "Dell PowerEdge R740", "id": '
+                '23, "nicAmount": 2, "nvmeVolumeAmount": 0, "smartNicExist": false, "cpuFrequency": "2.3", '
+                '"cpuThreadAmount": 2, "systemVolumeInterface": "SATA", "gpuManufacturer": "", "dataVolumeType": '
+                '"HDD", "gpuModel": "", "deviceType": "physical.s4.2xlarge1.6", "systemVolumeAmount": 2, '
+                '"dataVolumeDescription": "12*8000GB(SATA)", "gpuSize": 0, "memAmount": 8, "memSize": 32, '
+                '"gpuAmount": 0, "systemVolumeDescription": "2*480GB(SSD)", "memFrequency": 2666, "azName": '
+                '"cn-huadong1-jsnj1A-public-ctcloud", "nvmeVolumeSize": 0, "cpuSockets": 2, "cpuAmount": 16, '
+                '"createTime": "2023-05-24 17:09:39", "supportCloud": false, "dataVolumeAmount": 12, '
+                '"numaNodeAmount": 2, "region": "cn-huadong1-public-ctcloud", "dataVolumeSize": 8000, '
+                '"dataVolumeInterface": "SATA", "nicRate": 10, "cloudBoot": false, "enableShadowVpc": false, '
+                '"computeIBAmount": 0, "computeIBRate": 0, "storageIBAmount": 0, "storageIBRate": 0, '
+                '"computeRoCEAmount": 0, "computeRoCERate": 0, "storageRoCEAmount": 0, "storageRoCERate": 0, '
+                '"deviceModel": "bf2", "project": "standard", "cloudVolumeAmount": 9, "supportLava": false, '
+                '"isSuperPod": false}]}}'
+            )),
+    Example('sfs-info', 'sfs/info-sfs', 'envelope',
+            '[catalog 8012] documented example answer (no errorCode in it), contract 8.1',
+            abbreviated=True,
+            text=(
+                '{"returnObj": {"updateTime": 1678342191000, "projectID": "0", "usedSize": 34, "phySharePath": '
+                '"100.120.0.100:/mnt/sfs_perf/a7135589f022439c1edefc74b9336f7a_5czqobzhm0d4rjbx", "kmsUUID": "", '
+                '"isEncrypt": false, "sfsSize": 1024, "vpceSharePath": [{"vpcID": "vpc-66jrjem533", '
+                '"windowsSharePathV6": "", "windowsSharePath": "", "vpcName": "vpc-tzbtest", "sharePath": '
+                '"192.168.0.7:/mnt/sfs_perf/4c7e60035aafeb9f66f9ea9f8b98e5fb_vo12l2ks9zhr4g5f", "sharePathV6": '
+                '"", "endpointID": "endpoint-skdflewjfs"}], "onDemand": false, "regionID": '
+                '"81f7728662dd11ec810800155d307d5b", "createTime": 1678239529000, "sharePath": '
+                '"100.127.155.200:/mnt/sfs_perf/a7135589f022439c1edefc74b9336f7a_5czqobzhm0d4rjbx", "mountCount":'
+                ' 0, "sfsType": "performance", "windowsSharePath": "", "expireTime": 1709861929000, '
+                '"sfsProtocol": "nfs", "azName": "az1", "cephID": "5czqobzhm0d4rjbx", "sfsUID": '
+                '"73725123-0de1-5424-8115-7da2a24f3dfb", "sharePathV6": "", "sfsStatus": "available", '
+                '"windowsSharePathV6": "", "protectSwitch": true, "sfsName": "yyx-sfs-test-003"}, "message": '
+                '"SUCCESS", "description": "成功", "statusCode": 800}'
+            )),
+    Example('sfs-list', 'sfs/list-sfs', 'envelope',
+            '[catalog 8014] documented example answer (no errorCode in it), contract 8.1',
+            abbreviated=True,
+            text=(
+                '{"returnObj": {"list": [{"updateTime": 1678342191000, "projectID": "0", "usedSize": 34, '
+                '"phySharePath": "100.120.0.100:/mnt/sfs_perf/a7135589f022439c1edefc74b9336f7a_5czqobzhm0d4rjbx",'
+                ' "kmsUUID": "", "isEncrypt": false, "sfsSize": 1024, "vpceSharePath": [{"vpcID": '
+                '"vpc-66jrjem533", "windowsSharePathV6": "", "windowsSharePath": "", "vpcName": "vpc-tzbtest", '
+                '"sharePath": "192.xxx.x.x:/mnt/sfs_perf/a7135589f022439c1edefc74b9336f7a_5czqobzhm0d4rjbx", '
+                '"sharePathV6": "", "endpointID": "endpoint-skdflewjfs"}], "onDemand": false, "regionID": '
+                '"81f7728662dd11ec810800155d307d5b", "createTime": 1678239529000, "sharePath": '
+                '"100.xxx.xxx.xxx:/mnt/sfs_perf/a7135589f022439c1edefc74b9336f7a_5czqobzhm0d4rjbx", "mountCount":'
+                ' 0, "sfsType": "performance", "windowsSharePath": "", "expireTime": 1709861929000, '
+                '"sfsProtocol": "nfs", "azName": "az1", "cephID": "5czqobzhm0d4rjbx", "sfsUID": '
+                '"73725123-0de1-5424-8115-7da2a24f3dfb", "sharePathV6": "", "sfsStatus": "available", '
+                '"windowsSharePathV6": "", "protectSwitch": true, "sfsName": "yyx-sfs-test-003"}], "total": 1, '
+                '"totalCount": 1, "currentCount": 1, "pageSize": 10, "pageNo": 1}, "message": "SUCCESS", '
+                '"description": "成功", "statusCode": 800}'
+            )),
+    Example('oceanfs-info', 'oceanfs/info-sfs', 'envelope',
+            '[catalog 13429] documented example answer (no errorCode in it), contract 8.2',
+            abbreviated=True,
+            text=(
+                '{"returnObj": {"updateTime": 1678342191000, "projectID": "0", "usedSize": 34, "sfsSize": 1024, '
+                '"vpceSharePath": [{"vpcID": "vpc-66jrjem533", "windowsSharePathV6": "", "windowsSharePath": "", '
+                '"vpcName": "vpc-tzbtest", "sharePath": '
+                '"192.xxx.x.x:/mnt/sfs_mass/a7135589f022439c1edefc74b9336f7a_5czqobzhm0d4rjbx", "sharePathV6": '
+                '"", "endpointID": "endpoint-skdflewjfs"}], "onDemand": false, "regionID": '
+                '"81f7728662dd11ec810800155d307d5b", "createTime": 1678239529000, "sharePath": '
+                '"100.127.155.200:/mnt/sfs_mass/a7135589f022439c1edefc74b9336f7a_5czqobzhm0d4rjbx", "mountCount":'
+                ' 0, "sfsType": "massive", "windowsSharePath": "", "expireTime": 1709861929000, "sfsProtocol": '
+                '"nfs", "azName": "az1", "cephID": "5czqobzhm0d4rjbx", "sfsUID": '
+                '"73725123-0de1-5424-8115-7da2a24f3dfb", "sharePathV6": "", "sfsStatus": "available", '
+                '"windowsSharePathV6": "", "sfsName": "yyx-oceanfs-test-003", "protectSwitch": true, '
+                '"used_size_charge": false, "usedSizeCharge": false}, "message": "SUCCESS", "description": "成功", '
+                '"statusCode": 800}'
+            )),
+    Example('oceanfs-list', 'oceanfs/list-sfs', 'envelope',
+            '[catalog 13431] documented example answer (no errorCode, totalCount or currentCount in it), contract 8.2',
+            abbreviated=True,
+            text=(
+                '{"returnObj": {"total": 1, "list": [{"updateTime": 1678342191000, "projectID": "0", "usedSize": '
+                '34, "sfsSize": 1024, "vpceSharePath": [{"vpcID": "vpc-66jrjem533", "windowsSharePathV6": "", '
+                '"windowsSharePath": "", "vpcName": "vpc-tzbtest", "sharePath": '
+                '"192.xxx.x.x:/mnt/sfs_mass/a7135589f022439c1edefc74b9336f7a_5czqobzhm0d4rjbx", "sharePathV6": '
+                '"", "endpointID": "endpoint-skdflewjfs"}], "onDemand": false, "regionID": '
+                '"81f7728662dd11ec810800155d307d5b", "createTime": 1678239529000, "sharePath": '
+                '"100.127.155.200:/mnt/sfs_mass/a7135589f022439c1edefc74b9336f7a_5czqobzhm0d4rjbx", "mountCount":'
+                ' 0, "sfsType": "massive", "windowsSharePath": "", "expireTime": 1709861929000, "sfsProtocol": '
+                '"nfs", "azName": "az1", "cephID": "5czqobzhm0d4rjbx", "sfsUID": '
+                '"73725123-0de1-5424-8115-7da2a24f3dfb", "sharePathV6": "", "sfsStatus": "available", '
+                '"windowsSharePathV6": "", "sfsName": "yyx-oceanfs-test-003", "protectSwitch": true, '
+                '"used_size_charge": false, "usedSizeCharge": false}], "pageSize": 1, "pageNo": 1}, "message": '
+                '"SUCCESS", "description": "成功", "statusCode": 800}'
+            )),
+)
+
+#: the EIP and group-rule examples: the values of CTyun's Terraform structs (no documented
+#: example answer is in the sources)
+_STRUCTS = (
+    Example("ingress-from-group-request", "vpc/create-security-group-ingress", "request",
+            "[tf] ctvpc_create_sg_ingress_rule_api.go struct (remoteType always sent, no range "
+            "for ANY) and [ctdoc 10105035] (the preset rule: all protocols from the group "
+            "itself), contract 3.11",
+            text='{"regionID": "bb9fdb42056f11eda1610242ac110002", "securityGroupID": '
+                 '"sg-p2qs0qmigm", "clientToken": "4f7b9d0c2e6a4c1f9b3d8e7a6c5b4a39", '
+                 '"securityGroupRules": [{"direction": "ingress", "remoteType": 1, '
+                 '"remoteSecurityGroupID": "sg-p2qs0qmigm", "action": "accept", "priority": 1, '
+                 '"protocol": "ANY", "ethertype": "IPv4"}]}'),
+    Example("eip-show", "eip/show", "response",
+            "[tf] internal/core/ctyun-sdk-endpoint/ctvpc/eip_show.go eipShowRealResponse, "
+            "contract 3.13",
+            text='{"ID": "eip-9jpeyl0frh", "name": "eip-hpc", "eipAddress": "203.0.113.9", '
+                 '"associationID": "ss-9d4u1yd1jr0a3xeu59fq9svecxql", "associationType": '
+                 '"PHYSICALINSTANCE", "privateIpAddress": "192.168.0.45", "bandwidth": 100, '
+                 '"bandwidthID": "", "bandwidthType": "standalone", "status": "ACTIVE", '
+                 '"tags": "", "createdAt": "2026-04-16T06:54:16Z", "updatedAt": '
+                 '"2026-04-16T06:54:16Z", "expiredAt": ""}'),
+)
+
+EXAMPLES: Tuple[Example, ...] = _FROM_BLOCKS + _INLINE + _CATALOG + _STRUCTS
 BY_ID: Dict[str, Example] = {e.id: e for e in EXAMPLES}

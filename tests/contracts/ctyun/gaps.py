@@ -38,8 +38,12 @@ CONTRADICTIONS = (
     Gap("5.vm-num", "security group vmNum: an int in the list, a string in describe; rule "
         "spelling: lower case in the client comments, upper case sent by the Terraform resource",
         ("[tf] internal/core/ctvpc/*.go", "[tf] internal/service/vpc/*.go")),
-    Gap("5.password-bar", "the root password's special characters include a full-width '｜' "
-        "next to '|' in the table", ("[doc 23930]",)),
+    Gap("5.password-bar", "the root password's special characters list a full-width '｜' "
+        "(U+FF5C) and no ASCII '|' (every CTyun password text seen writes it so, e.g. the ECS "
+        "ones in the Terraform provider: likely a table-escaping habit, but the ASCII '|' is not "
+        "listed)", ("[doc 23930]", "[tf] internal/core/ctecs/*.go")),
+    Gap("5.fs-list-total", "list-sfs counts in `totalCount` and `total` ([tf] struct, SFS "
+        "example); the OceanFS example carries `total` only", ("[catalog 13431]", "[tf]")),
     Gap("5.vpc-id", "create-cluster's table shows a UUID as vpcID example, its request example "
         "and every listing use vpc-... ids: pass what the VPC API returns",
         ("[doc 23930]", "[ex] 23930")),
@@ -81,6 +85,30 @@ OPEN_QUESTIONS = (
         "createTime", ("[ex]", "[tf]")),
     Gap("6.13", "pay-as-you-go billing granularity; whether a deleted cluster's subscription "
         "items keep billing", ("[doc 23930]",)),
+    Gap("6.14", "what a group made by the API create-security-group contains (the console's "
+        "presets and the default group hold an ingress rule from the group itself: 'members of "
+        "one group can talk'), and what destCidrIp a rule whose source is a group shows in "
+        "listings (listings have no remoteType: such a rule is known by remoteSecurityGroupID)",
+        ("[ctdoc 10002094]", "[ctdoc 10105035]",
+         "[tf] internal/core/ctvpc/ctvpc_new_query_security_groups_api.go")),
+    Gap("6.15", "is E-HPC's specificationName the bare-metal deviceType that device-type-list "
+        "and raid-type-list take?", ("[doc 23940]", "[catalog 4574]", "[catalog 4576]")),
+    Gap("6.16", "how the 910C (A3) node reports its 2 x 3.2 TB NVMe (data volumes, needing "
+        "localDataVolumeRaidUUID, or NVMe volumes, needing none), which RAID types it offers "
+        "(only RAID0 and RAID1 are evidenced, no enumeration is published) and which block "
+        "devices the OS shows under each", ("[catalog 4574]", "[catalog 4576]", "[doc 23930]",
+                                           "[tf] internal/service/ebm/resource_ctyun_ebm.go")),
+    Gap("6.17", "root password rule 4 ('no 3 or more consecutive characters, such as abc, "
+        "123'): are falling runs (cba) or repeats (aaa) refused? Is the ASCII '|' accepted "
+        "(the list shows a full-width one, section 5)?", ("[doc 23930]",)),
+    Gap("6.18", "is the 910C specification elastic bare metal (its orders want an ordinary "
+        "subnet) or standard bare metal (a bare-metal 'cbm' subnet)? No API field says which",
+        ("[doc 23930]", "[doc 23931]",
+         "[tf] internal/core/ctvpc/ctvpc_vpc_create_subnet_api.go")),
+    Gap("6.19", "info-sfs for a file system that no longer exists: which code? Does "
+        "delete-cluster release the file system and the EIP it ordered (question 3)?",
+        ("[catalog 8012]", "[catalog 13429]", "[tf] internal/service/sfs/resource_ctyun_sfs.go",
+         "[old 5621]")),
 )
 
 BY_NUMBER = {g.number: g for g in CONTRADICTIONS + OPEN_QUESTIONS}

@@ -15,6 +15,8 @@ CTYUN_CLI = "https://github.com/ArvinZJC/ctyun-cli"
 CTYUN_CLI_COMMIT = "6dcc2310b657f6a00017559c9930eb7ae7f07125"
 TERRAFORM = "https://github.com/ctyun-it/terraform-provider-ctyun"
 TERRAFORM_COMMIT = "80651fddcdcba0feaac09c4b559958344a8fd567"   # v1.2.0, 2025-09-26
+#: the same repository later: its catalogues of the bare-metal (dps), SFS and OceanFS APIs
+CTYUN_CLI_CATALOG_COMMIT = "208ae793f89fe54607487b0805ca20dfc758a9f9"   # 2026-07-22
 GO_SDK = "https://github.com/ctyun-it/ctyun-sdk-go"
 GO_SDK_COMMIT = "ffde8493f9270becddf655a3d918e22c4c88e464"       # 2025-01-03
 
@@ -64,12 +66,38 @@ SOURCES = {s.tag: s for s in (
             "internal/core/core/request.go", "internal/core/core/client.go",
             "internal/core/ctyun-sdk-core/response.go", "internal/common/error_code.go",
             "internal/service/vpc/resource_ctyun_vpc.go", "internal/service/ctyun_provider.go",
-            "internal/core/ctebm/ebm_raid_type_list_api.go")),
+            "internal/core/ctebm/ebm_raid_type_list_api.go",
+            "internal/core/ctebm/ebm_device_type_list_api.go",
+            "internal/service/ebm/resource_ctyun_ebm.go", "internal/core/sfs/*.go",
+            "internal/core/oceanfs/*.go", "internal/service/sfs/resource_ctyun_sfs.go",
+            "internal/core/ctvpc/ctvpc_new_eip_list_api.go",
+            "internal/core/ctyun-sdk-endpoint/ctvpc/eip_show.go",
+            "internal/business/eip_const.go", "internal/service/vpc/resource_ctyun_eip.go",
+            "internal/core/ctvpc/ctvpc_create_sg_ingress_rule_api.go",
+            "internal/core/ctvpc/ctvpc_modify_sg_ingress_rule_api.go",
+            "internal/core/ctvpc/ctvpc_vpc_create_subnet_api.go")),
     Source("sdk", "CTyun's official Go SDK, VPC endpoint clients", GO_SDK, GO_SDK_COMMIT,
            "2025-01-03", ("ctyun-sdk-endpoint/ctvpc/*.go",)),
     Source("vpc-doc", "CTyun VPC API doc page NNNNNNNN, as linked from the Terraform provider's "
            "hand-written clients; page: vpc_doc_url(NNNNNNNN)",
            "https://www.ctyun.cn/document/10026755/", date="2025-09-26"),
+    Source("catalog", "CTyun API doc NNNN of the bare-metal (4574 device-type-list, 4576 "
+           "raid-type-list), SFS Turbo (8012 info-sfs, 8014 list-sfs) and OceanFS (13429, "
+           "13431) services as catalogued in ArvinZJC/ctyun-cli: parameters, answer columns, "
+           "the documented example answer, the endpoint; page: "
+           "https://eop.ctyun.cn/ebp/ctapiDocument/search?api=NNNN (the catalogue's docs_url)",
+           CTYUN_CLI, CTYUN_CLI_CATALOG_COMMIT, "2026-07-22",
+           ("openapi-catalogs/dps/source.json", "openapi-catalogs/sfs/source.json",
+            "openapi-catalogs/oceanfs/source.json", "plugins/dps/plugin.json",
+            "plugins/sfs/plugin.json", "plugins/oceanfs/plugin.json",
+            "plugins/dps/fixtures/dps-raid-type-list.json",
+            "plugins/dps/fixtures/dps-flavor-list.json")),
+    Source("ctdoc", "CTyun's VPC user guide, page NNNNNNNN: 10002094 安全组规则 (\"安全组默认拒绝"
+           "所有来自外部的请求，即本安全组内的实例网络互通\"), 10105035 创建安全组 (console presets: "
+           "ingress \"全部 | 当前安全组 | 针对全部协议，允许安全组内实例通过内网网络相互通信\"); read "
+           "from stored copies on 2026-12-01",
+           "https://www.ctyun.cn/document/10000023/", date="2026-12-01",
+           paths=("10002094", "10105035")),
 )}
 
 #: tags a `source` string may carry (the first word inside square brackets)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from . import convention, ehpc, vpc
+from . import convention, ebm, ehpc, storage, vpc
 from .checks import CHECKS
 from .spec import ABSENT, PRESENT, Api, Field, Rule
 
-APIS: Dict[str, Api] = {a.name: a for a in ehpc.APIS + vpc.APIS}
+APIS: Dict[str, Api] = {a.name: a for a in ehpc.APIS + vpc.APIS + ebm.APIS + storage.APIS}
 BY_PATH: Dict[str, Api] = {a.path: a for a in APIS.values()}
 SECRET_FIELDS = {"rootPassword"}
 QUERY_INT = re.compile(r"0|[1-9][0-9]*")

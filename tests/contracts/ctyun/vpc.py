@@ -10,7 +10,7 @@ Commits: sources.py. Doc pages: https://www.ctyun.cn/document/10026755/<doc>.
 
 from __future__ import annotations
 
-from .spec import PRESENT, Api, Field as F, Rule
+from .spec import ABSENT, PRESENT, Api, Field as F, Rule
 
 HOST = "ctvpc-global.ctapi.ctyun.cn"   # [tf] ctyun-sdk-endpoint/ctvpc/const.go
 BASE = "/v4/vpc"
@@ -184,9 +184,14 @@ def _rule_object(direction: str) -> F:
         _b("priority", "int", range=(1, 100), note="lower wins"),
         _b("protocol", enum=("ANY", "TCP", "UDP", "ICMP")),
         _b("ethertype", enum=("IPv4", "IPv6")),
-        _b("destCidrIp", required="Y" if direction == "ingress" else "-", check="remote_cidr"),
+        _b("destCidrIp", required="C" if direction == "ingress" else "-", check="remote_cidr",
+           note="the remote CIDR; required on ingress when remoteType is 0 (the default)"),
         _b("range", required="C", check="port_range",
            note="22 or 8000-9000; required for TCP/UDP, empty for ANY"),
+        # [tf] ctvpc_create_sg_ingress_rule_api.go: `remoteType int32 json:"remoteType"` (no
+        # omitempty: always sent) "0 表示使用 cidr，1 表示使用远端安全组，默认为 0";
+        # remoteSecurityGroupID "远端安全组 id". The value 2 (prefix list) is documented only on
+        # modify-security-group-ingress ([tf] ctvpc_modify_sg_ingress_rule_api.go line 58).
         _b("remoteType", "int", "-", enum=(0, 1), note="0 CIDR (default), 1 security group"),
         _b("remoteSecurityGroupID", required="C", note="for remoteType 1"),
         _description()))
@@ -205,6 +210,12 @@ RULE_RULES = (
          scope="securityGroupRules[]", when=(("remoteSecurityGroupID", (PRESENT,)),),
          restrict=(("remoteType", (1,)),), require=("remoteType",)),
 )
+#: ingress only: a CIDR rule (remoteType 0, the default) names its remote CIDR
+INGRESS_RULES = RULE_RULES + (
+    Rule("remote-cidr", "a CIDR rule (remoteType 0 or absent) needs destCidrIp", TF,
+         scope="securityGroupRules[]", when=(("remoteType", (0, ABSENT)),),
+         require=("destCidrIp",)),
+)
 
 
 def _add_rules(direction: str, doc: str) -> Api:
@@ -212,7 +223,7 @@ def _add_rules(direction: str, doc: str) -> Api:
         f"vpc/create-security-group-{direction}", "vpc", HOST, "POST",
         f"{BASE}/create-security-group-{direction}", doc, "[tf] [sdk]", "vpc", answer="object",
         request=(_b("regionID"), _b("securityGroupID"), _token(), _rule_object(direction)),
-        rules=RULE_RULES,
+        rules=INGRESS_RULES if direction == "ingress" else RULE_RULES,
         response=_r("returnObj", "obj", fields=(
             _r("sgRuleIDs", "[str]", note="in the order of the request"),)),
         notes=("listings show lower-case direction and action; duplicates: not documented",))
@@ -232,6 +243,45 @@ ADD_EGRESS = _add_rules("egress", "-")
 REVOKE_INGRESS = _revoke("ingress", "10040977", True)
 REVOKE_EGRESS = _revoke("egress", "10040970", False)
 
+# ---------------------------------------------------------------- 3.13 - 3.14 EIPs
+# the master's EIP, ordered by E-HPC (doc 23930 eipCreateMethod AutoCreate): found by its address
+# while the cluster exists, proven released after delete-cluster (CTyun contract 6.3)
+#: [tf] internal/business/eip_const.go EipStatusMap (lines 79-101); FREEZING: the new-list
+#: request's status filter ([tf] ctvpc_new_eip_list_api.go)
+EIP_STATUSES = ("ACTIVE", "DOWN", "ERROR", "UPDATING", "BANDING_OR_UNBANGDING", "DELETING",
+                "DELETED", "EXPIRED", "FREEZING")
+EIP_ROW = (_r("ID"), _r("name"), _r("eipAddress"), _r("associationID"), _r("associationType"),
+           _r("privateIpAddress"), _r("bandwidth", "int", note="Mbit/s"), _r("bandwidthID"),
+           _r("bandwidthType"), _r("status", enum=EIP_STATUSES), _r("tags"), _r("createdAt"),
+           _r("updatedAt"), _r("expiredAt"))
+SHOW_EIP = Api(
+    "eip/show", "vpc", HOST, "GET", "/v4/eip/show", "10042983",
+    "[tf] internal/core/ctyun-sdk-endpoint/ctvpc/eip_show.go, ctvpc_show_eip_api.go", "vpc",
+    answer="object", request=(_q("regionID"), _q("eipID")),
+    response=_r("returnObj", "obj", fields=EIP_ROW),
+    notes=("doc https://www.ctyun.cn/document/10026753/10042983 (linked from eip_show.go)",
+           "Openapi.Eip.NotFound when it does not exist ([tf] resource_ctyun_eip.go line 371 "
+           "reads it as deleted)"))
+LIST_EIPS = Api(
+    "eip/new-list", "vpc", HOST, "POST", "/v4/eip/new-list", "-",
+    "[tf] internal/core/ctvpc/ctvpc_new_eip_list_api.go", "vpc", answer="paged",
+    request=(_b("clientToken", required="-", length=(1, 64)), _b("regionID"), PROJECT_B,
+             _b("pageNo", "int", "-", range=(1, 2 ** 31 - 1)),
+             _b("pageSize", "int", "-", range=(1, 50)),
+             _b("ids", "[str]", "-", note="EIP ids (the struct always sends it; omit, never "
+                                           "null)"),
+             _b("status", required="-", enum=("ACTIVE", "DOWN", "FREEZING", "EXPIRED")),
+             _b("ipType", required="-", enum=("ipv4", "ipv6")),
+             _b("eipType", required="-", enum=("normal", "cn2")),
+             _b("ip", required="-", note="the EIP's address")),
+    response=_r("returnObj", "obj", fields=(
+        _r("eips", "[obj]", fields=EIP_ROW + (
+            _r("description"), _r("lineType"), _r("projectID"), _r("portID"),
+            _r("isPackaged", "bool", note="ordered together with a server"),
+            _r("billingMethod", enum=("periodic", "on_demand")))),
+        _r("totalCount", "int"), _r("currentCount", "int"), _r("totalPage", "int"))),
+    notes=("a POST listing (JSON body); the address filter `ip` finds the master's EIP",))
+
 APIS = (CREATE_VPC, LIST_VPCS, QUERY_VPC, DELETE_VPC, CREATE_SUBNET, LIST_SUBNETS,
         QUERY_SUBNET, DELETE_SUBNET, CREATE_SG, LIST_SGS, DESCRIBE_SG, DELETE_SG, ADD_INGRESS,
-        ADD_EGRESS, REVOKE_INGRESS, REVOKE_EGRESS)
+        ADD_EGRESS, REVOKE_INGRESS, REVOKE_EGRESS, SHOW_EIP, LIST_EIPS)
