@@ -22,6 +22,8 @@ from tests.emulators.ctyun.state import AZ, REGION
 H = "/v4/cthpc"
 JOB_S = 0.2
 PASSWORD = "Zxcvbnm.147"      # doc 23930's own example password
+#: the 910C's local system disks need a RAID (CTyun contract 7; the emulator's invented uuid)
+SYSTEM_RAID_910C = catalog.raid_uuid(catalog.SPEC_910C, "system", "RAID1")
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +121,8 @@ def create_body(vpc, sub, name="k3-test", count=2, sg_name="k3-net-sg"):
             "bmsComputeNodeOrders": [{
                 "orderCount": count, "queueName": "batch",
                 "imageUUID": catalog.image_for(catalog.SPEC_910C, "compute"),
-                "specificationUUID": catalog.spec_uuid(catalog.SPEC_910C), "subnetID": sub}]},
+                "specificationUUID": catalog.spec_uuid(catalog.SPEC_910C), "subnetID": sub,
+             "localSystemVolumeRaidUUID": SYSTEM_RAID_910C}]},
         "onDemand": True}
     if sg_name:
         body["securityGroupName"] = sg_name
@@ -203,7 +206,8 @@ def test_every_documented_answer_is_reproduced_in_shape(emu, rc):
         "nodeCreateMethod": "AutoCreate", "onDemand": True, "bmsComputeNodeOrders": [{
             "orderCount": 1, "queueUUID": queues[0]["queueUUID"],
             "imageUUID": catalog.image_for(catalog.SPEC_910C, "compute"),
-            "specificationUUID": catalog.spec_uuid(catalog.SPEC_910C), "subnetID": sub}]})
+            "specificationUUID": catalog.spec_uuid(catalog.SPEC_910C), "subnetID": sub,
+             "localSystemVolumeRaidUUID": SYSTEM_RAID_910C}]})
     wait_job(rc, expand["jobUUID"])
     ok(rc, "POST", "/v4/vpc/create-security-group-ingress", body={
         "regionID": REGION, "securityGroupID": sg, "clientToken": token(),
@@ -236,10 +240,34 @@ def test_every_documented_answer_is_reproduced_in_shape(emu, rc):
         "vpc/create-security-group": ok(rc, "POST", "/v4/vpc/create-security-group", body={
             "clientToken": token(), "regionID": REGION, "vpcID": vpc, "name": "k3-sg2"}),
     }
+    # bare metal, file systems, EIPs (CTyun contract 3.13, 7, 8)
+    ocean = create_body(vpc, sub, "k3-ocean", 1)
+    ocean["storageConfig"] = {"storageCreateMethod": "AutoCreate", "oceanFSOrder": {
+        "subnetID": sub, "oceanFSName": "k3-ocean-fs", "oceanFSType": "capacity",
+        "oceanFSSize": 100}}
+    wait_job(rc, ok(rc, "POST", f"{H}/hpc/create-cluster", body=ocean)["jobUUID"])
+    fs_q = {"regionID": REGION}
+    sfs = ok(rc, "GET", "/v4/sfs/list-sfs", fs_q)["list"][0]["sfsUID"]
+    ofs = ok(rc, "GET", "/v4/oceanfs/list-sfs", fs_q)["list"][0]["sfsUID"]
+    eip = ok(rc, "POST", "/v4/eip/new-list", body={"regionID": REGION, "ip": c["publicIP"]})
+    dev = {**q, "deviceType": catalog.SPEC_910C}
+    whole.update({
+        "ebm/raid-type-list": rc.call("GET", "/v4/ebm/raid-type-list",
+                                      {**dev, "volumeType": "system"})[1],
+        "ebm/device-type-list": rc.call("GET", "/v4/ebm/device-type-list", dev)[1],
+        "sfs/info-sfs": rc.call("GET", "/v4/sfs/info-sfs", {**fs_q, "sfsUID": sfs})[1],
+        "sfs/list-sfs": rc.call("GET", "/v4/sfs/list-sfs", fs_q)[1],
+        "oceanfs/info-sfs": rc.call("GET", "/v4/oceanfs/info-sfs", {**fs_q, "sfsUID": ofs})[1],
+        "oceanfs/list-sfs": rc.call("GET", "/v4/oceanfs/list-sfs", fs_q)[1],
+    })
+    answers["eip/show"] = ok(rc, "GET", "/v4/eip/show",
+                             {"regionID": REGION, "eipID": eip["eips"][0]["ID"]})
     whole["delete-cluster"] = rc.call("POST", f"{H}/delete-cluster",
                                       body={"regionID": REGION, "clusterUUID": cid})[1]
     replayed = 0
     for api, path, example in example_answers():
+        if example.kind == "request":
+            continue
         if example.kind == "envelope":
             got = whole[api]
             if example.id == "create-cluster-answer":
@@ -252,7 +280,7 @@ def test_every_documented_answer_is_reproduced_in_shape(emu, rc):
         if example.kind == "envelope":
             assert validate_envelope(api, got) == []
         replayed += 1
-    assert replayed == len(list(example_answers())) == 15
+    assert replayed == len(list(example_answers())) == 22
     assert whole["hpc/create-cluster"]["error"] == "Hpc.ParamCheck.NotBlank"
 
 
@@ -419,7 +447,8 @@ def test_cluster_lifecycle_as_documented(emu, rc):
     assert isinstance(queues, list) and queues[0]["queueName"] == "batch"
     order = {"orderCount": 2, "queueUUID": queues[0]["queueUUID"],
              "imageUUID": catalog.image_for(catalog.SPEC_910C, "compute"),
-             "specificationUUID": catalog.spec_uuid(catalog.SPEC_910C), "subnetID": sub}
+             "specificationUUID": catalog.spec_uuid(catalog.SPEC_910C), "subnetID": sub,
+             "localSystemVolumeRaidUUID": SYSTEM_RAID_910C}
     expand = {**busy_q, "clusterTypeRoleUUID": catalog.COMPUTE_ROLE_UUID,
               "nodeCreateMethod": "AutoCreate", "onDemand": True,
               "bmsComputeNodeOrders": [order]}
@@ -495,7 +524,10 @@ def test_vpc_names_tokens_rules_and_foreign_resources(emu, rc):
               {"regionID": REGION, "securityGroupID": sg})
     assert desc["vmNum"] == "0" and desc["securityGroupName"] == "k3-sg"
     ingress = [r for r in desc["securityGroupRuleList"] if r["direction"] == "ingress"]
-    assert [(r["id"], r["range"], r["action"]) for r in ingress] == \
+    # a new group admits its own members (the console's presets: [ctdoc 10105035])
+    assert [(r["protocol"], r["ethertype"], r["remoteSecurityGroupID"]) for r in ingress[:2]] \
+        == [("ANY", "IPv4", sg), ("ANY", "IPv6", sg)]
+    assert [(r["id"], r["range"], r["action"]) for r in ingress[2:]] == \
         [(ids[0], "22", "accept"), (ids[1], "8000-8001", "accept")]
     listed = ok(rc, "GET", "/v4/vpc/new-query-security-groups",
                 {"regionID": REGION, "queryContent": "k3-sg"})["securityGroups"]
@@ -609,3 +641,157 @@ def test_price_queries(emu, rc):
 def test_contract_examples_exist_for_the_refusal_codes():
     doc = EXAMPLES_BY_ID["failure-notblank"].doc()
     assert doc["error"] == "Hpc.ParamCheck.NotBlank"
+
+
+# --------------------------------------------------------------------------- day two (issue 19)
+def _ingress(sg, **rule):
+    return {"regionID": REGION, "securityGroupID": sg, "clientToken": token(),
+            "securityGroupRules": [{"direction": "ingress", "action": "accept", "priority": 1,
+                                    "ethertype": "IPv4", **rule}]}
+
+
+def _describe(rc, sg):
+    return ok(rc, "GET", "/v4/vpc/describe-security-group-attribute",
+              {"regionID": REGION, "securityGroupID": sg})["securityGroupRuleList"]
+
+
+def test_members_talk_only_through_a_rule_whose_source_is_their_group(emu, rc):
+    emu.settings(new_group_intra_rule=False)
+    c, vpc, sub, sg, _ = cluster(rc, count=1)
+    [row] = [x for x in emu.report()["held"]["clusters"] if x["id"] == c["clusterUUID"]]
+    assert row["membersCanTalk"] is False
+    # a group source needs its id; a CIDR rule needs its CIDR; ANY takes no range [tf]
+    refused(rc, "POST", "/v4/vpc/create-security-group-ingress",
+            body=_ingress(sg, protocol="ANY", remoteType=1), code="Openapi.Parameter.Error")
+    refused(rc, "POST", "/v4/vpc/create-security-group-ingress",
+            body=_ingress(sg, protocol="TCP", range="22"), code="Openapi.Parameter.Error")
+    refused(rc, "POST", "/v4/vpc/create-security-group-ingress",
+            body=_ingress(sg, protocol="ANY", range="22", remoteType=1,
+                          remoteSecurityGroupID=sg), code="Openapi.Parameter.Error")
+    refused(rc, "POST", "/v4/vpc/create-security-group-ingress",
+            body=_ingress(sg, protocol="ANY", remoteType=1, remoteSecurityGroupID="sg-nope"),
+            code="Openapi.SecurityGroup.NotFound")
+    [rid] = ok(rc, "POST", "/v4/vpc/create-security-group-ingress",
+               body=_ingress(sg, protocol="ANY", remoteType=1,
+                             remoteSecurityGroupID=sg))["sgRuleIDs"]
+    [row] = [x for x in emu.report()["held"]["clusters"] if x["id"] == c["clusterUUID"]]
+    assert row["membersCanTalk"] is True
+    [listed] = [r for r in _describe(rc, sg) if r["id"] == rid]
+    assert "remoteType" not in listed and listed["remoteSecurityGroupID"] == sg
+    assert listed["destCidrIp"] == ""
+    emu.settings(group_rule_dest_cidr="any")   # the undocumented reading that fools CIDR logic
+    [listed] = [r for r in _describe(rc, sg) if r["id"] == rid]
+    assert listed["destCidrIp"] == "0.0.0.0/0" and listed["remoteSecurityGroupID"] == sg
+
+
+def test_bare_metal_disks_and_raid_types(emu, rc):
+    q = {"regionID": REGION, "azName": AZ}
+    [a3] = ok(rc, "GET", "/v4/ebm/device-type-list",
+              {**q, "deviceType": catalog.SPEC_910C})["results"]
+    assert (a3["systemVolumeAmount"], a3["dataVolumeAmount"], a3["nvmeVolumeAmount"]) == \
+        (2, 0, 2)
+    system = ok(rc, "GET", "/v4/ebm/raid-type-list",
+                {**q, "deviceType": catalog.SPEC_910C, "volumeType": "system"})["results"]
+    assert [(r["nameEn"], r["volumeType"]) for r in system] == [("RAID0", "SYSTEM"),
+                                                                ("RAID1", "SYSTEM")]
+    assert all(r["uuid"].startswith("r-") and len(r["uuid"]) == 30 for r in system)
+    assert ok(rc, "GET", "/v4/ebm/raid-type-list", {**q, "deviceType": catalog.SPEC_910C,
+                                                   "volumeType": "data"})["totalCount"] == 0
+    refused(rc, "GET", "/v4/ebm/raid-type-list", {**q, "deviceType": catalog.SPEC_910C,
+                                                  "volumeType": "nvme"},
+            code="Openapi.Parameter.Error")
+    emu.settings(bms_910c_disks="data", device_type_is_spec_name=False)
+    assert ok(rc, "GET", "/v4/ebm/device-type-list",
+              {**q, "deviceType": catalog.SPEC_910C})["results"] == []
+    [a3] = ok(rc, "GET", "/v4/ebm/device-type-list",
+              {**q, "deviceType": f"ebm.{catalog.SPEC_910C}"})["results"]
+    assert (a3["dataVolumeAmount"], a3["nvmeVolumeAmount"]) == (2, 0)
+
+
+def test_bms_orders_need_the_raid_of_each_kind_of_local_disk(emu, rc):
+    ok(rc, "POST", f"{H}/create-delegate", body={})
+    vpc, sub, _ = network(rc)
+    body = create_body(vpc, sub)
+    order = body["computeNodeConfig"]["bmsComputeNodeOrders"][0]
+    del order["localSystemVolumeRaidUUID"]
+    where = "computeNodeConfig.bmsComputeNodeOrders[0]"
+    doc = refused(rc, "POST", f"{H}/hpc/create-cluster", body=body,
+                  code="Hpc.ParamCheck.NotBlank")
+    assert f"{where}.localSystemVolumeRaidUUID is required" in doc["message"]
+    order["localSystemVolumeRaidUUID"] = catalog.raid_uuid("other", "system", "RAID1")
+    refused(rc, "POST", f"{H}/hpc/create-cluster", body=body, code="Hpc.ParamCheck.Invalid")
+    # a data RAID for a server without local data disks: "此参数无效", ignored
+    order.update(localSystemVolumeRaidUUID=SYSTEM_RAID_910C,
+                 localDataVolumeRaidUUID=catalog.raid_uuid(catalog.SPEC_910C, "data", "RAID0"))
+    wait_job(rc, ok(rc, "POST", f"{H}/hpc/create-cluster", body=body)["jobUUID"])
+    nodes_ = [n for n in emu.inventory()["nodes"] if n["role"] == "compute"]
+    assert {tuple(sorted(n["raid"].items())) for n in nodes_} == {(("system", "RAID1"),)}
+    emu.settings(bms_910c_disks="data")
+    body = create_body(vpc, sub, "k3-data")
+    doc = refused(rc, "POST", f"{H}/hpc/create-cluster", body=body,
+                  code="Hpc.ParamCheck.NotBlank")
+    assert "localDataVolumeRaidUUID is required" in doc["message"]
+
+
+def test_a_standard_bare_metal_order_wants_a_bare_metal_subnet(emu, rc):
+    ok(rc, "POST", f"{H}/create-delegate", body={})
+    vpc, sub, _ = network(rc)
+    emu.settings(bms_910c_kind="standard")
+    doc = refused(rc, "POST", f"{H}/hpc/create-cluster", body=create_body(vpc, sub),
+                  code="Hpc.ParamCheck.Invalid")
+    assert "is not a bare-metal (cbm) subnet" in doc["message"]
+    cbm = ok(rc, "POST", "/v4/vpc/create-subnet", body={
+        "clientToken": token(), "regionID": REGION, "vpcID": vpc, "name": "k3-cbm",
+        "CIDR": "10.0.2.0/24", "subnetType": "cbm"})["subnetID"]
+    body = create_body(vpc, cbm)
+    doc = refused(rc, "POST", f"{H}/hpc/create-cluster", body=body,   # the ECS master: not cbm
+                  code="Hpc.ParamCheck.Invalid")
+    assert "masterNodeConfig.ecsMasterNodeOrder.subnetID" in doc["message"]
+    body["masterNodeConfig"]["ecsMasterNodeOrder"]["subnetID"] = sub
+    ok(rc, "POST", f"{H}/hpc/create-cluster", body=body)
+
+
+def test_file_system_and_eip_outlive_the_cluster_only_when_told(emu, rc):
+    c, *_ = cluster(rc, count=1)
+    fs = ok(rc, "GET", "/v4/sfs/list-sfs", {"regionID": REGION})["list"]
+    assert [(f["sfsName"], f["sfsStatus"]) for f in fs] == [("k3-test-fs", "available")]
+    [eip] = ok(rc, "POST", "/v4/eip/new-list", body={"regionID": REGION,
+                                                    "ip": c["publicIP"]})["eips"]
+    assert eip["status"] == "ACTIVE" and eip["associationType"] == "PHYSICALINSTANCE"
+    emu.settings(delete_releases_eip=False, delete_releases_storage=False)
+    ok(rc, "POST", f"{H}/delete-cluster", body={"regionID": REGION,
+                                               "clusterUUID": c["clusterUUID"]})
+    time.sleep(JOB_S * 2)
+    left = ok(rc, "GET", "/v4/eip/show", {"regionID": REGION, "eipID": eip["ID"]})
+    assert left["status"] == "DOWN" and left["associationID"] == ""    # unbound, still billed
+    info = ok(rc, "GET", "/v4/sfs/info-sfs", {"regionID": REGION, "sfsUID": fs[0]["sfsUID"]})
+    assert info["sfsStatus"] == "available"
+    assert emu.report()["leaked"]["eips"] == emu.report()["leaked"]["fileSystems"] == 1
+
+
+def test_released_file_system_and_eip_answer_as_the_sources_say(emu, rc):
+    c, *_ = cluster(rc, count=1)
+    [fs] = ok(rc, "GET", "/v4/sfs/list-sfs", {"regionID": REGION})["list"]
+    [eip] = ok(rc, "POST", "/v4/eip/new-list", body={"regionID": REGION,
+                                                    "ip": c["publicIP"]})["eips"]
+    emu.settings(eip_released_as="deleted")
+    ok(rc, "POST", f"{H}/delete-cluster", body={"regionID": REGION,
+                                               "clusterUUID": c["clusterUUID"]})
+    time.sleep(JOB_S * 2)
+    assert ok(rc, "GET", "/v4/eip/show", {"regionID": REGION,
+                                         "eipID": eip["ID"]})["status"] == "DELETED"
+    refused(rc, "GET", "/v4/sfs/info-sfs", {"regionID": REGION, "sfsUID": fs["sfsUID"]},
+            code="Sfs.Emulator.NoSuchFileSystem")   # this emulator's own code (6.19)
+    assert ok(rc, "GET", "/v4/sfs/list-sfs", {"regionID": REGION})["list"] == []
+    assert emu.report()["leaked"]["eips"] == 0
+
+
+def test_a_released_eip_is_not_found_by_default(emu, rc):
+    c, *_ = cluster(rc, count=1)
+    [eip] = ok(rc, "POST", "/v4/eip/new-list", body={"regionID": REGION,
+                                                    "ip": c["publicIP"]})["eips"]
+    ok(rc, "POST", f"{H}/delete-cluster", body={"regionID": REGION,
+                                               "clusterUUID": c["clusterUUID"]})
+    time.sleep(JOB_S * 2)
+    refused(rc, "GET", "/v4/eip/show", {"regionID": REGION, "eipID": eip["ID"]},
+            code="Openapi.Eip.NotFound")    # [tf] resource_ctyun_eip.go line 371

@@ -9,7 +9,13 @@ by what it is configured with, never by a name it guesses. The documented exampl
 
 Hidden properties (cores, memory, disks, kind of bare metal) are what the service knows but
 does not list; the emulator uses them for list-clusters' cpu/memory counts and for the
-RAID/cloud-disk rule of bare-metal orders.
+RAID/cloud-disk/subnet rules of bare-metal orders. The bare-metal catalogue (CTyun contract 7)
+lists each bare-metal specification as a device type of the same name (whether E-HPC's names
+are EBM device types is open question 6.15: `Settings.device_type_is_spec_name` plays "no")
+with its local disks counted as API 4574 counts them: system, data and NVMe volumes apart.
+The RAID types of a device type (API 4576) are RAID0 and RAID1 per kind of local disk it has,
+the only two CTyun's documented example shows; their uuids are INVENTED (r- + 28 characters, the
+documented form).
 """
 
 from __future__ import annotations
@@ -42,22 +48,40 @@ class Spec:
     roles: Tuple[str, ...]
     cores: int
     memory_mb: int
-    local_disks: bool = False   # bare metal with local disks: RAID UUIDs required
+    #: local disks as device-type-list counts them (CTyun contract 7.1): a RAID uuid is required
+    #: for system and data volumes, never for NVMe volumes
+    system_volumes: int = 0
+    data_volumes: int = 0
+    nvme_volumes: int = 0
     cloud_boot: bool = False    # boots from a cloud disk: cloudSystemDisk* allowed
+    #: elastic bare metal wants an ordinary subnet, standard a bare-metal one (doc 23930)
+    bare_metal: str = "elastic"
     invented: bool = False
 
 
 SPEC_910C = "physical.lcas910c.2xlarge1"          # INVENTED 910C bare-metal name
 SPEC_MASTER_VM = "c7.2xlarge.4"                   # INVENTED (a common CTyun VM flavour name)
 SPECS: Tuple[Spec, ...] = (
+    # INVENTED disks: 2 local system SSDs (the form of CTyun's examples, "2*480GB(SSD)") and the
+    # seed's 2 x 3.2 TB NVMe; how the real A3 reports them is open question 6.16 (Settings)
     Spec("dvt-k3npu910cbms0000000000000001", SPEC_910C, "BMS", ("compute",), 320, 1572864,
-         invented=True),
+         system_volumes=2, nvme_volumes=2, invented=True),
     Spec("dvt-urvkkx5emxlgptea7x2jfcwuwojj", "physical.2.large.1.hpc", "BMS",
-         ("master", "compute"), 64, 262144),                      # CTyun contract 2.4 example
+         ("master", "compute"), 64, 262144, system_volumes=2),   # CTyun contract 2.4 example
     Spec("dvt-dlmzogfdvcybe8bhndz8uepgz5ki", "s3.large.2", "VM", ("compute",), 2, 4096),
     Spec("dvt-k3mastervm000000000000000001", SPEC_MASTER_VM, "VM", ("master",), 8, 16384,
          invented=True),
 )
+RAID_NAMES = ("RAID0", "RAID1")
+VOLUME_DETAIL = {"system": "2*480 SSD", "data": "2*3200 NVMe SSD"}
+
+
+def raid_uuid(device_type: str, volume_type: str, name: str) -> str:
+    """The INVENTED uuid of a RAID type (stable per device type, kind and name)."""
+    import hashlib
+    digest = hashlib.sha256(f"{device_type}/{volume_type}/{name}".encode()).hexdigest()
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    return "r-" + "".join(alphabet[int(digest[i:i + 2], 16) % 36] for i in range(0, 56, 2))
 
 
 @dataclass(frozen=True)

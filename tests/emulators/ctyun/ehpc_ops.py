@@ -12,7 +12,7 @@ import math
 import uuid as uuidlib
 from typing import Any, Dict, List
 
-from . import catalog
+from . import catalog, ebm_ops
 from .catalog import AZS, REGION
 from .state import STACK, Cluster, Node, Queue, Refusal, State, new_id
 
@@ -119,24 +119,24 @@ def _image_for(image_uuid: str, spec, role: str, field: str) -> None:
 
 
 def _bms_disks(st: State, order: Dict[str, Any], spec, field: str) -> None:
-    local = spec.local_disks or (spec.name == catalog.SPEC_910C
-                                 and st.settings.bms_910c_local_disks)
-    for key in ("localSystemVolumeRaidUUID", "localDataVolumeRaidUUID"):
-        if local and not order.get(key):
-            raise Refusal("Hpc.ParamCheck.NotBlank", f"{field}.{key} is required: "
-                                                     f"{spec.name} has local disks")
+    ebm_ops.check_bms_order(st, order, spec, field)
     for key in ("cloudSystemDiskType", "cloudSystemDiskSize"):
         if key in order and not spec.cloud_boot:
             raise Refusal("Hpc.ParamCheck.Invalid", f"{field}.{key}: {spec.name} does not boot "
                                                     "from a cloud disk")
 
 
-def _subnet(st: State, sid: str, vpc: str, field: str):
+def _subnet(st: State, sid: str, vpc: str, field: str, kind: int = 0):
+    """The subnet `sid` of `vpc`, of the type the order needs (doc 23930: ecs orders and
+    oceanFSOrder an ordinary subnet; bms orders an ordinary one for elastic bare metal, a
+    bare-metal one for standard bare metal)."""
     sub = st.subnets.get(sid)
     if sub is None or sub.vpc != vpc:
         raise Refusal("Hpc.ParamCheck.Invalid", f"{field} {sid!r} is not a subnet of {vpc}")
-    if sub.kind != 0:
-        raise Refusal("Hpc.ParamCheck.Invalid", f"{field} {sid!r} is not an ordinary subnet")
+    if sub.kind != kind:
+        want = "a bare-metal (cbm) subnet: standard bare metal" if kind else \
+            "an ordinary subnet"
+        raise Refusal("Hpc.ParamCheck.Invalid", f"{field} {sid!r} is not {want}")
     st.touch("hpc/create-cluster", "subnet", sid, sub.owner)
     return sub
 
@@ -152,7 +152,7 @@ def _compute_orders(st: State, cfg: Dict[str, Any], vpc: str, queue_key: str, fi
     where = f"{field}{key}[0]" if field else f"{key}[0]"
     spec = _spec_for(order, "compute", kind, where)
     _image_for(order["imageUUID"], spec, "compute", f"{where}.imageUUID")
-    _subnet(st, order["subnetID"], vpc, f"{where}.subnetID")
+    _subnet(st, order["subnetID"], vpc, f"{where}.subnetID", ebm_ops.subnet_kind_for(st, spec))
     if kind == "BMS":
         _bms_disks(st, order, spec, where)
     return kind, order, spec
@@ -194,7 +194,8 @@ def create_cluster(st: State, req, api, path):
     morder = m[mkey]
     mspec = _spec_for(morder, "master", mkind, f"masterNodeConfig.{mkey}")
     _image_for(m["imageUUID"], mspec, "master", "masterNodeConfig.imageUUID")
-    msub = _subnet(st, morder["subnetID"], vpc.id, f"masterNodeConfig.{mkey}.subnetID")
+    msub = _subnet(st, morder["subnetID"], vpc.id, f"masterNodeConfig.{mkey}.subnetID",
+                   ebm_ops.subnet_kind_for(st, mspec))
     if mkind == "BMS":
         _bms_disks(st, morder, mspec, f"masterNodeConfig.{mkey}")
     eip = m.get("eipCreateMethod", "NoUse")
@@ -222,8 +223,11 @@ def create_cluster(st: State, req, api, path):
                                                     "this region")
         if kind == "oceanfs":
             _subnet(st, order["subnetID"], vpc.id, "storageConfig.oceanFSOrder.subnetID")
-        fs = {"id": new_id("fs-", 20), "name": fname, "kind": kind,
-              "sizeGB": order["sfsSize"] if kind == "sfs" else order["oceanFSSize"]}
+        fs = {"id": str(uuidlib.uuid4()), "name": fname, "kind": kind,
+              "sizeGB": order["sfsSize"] if kind == "sfs" else order["oceanFSSize"],
+              "type": order.get("sfsType", "performance") if kind == "sfs" else "massive",
+              "status": "creating", "vpc": vpc.id, "az": req["azName"],
+              "created": st.clock()}
     # quotas
     if len([x for x in st.clusters.values() if x.owner == STACK]) >= s.quota_clusters:
         raise Refusal("Hpc.Quota.Exceeded", f"cluster quota ({s.quota_clusters}) exceeded")
@@ -236,16 +240,20 @@ def create_cluster(st: State, req, api, path):
     st.clusters[cl.uuid] = cl
     on_demand = req.get("onDemand", True)
     master = _new_node(st, cl, 0, mkind, mspec.name, msub, None, on_demand)
+    master.raid = ebm_ops.raid_names(st, morder, mspec) if mkind == "BMS" else {}
     q = Queue(new_id("pt-", 28), cl.uuid, corder["queueName"], True)
     st.queues[q.uuid] = q
     csub = st.subnets[corder["subnetID"]]
     computes = [_new_node(st, cl, 1, ckind, cspec.name, csub, q.name, on_demand)
                 for _ in range(corder["orderCount"])]
+    for n in computes:
+        n.raid = ebm_ops.raid_names(st, corder, cspec) if ckind == "BMS" else {}
     eip_id = None
     if eip == "AutoCreate":
         eip_id = new_id("eip-", 10)
-        st.eips[eip_id] = {"id": eip_id, "ip": f"203.0.113.{len(st.eips) % 250 + 2}",
-                           "bandwidth": m["eipBandwidth"], "cluster": cl.uuid, "owner": STACK}
+        st.eips[eip_id] = {"id": eip_id, "ip": st.new_eip_address(),
+                           "bandwidth": m["eipBandwidth"], "cluster": cl.uuid, "owner": STACK,
+                           "status": "DOWN", "association": ""}
     if fs:
         st.filesystems[fs["id"]] = {**fs, "cluster": cl.uuid, "owner": STACK}
     st.orders.append({"api": api, "cluster": cl.uuid, "clusterName": name,
@@ -260,6 +268,9 @@ def create_cluster(st: State, req, api, path):
                 n.status, n.scheduler = "running", "idle"
             if eip_id:
                 master.public_ip = st.eips[eip_id]["ip"]
+                st.eips[eip_id].update(status="ACTIVE", association=master.instance_id)
+            if fs:
+                st.filesystems[fs["id"]]["status"] = "available"
             return
         cl.status = "failed"
         q.status = "error"
@@ -463,6 +474,8 @@ def expand_cluster(st: State, req, api, path):
     sub = st.subnets[order["subnetID"]]
     new = [_new_node(st, c, 1, kind, spec.name, sub, q.name, req.get("onDemand", True))
            for _ in range(order["orderCount"])]
+    for n in new:
+        n.raid = ebm_ops.raid_names(st, order, spec) if kind == "BMS" else {}
     st.orders.append({"api": api, "cluster": c.uuid, "clusterName": c.name,
                       "nodes": len(new)})
 

@@ -4,7 +4,8 @@
 - older E-HPC APIs (delete-cluster): statusCode, errorCode (""), message ("SUCCESS"),
   description, returnObj;
 - VPC: statusCode, errorCode ("SUCCESS" on 800), message ("success"), description ("成功"),
-  returnObj, plus `error` (same value as errorCode) where CTyun's structs carry it.
+  returnObj, plus `error` (same value as errorCode) where CTyun's structs carry it;
+- bare metal, SFS, OceanFS ("classic", CTyun contract 7-8): as the older E-HPC family.
 Failures are statusCode 900 with the code in `error`/`errorCode` and `returnObj` null.
 """
 
@@ -23,7 +24,7 @@ def success(api: Api, return_obj: Any, as_text: bool = False) -> Dict[str, Any]:
     if api.envelope == "ehpc":
         return {"statusCode": _status(800, as_text), "error": "", "message": "成功",
                 "returnObj": return_obj}
-    if api.envelope == "ehpc-old":
+    if api.envelope in ("ehpc-old", "classic"):
         return {"statusCode": _status(800, as_text), "errorCode": "", "message": "SUCCESS",
                 "description": "成功", "returnObj": return_obj}
     doc = {"statusCode": _status(800, as_text), "errorCode": "SUCCESS", "message": "success",

@@ -40,12 +40,14 @@ from tests.contracts.ctyun import Api, validate_request, validate_response
 from tests.contracts.ctyun.validator import BY_PATH
 
 from . import envelope, gateway
+from .ebm_ops import HANDLERS as EBM_HANDLERS
 from .ehpc_ops import HANDLERS as EHPC_HANDLERS
 from .seed import seed_foreign
 from .state import Refusal, State
+from .storage_ops import HANDLERS as STORAGE_HANDLERS
 from .vpc_ops import HANDLERS as VPC_HANDLERS
 
-HANDLERS = {**EHPC_HANDLERS, **VPC_HANDLERS}
+HANDLERS = {**EHPC_HANDLERS, **VPC_HANDLERS, **EBM_HANDLERS, **STORAGE_HANDLERS}
 ROUTES = {path: api for path, api in BY_PATH.items() if api.name in HANDLERS}
 REQUEST_FAULTS = {"http500", "http502", "throttle", "drop", "lost_response"}
 JOB_FAULTS = {"slow_job", "fail_job"}
@@ -53,7 +55,7 @@ THROTTLE = "Openapi.Throttling"   # this emulator's code: throttling is not docu
 
 
 def refusal_code(api: Api, problems) -> str:
-    if api.product == "vpc":
+    if api.product != "ehpc":   # VPC (documented) and, by the same rule, EBM, SFS, OceanFS
         return "Openapi.Parameter.Error"
     blank = any(getattr(p, "kind", "") in ("missing", "blank") for p in problems)
     return "Hpc.ParamCheck.NotBlank" if blank else "Hpc.ParamCheck.Invalid"
@@ -172,7 +174,7 @@ class Handler(BaseHTTPRequestHandler):
                 st.refused(api.name, api.path, code, message)
             return 200, envelope.failure(api, code, message, as_text)
 
-        bad = "Openapi.Parameter.Error" if api.product == "vpc" else "Hpc.ParamCheck.Invalid"
+        bad = "Openapi.Parameter.Error" if api.product != "ehpc" else "Hpc.ParamCheck.Invalid"
         if method != api.method:
             return no(bad, f"{api.path} takes {api.method}, not {method}")
         query, repeated = gateway.query_dict(raw_query)

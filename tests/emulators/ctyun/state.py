@@ -74,8 +74,13 @@ class Settings:
     job_success_status: str = "success"          # or force_completed
     # list-queues shape (item 10 / section 5): "array" (the example) or "resultList"
     queues_shape: str = "array"
-    # bare metal: the INVENTED 910C specification needs RAID UUIDs (local disks) when True
-    bms_910c_local_disks: bool = False
+    # bare metal (CTyun contract 6.15, 6.16, 6.18; ebm_ops.py): how the INVENTED 910C reports
+    # its 2 NVMe disks ("nvme": NVMe volumes, no data RAID, as the seed's console cluster
+    # suggests; "data": data volumes, a data RAID required), its kind ("elastic": ordinary
+    # subnet; "standard": a cbm subnet), and whether device types carry E-HPC's names
+    bms_910c_disks: str = "nvme"
+    bms_910c_kind: str = "elastic"
+    device_type_is_spec_name: bool = True
     # quotas (undocumented codes)
     quota_clusters: int = 10
     quota_bare_metal: int = 40
@@ -83,12 +88,24 @@ class Settings:
     vpc_name_filter: str = "substring"  # vpcName matched by substring (exact: not stated)
     client_token_ttl_s: float = 86400.0
     new_group_default_egress: bool = True  # a new group carries allow-all egress rules
+    # a new group carries ingress "all protocols from this group" (IPv4 and IPv6), as CTyun's
+    # console presets and default group do ([ctdoc 10105035], [ctdoc 10002094]); what the API's
+    # create-security-group puts in one is open question 6.14
+    new_group_intra_rule: bool = True
+    # what destCidrIp a rule whose source is a group lists (undocumented, 6.14): "" or "any"
+    # (0.0.0.0/0 or ::/0: the reading that fools a client matching rules by CIDR)
+    group_rule_dest_cidr: str = ""
+    # after delete-cluster released it, eip/show answers Openapi.Eip.NotFound ("absent") or the
+    # EIP as DELETED for `eip_deleted_seconds` first ("deleted"; [tf] eip_const.go statuses)
+    eip_released_as: str = "absent"
 
     def effective_delete_seconds(self) -> float:
         return self.job_seconds if self.delete_seconds < 0 else self.delete_seconds
 
 
 CHOICES = {"eop_date_zone": ("utc", "china", "either"),
+           "bms_910c_disks": ("nvme", "data"), "bms_910c_kind": ("elastic", "standard"),
+           "group_rule_dest_cidr": ("", "any"), "eip_released_as": ("absent", "deleted"),
            "sg_name_resolution": ("adopt_or_create", "create", "adopt"),
            "job_success_status": ("success", "force_completed"),
            "queues_shape": ("array", "resultList"),
@@ -97,7 +114,8 @@ CHOICES = {"eop_date_zone": ("utc", "china", "either"),
 
 def read_only(api: str) -> bool:
     tail = api.split("/")[-1]
-    return tail.startswith(("list-", "query", "new-", "describe-")) or api == "list-regions"
+    return tail.startswith(("list-", "query", "new-", "describe-", "info-", "show",
+                            "device-type-", "raid-type-")) or api == "list-regions"
 
 
 def now_text() -> str:
@@ -152,6 +170,7 @@ class Node:
     order_resource_id: str = field(default_factory=lambda: uuidlib.uuid4().hex)
     created: str = field(default_factory=now_text)
     orphan: bool = False      # its cluster was deleted and the node was not released
+    raid: Dict[str, str] = field(default_factory=dict)   # RAID per kind of local disk
 
 
 @dataclass
@@ -315,7 +334,25 @@ class State:
             for ether, cidr in (("IPv4", "0.0.0.0/0"), ("IPv6", "::/0")):
                 g.rules.append(Rule(str(uuidlib.uuid4()), "egress", "accept", 100, "ANY",
                                     ether, cidr, "", "", gid, origin="default"))
+        if self.settings.new_group_intra_rule:
+            # [ctdoc 10105035] preset: "入方向 | 全部(IPv4) 全部(IPv6) | 当前安全组"
+            for ether in ("IPv4", "IPv6"):
+                g.rules.append(Rule(str(uuidlib.uuid4()), "ingress", "accept", 100, "ANY",
+                                    ether, "", "", "", gid, remoteSecurityGroupID=gid,
+                                    origin="default"))
         return g
+
+    def new_eip_address(self) -> str:
+        used = {e["ip"] for e in self.eips.values()}
+        return next(f"203.0.113.{i}" for i in range(2, 255) if f"203.0.113.{i}" not in used)
+
+    def members_can_talk(self, gid: str) -> bool:
+        """Do the members of group `gid` reach each other on every port? (an ingress accept
+        rule of any protocol whose source is the group itself; CTyun contract 3.11)"""
+        g = self.groups.get(gid)
+        return g is not None and any(
+            r.direction == "ingress" and r.action == "accept" and r.protocol == "ANY"
+            and r.remoteSecurityGroupID == gid and r.ethertype == "IPv4" for r in g.rules)
 
     def _finish_delete(self, c: Cluster) -> None:
         s = self.settings
@@ -328,8 +365,12 @@ class State:
                 n.orphan = True
         for q in [q for q in self.queues.values() if q.cluster == c.uuid]:
             self.queues.pop(q.uuid)
-        if s.delete_releases_eip:
-            for k in [k for k, e in self.eips.items() if e["cluster"] == c.uuid]:
+        for k in [k for k, e in self.eips.items() if e["cluster"] == c.uuid]:
+            if not s.delete_releases_eip:
+                self.eips[k].update(status="DOWN", association="")   # unbound, still billed
+            elif s.eip_released_as == "deleted":
+                self.eips[k].update(status="DELETED", association="", owner="released")
+            else:
                 self.eips.pop(k)
         if s.delete_releases_storage:
             for k in [k for k, f in self.filesystems.items() if f["cluster"] == c.uuid]:
@@ -343,12 +384,15 @@ class State:
     def held(self) -> Dict[str, List[Dict[str, Any]]]:
         """Everything billable or otherwise still held, with its owner."""
         return {
-            "clusters": [{"id": c.uuid, "name": c.name, "status": c.status, "owner": c.owner}
+            "clusters": [{"id": c.uuid, "name": c.name, "status": c.status, "owner": c.owner,
+                          "securityGroup": c.sg,
+                          "membersCanTalk": self.members_can_talk(c.sg)}
                          for c in self.clusters.values()],
             "nodes": [{"id": n.uuid, "name": n.name, "cluster": n.cluster,
                        "role": "master" if n.role == 0 else "compute", "status": n.status,
-                       "orphan": n.orphan, "owner": n.owner} for n in self.nodes.values()],
-            "eips": [dict(e) for e in self.eips.values()],
+                       "orphan": n.orphan, "owner": n.owner, "raid": dict(n.raid)}
+                      for n in self.nodes.values()],
+            "eips": [dict(e) for e in self.eips.values() if e["owner"] != "released"],
             "fileSystems": [dict(f) for f in self.filesystems.values()],
             "vpcs": [{"id": v.id, "name": v.name, "owner": v.owner} for v in self.vpcs.values()],
             "subnets": [{"id": x.id, "name": x.name, "vpc": x.vpc, "owner": x.owner}

@@ -209,9 +209,15 @@ def _vm_num(st: State, gid: str) -> int:
     return sum(1 for n in st.nodes.values() if n.cluster in clusters)
 
 
-def _rule_row(r: Rule) -> Dict[str, Any]:
+def _rule_row(st: State, r: Rule) -> Dict[str, Any]:
+    """A rule as listings show it: no remoteType (CTyun contract 3.8-3.9); a rule whose source is
+    a group carries remoteSecurityGroupID, and a destCidrIp the settings choose (undocumented,
+    CTyun contract 6.14)."""
+    cidr = r.destCidrIp
+    if r.remoteSecurityGroupID and st.settings.group_rule_dest_cidr == "any":
+        cidr = "::/0" if r.ethertype == "IPv6" else "0.0.0.0/0"
     return {"direction": r.direction, "priority": r.priority, "ethertype": r.ethertype,
-            "protocol": r.protocol, "range": r.range, "destCidrIp": r.destCidrIp,
+            "protocol": r.protocol, "range": r.range, "destCidrIp": cidr,
             "description": r.description, "createTime": r.createTime, "id": r.id,
             "securityGroupID": r.securityGroupID, "action": r.action, "origin": r.origin,
             "remoteSecurityGroupID": r.remoteSecurityGroupID, "prefixListID": ""}
@@ -224,7 +230,7 @@ def _group_row(st: State, g, vm_num_as_text: bool, direction: str = "all"):
             "vmNum": str(vm) if vm_num_as_text else vm,
             "origin": "default" if g.default else "user", "vpcName": vpc.name if vpc else "",
             "vpcID": g.vpc, "creationTime": g.created, "description": g.description,
-            "securityGroupRuleList": [_rule_row(r) for r in g.rules
+            "securityGroupRuleList": [_rule_row(st, r) for r in g.rules
                                       if direction in ("all", r.direction)]}
 
 
@@ -286,10 +292,13 @@ def _add_rules(direction: str):
                                   f"{r['remoteSecurityGroupID']!r} not found")
             for r in req["securityGroupRules"]:
                 rid = str(uuidlib.uuid4())
+                group_source = r.get("remoteType") == 1
+                # a rule from a group keeps no CIDR: destCidrIp is the CIDR source (remoteType 0)
                 g.rules.append(Rule(rid, direction, r["action"], r["priority"], r["protocol"],
-                                    r["ethertype"], r.get("destCidrIp", ""),
+                                    r["ethertype"],
+                                    "" if group_source else r.get("destCidrIp", ""),
                                     r.get("range", ""), r.get("description", ""), g.id,
-                                    r.get("remoteSecurityGroupID", "")))
+                                    r.get("remoteSecurityGroupID", "") if group_source else ""))
                 ids.append(rid)
             return {"sgRuleIDs": ids}
         return _tokened(st, api, req, make)
@@ -311,7 +320,39 @@ def _revoke(direction: str):
     return revoke
 
 
+# -------------------------------------------------------------------------- EIPs (3.13-3.14)
+def _eip_row(e: Dict[str, Any]) -> Dict[str, Any]:
+    return {"ID": e["id"], "name": f"eip-{e['cluster'][3:11] or 'free'}",
+            "eipAddress": e["ip"], "associationID": e.get("association", ""),
+            "associationType": "PHYSICALINSTANCE" if e.get("association") else "",
+            "privateIpAddress": "", "bandwidth": e["bandwidth"], "bandwidthID": "",
+            "bandwidthType": "standalone", "status": e.get("status", "ACTIVE"), "tags": "",
+            "createdAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:00:00Z",
+            "expiredAt": ""}
+
+
+def show_eip(st: State, req, api, path):
+    """Openapi.Eip.NotFound once released ([tf] resource_ctyun_eip.go line 371)."""
+    _region(req)
+    e = st.eips.get(req["eipID"])
+    if e is None:
+        raise Refusal("Openapi.Eip.NotFound", f"eipID {req['eipID']!r} not found")
+    return _eip_row(e)
+
+
+def list_eips(st: State, req, api, path):
+    _region(req)
+    ids = set(req["ids"]) if req.get("ids") else None
+    rows = [{**_eip_row(e), "description": "", "lineType": "163", "projectID": "0",
+             "portID": "", "isPackaged": True, "billingMethod": "on_demand"}
+            for e in st.eips.values()
+            if (ids is None or e["id"] in ids) and req.get("ip") in (None, e["ip"])
+            and req.get("status") in (None, e.get("status")) and e.get("status") != "DELETED"]
+    return _page(rows, req, "eips")
+
+
 HANDLERS = {
+    "eip/show": show_eip, "eip/new-list": list_eips,
     "vpc/create": create_vpc, "vpc/new-list": list_vpcs, "vpc/query": query_vpc,
     "vpc/delete": delete_vpc, "vpc/create-subnet": create_subnet,
     "vpc/new-list-subnet": list_subnets, "vpc/query-subnet": query_subnet,
