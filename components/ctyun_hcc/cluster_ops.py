@@ -8,7 +8,8 @@ documentation settles (CTyun contract 2.7-2.13):
   nodes appear / the chosen nodes leave), or fails saying so; the next run re-counts first;
 - expand orders at most 50 nodes per call, shrink removes at most 10, each call's job awaited;
 - teardown removes every compute node, calls delete-cluster (whose effect on ordered servers is
-  undocumented), then polls until neither the cluster nor its nodes are listed;
+  undocumented), then polls until neither the cluster nor its nodes are listed, and proves the
+  EIP and file system E-HPC ordered with it released, or fails naming them (billables.py);
 - every wait has a deadline and records progress (components/progress/record.py).
 """
 
@@ -17,15 +18,18 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Callable, List, Optional, Sequence, TypeVar
 
 from ..progress.record import ProgressLog
+from . import billables as bill
 from .api import rules
-from .api.ehpc import (Billing, Cluster, ComputeOrder, Ehpc, ExpandClusterRequest, Node,
-                       ROLE_COMPUTE, ServerOrder)
+from .api.ehpc import (JOB_PENDING, Billing, Cluster, ComputeOrder, Ehpc, ExpandClusterRequest,
+                       Node, ROLE_COMPUTE, ServerOrder)
 from .api.errors import ApiError, CtyunError, TransportError
 from .api.waits import JobFailed, Waiter
 from .catalog import Resolved
+from .raid import explain_refusal
 
 log = logging.getLogger("kimi_k3.ctyun")
 
@@ -71,6 +75,8 @@ class ExpandTemplate:
     server: ServerOrder
     queue_name: str
     billing: Billing
+    #: ctyun:subnetType, to explain a refusal over the subnet (raid.explain_refusal)
+    subnet_type: str = ""
 
 
 def compute_nodes(ctx: Ctx, cluster_uuid: str, deadline: float) -> List[Node]:
@@ -96,6 +102,68 @@ def find_own(ctx: Ctx, name: str, vpc_id: str, cluster_uuid: str,
                              f"({', '.join(c.uuid for c in found)}); this stack ordered one and "
                              "cannot tell which: set ctyun:adoptClusterUuid to it")
     return found[0] if found else None
+
+
+def window_left_s(ordered_at: str, window_s: float, now: Optional[datetime] = None) -> float:
+    """Seconds left of the `window_s` that began at `ordered_at` (`%Y-%m-%dT%H:%M:%SZ`, UTC; an
+    unreadable time counts as now: the whole window is left)."""
+    now = now or datetime.now(timezone.utc)
+    try:
+        start = datetime.strptime(ordered_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except (TypeError, ValueError):
+        start = now
+    return max(0.0, (start - now).total_seconds() + float(window_s))
+
+
+class LostOrder(ClusterProblem):
+    """An order whose answer was lost shows no cluster within its window: kept, never dropped."""
+
+
+def lost_order_message(name: str, vpc_id: str, ordered_at: str, window_s: float,
+                       last_seen: str) -> str:
+    return (f"create-cluster of {name} lost its answer ({ordered_at}) and no cluster of that "
+            f"name is listed in VPC {vpc_id} ({window_s:.0f} s after the order, "
+            f"ctyun:createTimeoutS; last seen: {last_seen}). Its record is kept, not dropped: "
+            "E-HPC may still list (and bill) that cluster. If CTyun's console or "
+            f"hpc/list-clusters shows {name}, run `pulumi destroy` again (it deletes it), or adopt "
+            "it with `pulumi config set ctyun:adoptClusterUuid <cl-...>`; only if you are sure "
+            "no such cluster and no order exists (console: clusters, bare-metal servers, "
+            "orders), remove the record deliberately: `pulumi state delete '<URN of the "
+            f"HccClusterOrder of {name}>'` (`pulumi stack --show-urns`), then `pulumi destroy`")
+
+
+def await_ordered(ctx: Ctx, name: str, vpc_id: str, job_uuid: str, ordered_at: str,
+                  window_s: float, deadline: float, setting: str) -> Optional[Cluster]:
+    """The cluster an order of this stack made, before it is deleted: by name inside the
+    order's VPC (find_own).
+
+    - its job known: wait for the job to end, then look once (a job that ended with nothing
+      listed left nothing: HccCluster or E-HPC removed it);
+    - its answer lost (no job): look until `window_s` after `ordered_at` (CTyun contract 6.4:
+      a cluster may be listed only once its job ends), then LostOrder naming it: the record is
+      never dropped while the cluster may still appear."""
+    if job_uuid:
+        def ended():
+            status = ctx.ehpc.job_status(job_uuid, deadline)
+            return status not in JOB_PENDING, None, f"job {job_uuid} is {status}"
+        ctx.waiter.until(f"the create job {job_uuid} of {name} to end", ended, deadline, setting)
+        return find_own(ctx, name, vpc_id, "", deadline)
+    left = window_left_s(ordered_at, window_s)
+    seen = ["not listed"]
+
+    def probe():
+        c = find_own(ctx, name, vpc_id, "", deadline)
+        return c is not None, c, "not listed" if c is None else f"listed as {c.uuid}"
+    try:
+        return ctx.waiter.until(f"cluster {name} (ordered {ordered_at}, answer lost) to be "
+                                "listed", probe, min(deadline, ctx.waiter.clock() + left),
+                                setting)
+    except ClusterProblem:
+        raise
+    except CtyunError as e:
+        seen[0] = getattr(e, "last_seen", "") or seen[0]
+        raise LostOrder(lost_order_message(name, vpc_id, ordered_at, window_s,
+                                           seen[0])) from None
 
 
 def wait_ready(ctx: Ctx, name: str, vpc_id: str, cluster_uuid: str, job_uuid: str,
@@ -155,6 +223,11 @@ def _expand_batch(ctx: Ctx, cluster: Cluster, have: int, count: int, t: ExpandTe
     try:
         job = send_when_free(ctx, lambda: ctx.ehpc.expand_cluster(req, deadline), what,
                              deadline, setting, p).job_uuid
+    except ApiError as e:
+        why = explain_refusal(e, {"compute": r.raid("compute")}, t.subnet_type)
+        if why:
+            raise ClusterProblem(f"{what}: {why}") from None
+        raise
     except TransportError as e:
         if not e.may_have_run:
             raise
@@ -282,18 +355,78 @@ def queue_uuid_of(ctx: Ctx, cluster_uuid: str, queue_name: str, deadline: float)
     return found[0].uuid
 
 
-def teardown(ctx: Ctx, cluster_uuid: str, deadline: float, setting: str) -> bool:
-    """Remove every compute node, delete the cluster, verify nothing of it is listed.
-    False when the cluster was already gone."""
+def billables_of(ctx: Ctx, c: Cluster, ordered: Optional[bill.Ordered],
+                 recorded: bill.Billables, deadline: float) -> bill.Billables:
+    """The cluster's EIP and file system: the record, its blanks filled by looking them up while
+    the cluster is listed (by address and name when even that fails: never a reason not to
+    delete the cluster)."""
+    if ordered is None:
+        return recorded
+    names = bill.Billables(eip_address=(c.public_ip or "") if ordered.eip else "",
+                           fs_name=ordered.fs_name if ordered.fs_kind else "",
+                           fs_kind=ordered.fs_kind)
+    try:
+        found = bill.find(ctx.ehpc.t, ctx.ehpc.region_id, c.public_ip, ordered, deadline)
+    except CtyunError as e:
+        log.info("cluster %s: its EIP and file system could not be looked up (%s); they are "
+                 "looked for by address and name after the delete", c.name, e)
+        found = names
+    return recorded.merged(found).merged(names)
+
+
+def prove_released(ctx: Ctx, name: str, cluster_uuid: str, b: bill.Billables,
+                   deadline: float, setting: str) -> None:
+    """After the cluster is gone: its EIP and file system released, waiting while they are on
+    their way out (at most the lost-answer window); else ClusterProblem naming each."""
+    if not (b.eip_id or b.eip_address or b.fs_kind):
+        return
+    seen: List[str] = []
+
+    def probe():
+        try:
+            held, going = bill.leftovers(ctx.ehpc.t, ctx.ehpc.region_id, b, deadline)
+        except CtyunError as e:
+            raise ClusterProblem(
+                f"cluster {name} ({cluster_uuid}) was deleted, but whether its EIP "
+                f"{b.eip_address or b.eip_id or '-'} and file system "
+                f"{b.fs_name or b.fs_id or '-'} were released could not be read ({e}); "
+                "they may be billed: check CTyun's console (EIPs, SFS Turbo / OceanFS), "
+                "then `pulumi destroy` again (docs/ctyun-hcc.md, open question 19)") from None
+        seen[:] = held
+        return not held, None, "; ".join(held) or "released"
+    try:
+        ctx.waiter.until(f"the EIP and file system of cluster {name} to be released", probe,
+                         ctx.lost_deadline(deadline), setting)
+    except ClusterProblem:
+        raise
+    except CtyunError:
+        raise ClusterProblem(
+            f"cluster {name} ({cluster_uuid}) was deleted, but {len(seen)} thing(s) it was "
+            f"ordered with are still held: {'; '.join(seen)}. delete-cluster's effect on them "
+            "is undocumented (open questions 3, 19) and they may be billed: release them in "
+            "CTyun's console (EIPs; SFS Turbo / OceanFS), then `pulumi destroy` again "
+            "(it checks them again)") from None
+
+
+def teardown(ctx: Ctx, cluster_uuid: str, deadline: float, setting: str,
+             ordered: Optional[bill.Ordered] = None,
+             recorded: bill.Billables = bill.Billables(), name: str = "") -> bool:
+    """Remove every compute node, delete the cluster, verify nothing of it is listed, and prove
+    the EIP and file system it was `ordered` with released (`recorded`: what the state knows of
+    them). False when the cluster was already gone (its record is still proven released)."""
     c = ctx.ehpc.get_cluster(cluster_uuid, deadline)
     if c is None:
+        prove_released(ctx, name or cluster_uuid, cluster_uuid, recorded, deadline, setting)
         return False
+    held = billables_of(ctx, c, ordered, recorded, deadline)
     with ctx.phase("ehpc-delete", f"cluster {c.name} ({c.uuid}) to be removed", deadline,
                    assumption="E-HPC deletion time is not documented") as p:
-        c = wait_not_busy(ctx, cluster_uuid, deadline, setting, "before removing it",
-                          need_available=False)
-        if c is None:
+        listed = wait_not_busy(ctx, cluster_uuid, deadline, setting, "before removing it",
+                               need_available=False)
+        if listed is None:
+            prove_released(ctx, c.name, cluster_uuid, held, deadline, setting)
             return True
+        c = listed
         kept = _remove_compute(ctx, c, deadline, setting, p)
         try:
             job = send_when_free(ctx, lambda: ctx.ehpc.delete_cluster(c.uuid, deadline),
@@ -306,6 +439,7 @@ def teardown(ctx: Ctx, cluster_uuid: str, deadline: float, setting: str) -> bool
         except ApiError:
             if ctx.ehpc.get_cluster(c.uuid, deadline) is None:
                 _prove_released(ctx, c, kept, deadline)
+                prove_released(ctx, c.name, c.uuid, held, deadline, setting)
                 return True
             raise
         if job:
@@ -322,6 +456,7 @@ def teardown(ctx: Ctx, cluster_uuid: str, deadline: float, setting: str) -> bool
             return False, None, f"cluster is {still.status}, {nodes} node(s) listed"
         ctx.waiter.until(f"deletion of cluster {c.name}", probe, deadline, setting, p)
         _prove_released(ctx, c, kept, deadline)
+        prove_released(ctx, c.name, c.uuid, held, deadline, setting)
     return True
 
 
