@@ -4,7 +4,8 @@ Drives the whole CTyun resource chain as `pulumi up` / `pulumi destroy` do
 (tests/integration/ctyun_stack.py: owner token, network, security group, cluster order,
 cluster) and prints, per operation, wall time next to the emulator's simulated provisioning
 time (its jobs plus the delete delay), the overhead against the target "at most 10% plus one
-poll interval", and the API calls made (E-HPC and VPC); then the fault-matrix counts
+poll interval", and the API calls made (E-HPC; VPC and EIP; bare metal: RAID lookups; file
+services: the release proof); then the fault-matrix counts
 (scenarios, converged, duplicate orders, leaks, foreign resources touched).
 
     .venv/bin/python bench/ctyun_provider.py [--job-seconds 3] [--poll 0.5] [--runs 3]
@@ -35,9 +36,12 @@ def _measure(emu, op):
     sim = emu.report()["simulatedSeconds"] - before_sim
     calls = Counter(emu.calls())
     calls.subtract(before)
-    hpc = sum(n for p, n in calls.items() if p.startswith("/v4/cthpc/"))
-    vpc = sum(n for p, n in calls.items() if p.startswith("/v4/vpc/"))
-    return wall, sim, hpc, vpc
+
+    def on(*prefixes):
+        return sum(n for p, n in calls.items() if p.startswith(prefixes))
+    # E-HPC; VPC (its host also serves /v4/eip/); bare metal (RAID); file services
+    return (wall, sim, on("/v4/cthpc/"), on("/v4/vpc/", "/v4/eip/"), on("/v4/ebm/"),
+            on("/v4/sfs/", "/v4/oceanfs/"))
 
 
 def answer_latency(emu, samples: int = 20) -> float:
@@ -70,13 +74,13 @@ def lifecycle(emu, poll: float, runs: int, nodes: int):
     latency = answer_latency(emu)
     print(f"emulator answer time per call: {latency * 1000:.0f} ms (median of 20)")
     print(f"{'operation':<10} {'wall s':>7} {'sim s':>6} {'overhead s':>10} {'budget s':>8} "
-          f"{'E-HPC calls':>11} {'VPC calls':>9}")
+          f"{'E-HPC calls':>11} {'VPC+EIP calls':>13} {'EBM calls':>9} {'SFS calls':>9}")
     for name, ms in rows.items():
-        wall, sim, hpc, vpc = (statistics.median(m[k] for m in ms) for k in range(4))
+        wall, sim, hpc, vpc, ebm, sfs = (statistics.median(m[k] for m in ms) for k in range(6))
         budget = 0.10 * sim + poll
         verdict = "ok" if wall - sim <= budget else "OVER"
         print(f"{name:<10} {wall:7.2f} {sim:6.2f} {wall - sim:10.2f} {budget:8.2f} "
-              f"{hpc:11.0f} {vpc:9.0f}  {verdict}")
+              f"{hpc:11.0f} {vpc:13.0f} {ebm:9.0f} {sfs:9.0f}  {verdict}")
     return rows
 
 

@@ -158,7 +158,7 @@ def _common(config: HccConfig, vpc_id: Any, subnet_id: Any, root_password: Any):
     return {"regionID": config.region_id or "", "azName": config.az_name or "",
             "clusterName": config.names.cluster, "vpcID": vpc_id, "subnetID": subnet_id,
             "queueName": config.queue_name, "rootPassword": root_password,
-            **_server_inputs(config)}
+            "subnetType": config.subnet_type, **_server_inputs(config)}
 
 
 def order_inputs(config: HccConfig, vpc_id: Any, subnet_id: Any, group_name: Any,
@@ -184,6 +184,9 @@ def cluster_inputs(config: HccConfig, vpc_id: Any, subnet_id: Any, job_uuid: Any
             "orderJobUUID": job_uuid, "orderClusterUUID": cluster_uuid,
             "orderedAt": ordered_at, "resolved": resolved, "securityGroupID": group_id,
             "computeNodeCount": config.compute_node_count,
+            # what the order bought besides servers: proven released by the destroy
+            "storageType": config.storage_type, "storageName": config.storage_name,
+            "storageUid": config.storage_uid, "eipBandwidthMbps": config.eip_bandwidth_mbps,
             "createTimeoutS": config.create_timeout_s, "updateTimeoutS": config.update_timeout_s,
             "deleteTimeoutS": config.delete_timeout_s,
             "lostAnswerWaitS": config.lost_answer_wait_s}

@@ -14,9 +14,12 @@ from pulumi.dynamic import CheckFailure
 from . import provider_runtime as rt
 from .api import rules
 from .api.ehpc import Billing, BmsDisks, ServerOrder, SystemDisk
+from .billables import Ordered
+from .raid import RaidChoice, RaidLayout, choice_problem
 
 #: the stack config behind an input, for messages
 CONFIG_KEY = {
+    "localSystemRaid": "ctyun:localSystemRaid", "localDataRaid": "ctyun:localDataRaid",
     "regionID": "ctyun:regionId", "azName": "ctyun:azName", "clusterName": "ctyun:clusterName",
     "queueName": "ctyun:queueName", "rootPassword": "ctyun:rootPassword",
     "computeNodeCount": "kimi-k3:nodes", "storageSizeGB": "ctyun:storageSizeGb",
@@ -27,25 +30,46 @@ CONFIG_HINT = {
     "azName": "pulumi config set ctyun:azName <availability zone>",
     "rootPassword": "pulumi config set --secret ctyun:rootPassword <password>",
 }
-#: the order fields of a server (used by create and by expand)
+#: the order fields of a server (used by create and by expand); the RAID of the local disks is
+#: a choice (raid.py) resolved by the order into `resolved`
 SERVER_DEFAULTS: Dict[str, Any] = {
     "onDemand": True, "cycleType": "", "cycleCount": 0,
-    "localSystemVolumeRaidUuid": "", "localDataVolumeRaidUuid": "",
+    "localSystemRaid": "", "localDataRaid": "", "bmsDeviceType": "",
     "cloudSystemDiskType": "", "cloudSystemDiskSizeGb": 0,
     "systemDiskType": "SSD", "systemDiskSizeGb": 100,
 }
+#: inputs renamed since stacks were deployed: their values are RAID choices too (a uuid)
+RENAMED = {"localSystemVolumeRaidUuid": "localSystemRaid",
+           "localDataVolumeRaidUuid": "localDataRaid"}
 DEADLINE_KEYS = ("timeoutS", "createTimeoutS", "updateTimeoutS", "deleteTimeoutS",
                  "lostAnswerWaitS", "pollIntervalS")
 
 
-def server_order(p: Dict[str, Any], spec_uuid: str, spec_type: str) -> ServerOrder:
+def server_order(p: Dict[str, Any], spec_uuid: str, spec_type: str,
+                 raid: RaidLayout = RaidLayout()) -> ServerOrder:
+    """One role's server order: its specification, the subnet, and the disk fields its kind
+    takes (a bare-metal order the RAID fields `raid` resolved)."""
     return ServerOrder(
         spec_uuid, spec_type, str(p["subnetID"]),
         system_disk=SystemDisk(str(p["systemDiskType"]), int(p["systemDiskSizeGb"])),
-        bms_disks=BmsDisks(str(p["localSystemVolumeRaidUuid"] or ""),
-                           str(p["localDataVolumeRaidUuid"] or ""),
+        bms_disks=BmsDisks(raid.system_uuid, raid.data_uuid,
                            str(p["cloudSystemDiskType"] or ""),
                            int(p["cloudSystemDiskSizeGb"] or 0)))
+
+
+def raid_choice(p: Dict[str, Any]) -> RaidChoice:
+    """The RAID the config asks for (ctyun:localSystemRaid, localDataRaid, bmsDeviceType)."""
+    return RaidChoice(str(p["localSystemRaid"] or ""), str(p["localDataRaid"] or ""),
+                      str(p["bmsDeviceType"] or ""))
+
+
+def ordered(p: Dict[str, Any]) -> Ordered:
+    """What the create order asks E-HPC for besides servers: an EIP (a bandwidth above 0) and
+    a file system (unless `storageUid` names an existing one, which is not the stack's)."""
+    own_fs = not p.get("storageUid")
+    name = p.get("storageName") or f"{p['clusterName']}-fs"
+    return Ordered(eip=bool(p.get("eipBandwidthMbps")), fs_name=name if own_fs else "",
+                   fs_kind=str(p.get("storageType") or "sfs") if own_fs else "")
 
 
 def billing(p: Dict[str, Any]) -> Billing:
@@ -115,6 +139,8 @@ def check_server_fields(f: Failures) -> None:
                                "subscription (ctyun:onDemand=false)")
         else:
             f.int_range("cycleCount", *rules.CYCLE_COUNT[cycle])
+    for key in ("localSystemRaid", "localDataRaid"):
+        f.rule(key, choice_problem, optional=True)
     f.choice("systemDiskType", rules.SYSTEM_DISK_TYPES)
     f.int_range("systemDiskSizeGb", *rules.SYSTEM_DISK_GB)
     if f.value("cloudSystemDiskType") or f.value("cloudSystemDiskSizeGb"):

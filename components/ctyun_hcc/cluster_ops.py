@@ -144,7 +144,12 @@ def await_ordered(ctx: Ctx, name: str, vpc_id: str, job_uuid: str, ordered_at: s
       never dropped while the cluster may still appear."""
     if job_uuid:
         def ended():
-            status = ctx.ehpc.job_status(job_uuid, deadline)
+            try:
+                status = ctx.ehpc.job_status(job_uuid, deadline)
+            except ApiError as e:
+                if "notfound" not in e.code.lower():
+                    raise
+                return True, None, f"job {job_uuid} is not known any more ({e.code})"
             return status not in JOB_PENDING, None, f"job {job_uuid} is {status}"
         ctx.waiter.until(f"the create job {job_uuid} of {name} to end", ended, deadline, setting)
         return find_own(ctx, name, vpc_id, "", deadline)
@@ -365,8 +370,12 @@ def billables_of(ctx: Ctx, c: Cluster, ordered: Optional[bill.Ordered],
     names = bill.Billables(eip_address=(c.public_ip or "") if ordered.eip else "",
                            fs_name=ordered.fs_name if ordered.fs_kind else "",
                            fs_kind=ordered.fs_kind)
+    missing = bill.Ordered(ordered.eip and not recorded.eip_id, ordered.fs_name,
+                           ordered.fs_kind if not recorded.fs_id else "")
+    if not (missing.eip or missing.fs_kind):
+        return recorded.merged(names)
     try:
-        found = bill.find(ctx.ehpc.t, ctx.ehpc.region_id, c.public_ip, ordered, deadline)
+        found = bill.find(ctx.ehpc.t, ctx.ehpc.region_id, c.public_ip, missing, deadline)
     except CtyunError as e:
         log.info("cluster %s: its EIP and file system could not be looked up (%s); they are "
                  "looked for by address and name after the delete", c.name, e)

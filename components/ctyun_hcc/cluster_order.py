@@ -25,10 +25,19 @@ recorded, never by a name match, and never orders twice.
    `createTimeoutS`, on this and every later `pulumi up`; create-cluster is never sent again on
    its own (CTyun contract 6.4: whether a cluster is listed before its job ends is not documented).
    The way out is explicit: `ctyun:adoptClusterUuid` (checked against name and VPC, `update`),
-   or clearing the record on purpose (`pulumi up --replace <URN of this order>`).
+   or removing the record on purpose (`pulumi state delete <URN of this order>`).
+The RAID fields of the bare-metal orders are chosen while resolving (raid.py: looked up with
+the bare-metal APIs, kept in `resolved` for the expand orders); a refusal over them or over the
+subnet is explained naming the config key that changes it.
 
 `delete` removes the cluster this order made if it is still listed (a run interrupted before
-`HccCluster` existed), identified by the recorded UUID or by name inside the recorded VPC.
+`HccCluster` existed), identified by the recorded UUID or by name inside the recorded VPC, and
+proves the EIP and file system it was ordered with released (cluster_ops.teardown). An order
+whose cluster is not listed is never dropped while it may still appear: with its job known,
+the job is awaited and the cluster looked for once; with its answer lost, the cluster is looked
+for until `createTimeoutS` after the order, then the destroy fails naming it
+(cluster_ops.await_ordered): a billed cluster unknown to the stack is worse than a failed
+destroy.
 `diff` replaces the order when its inputs change, and when E-HPC reports its job failed (the
 next `pulumi up` then orders anew; what the failed job left was removed by HccCluster); a new
 `adoptClusterUuid` on an order without a cluster UUID is an in-place `update` (adoption).
@@ -51,6 +60,7 @@ from .api.ehpc import (JOB_FAILED, ComputeOrder, CreateClusterRequest, ExistingS
                        MasterNode, OceanFsOrder, SfsOrder)
 from .api.errors import ApiError, CtyunError, TransportError
 from .catalog import Choice, Resolved, resolve
+from .raid import explain_refusal
 
 log = rt.LOG
 
@@ -60,7 +70,7 @@ INPUT_DEFAULTS: Dict[str, Any] = {
     "storageType": "sfs", "storageSizeGB": 500, "storageName": "", "sfsType": "performance",
     "storageUid": "", "specification": "", "masterSpecification": "", "image": "",
     "masterImage": "", "queueName": "batch", "computeNodeCount": None,
-    "eipBandwidthMbps": 100, **ci.SERVER_DEFAULTS, "rootPassword": None,
+    "eipBandwidthMbps": 100, **ci.SERVER_DEFAULTS, "subnetType": "common", "rootPassword": None,
     "adoptClusterUuid": "", "endpoint": "", "timeoutS": 7200, "deleteTimeoutS": 3600,
     "lostAnswerWaitS": 900, "pollIntervalS": 30, "progressFile": None,
 }
@@ -118,10 +128,12 @@ def create_request(p: Dict[str, Any], r: Resolved) -> CreateClusterRequest:
         storage = SfsOrder(p["storageName"] or f"{name}-fs", int(p["storageSizeGB"]),
                            p["sfsType"])
     master = MasterNode(r.master_role_uuid, r.master_image_uuid,
-                        ci.server_order(p, r.master_spec_uuid, r.master_spec_type),
+                        ci.server_order(p, r.master_spec_uuid, r.master_spec_type,
+                                        r.raid("master")),
                         str(p["rootPassword"]), int(p["eipBandwidthMbps"] or 0))
     compute = ComputeOrder(r.compute_image_uuid,
-                           ci.server_order(p, r.compute_spec_uuid, r.compute_spec_type),
+                           ci.server_order(p, r.compute_spec_uuid, r.compute_spec_type,
+                                           r.raid("compute")),
                            int(p["computeNodeCount"]), queue_name=p["queueName"])
     return CreateClusterRequest(p["regionID"], p["azName"], name, r.cluster_type_uuid,
                                 p["vpcID"], storage, master, r.compute_role_uuid, compute,
@@ -140,6 +152,7 @@ class HccClusterOrderProvider(rt.CtyunProvider):
     SECRET_OUTPUTS = ("rootPassword",)
     IGNORED_KEYS = IGNORED_KEYS
     REPLACE_ALL = True
+    RENAMED = ci.RENAMED
     TIMEOUT_INPUTS = {"delete": "deleteTimeoutS"}
 
     def check_inputs(self, news):
@@ -193,7 +206,7 @@ class HccClusterOrderProvider(rt.CtyunProvider):
         deadline = self.deadline(p, "create").at
         ctx = ops.Ctx(ehpc, p["azName"], rt.waiter(p), self.progress(p),
                       float(p["lostAnswerWaitS"]))
-        resolved = resolve(ehpc, p["azName"], choice_of(p), deadline)
+        resolved = resolve(ehpc, p["azName"], choice_of(p), deadline, ci.raid_choice(p))
         request = create_request(p, resolved)
         request.body()  # every documented rule checked before anything is called
         name = p["clusterName"]
@@ -213,6 +226,12 @@ class HccClusterOrderProvider(rt.CtyunProvider):
         self._delegate(ehpc, deadline)
         try:
             order = ehpc.create_cluster(request, deadline)
+        except ApiError as e:
+            why = explain_refusal(e, {"master": resolved.raid("master"),
+                                      "compute": resolved.raid("compute")}, p["subnetType"])
+            if why:
+                raise ops.ClusterProblem(f"create-cluster of {name}: {why}") from None
+            raise
         except TransportError as e:
             if not e.may_have_run:
                 raise
@@ -285,7 +304,9 @@ class HccClusterOrderProvider(rt.CtyunProvider):
 
     def delete(self, id_: str, props: Dict[str, Any]) -> None:
         """Remove the cluster of this order if it is still listed (HccCluster normally removed
-        it already); identified by recorded UUID, else by name inside the recorded VPC."""
+        it already): by recorded UUID, else by name inside the recorded VPC, waiting for it
+        while it may still appear (module docstring); never returns having dropped an order
+        whose cluster may still be billed."""
         p = {**self.inputs(props), **props}
         if p.get("origin") == "adopted" and not p.get("clusterUUID"):
             return
@@ -293,10 +314,16 @@ class HccClusterOrderProvider(rt.CtyunProvider):
         deadline = self.deadline(p, "delete").at
         ctx = ops.Ctx(ehpc, p["azName"], rt.waiter(p), self.progress(p),
                       float(p["lostAnswerWaitS"]))
-        cluster = ops.find_own(ctx, p["clusterName"], p["vpcID"], p.get("clusterUUID") or "",
-                               deadline)
+        name, uuid = p["clusterName"], p.get("clusterUUID") or ""
+        if uuid:
+            cluster = ctx.ehpc.get_cluster(uuid, deadline)
+        else:
+            cluster = ops.await_ordered(ctx, name, p["vpcID"], p.get("jobUUID") or "",
+                                        p.get("orderedAt") or "", float(p["timeoutS"]),
+                                        deadline, "ctyun:deleteTimeoutS")
         if cluster is not None:
-            ops.teardown(ctx, cluster.uuid, deadline, "ctyun:deleteTimeoutS")
+            ops.teardown(ctx, cluster.uuid, deadline, "ctyun:deleteTimeoutS", ci.ordered(p),
+                         name=name)
 
 
 class HccClusterOrder(DynamicResource, module="ctyun", name="HccClusterOrder"):

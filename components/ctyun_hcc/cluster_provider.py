@@ -8,12 +8,20 @@ recorded (job, name, VPC, UUID when already known) and:
   (CTyun contract 6.5: it stops loudly if E-HPC reports another), then brings the compute
   nodes to `computeNodeCount`. If the job fails, whatever it left is deleted before the error;
   the next `pulumi up` replaces the order. Interrupted, the next `pulumi up` resumes waiting on
-  the recorded order: nothing is ordered twice;
-- `read` refreshes status, IPs and nodes (a node removed by hand shows as a count change);
+  the recorded order: nothing is ordered twice. Once the cluster is listed, the ids of the EIP
+  and file system E-HPC ordered with it are recorded (`eipID`, `fileSystemID`, ...:
+  billables.py), for the destroy to prove them released;
+- `read` refreshes status, IPs and nodes (a node removed by hand shows as a count change), and
+  records the EIP and file system ids still missing;
 - `update` expands (<= 50 per call) or shrinks (<= 10 per call) in place, never re-sending an
-  order whose answer was lost (cluster_ops.py);
-- `delete` removes every compute node, deletes the cluster and polls until nothing of it is
-  listed; a cluster already gone is success.
+  order whose answer was lost (cluster_ops.py); expand orders carry the RAID fields the order
+  resolved;
+- `delete` removes every compute node, deletes the cluster, polls until nothing of it is
+  listed and proves its EIP and file system released (else fails naming them: they may be
+  billed); a cluster already gone is success once what it was ordered with is released. The
+  cluster of an order whose create answer was lost (no job, no UUID in the order's record) is
+  left to the order's delete, which runs next and finds it by name inside its VPC: only that
+  way can the order tell a cluster deleted from one not listed yet.
 
 Each operation has its own deadline (`createTimeoutS`, `updateTimeoutS`, `deleteTimeoutS`) and
 fails saying what it waited for. The provider object holds no client and no credential.
@@ -27,6 +35,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
 from ..dynamic.provider import DynamicResource
+from . import billables as bill
 from . import cluster_inputs as ci
 from . import cluster_ops as ops
 from . import provider_runtime as rt
@@ -41,7 +50,9 @@ INPUT_DEFAULTS: Dict[str, Any] = {
     "regionID": None, "azName": None, "clusterName": None, "vpcID": None, "subnetID": None,
     "orderJobUUID": "", "orderClusterUUID": "", "orderedAt": None, "resolved": None,
     "securityGroupID": "", "computeNodeCount": None, "queueName": "batch",
-    **ci.SERVER_DEFAULTS, "rootPassword": None, "endpoint": "", "createTimeoutS": 7200,
+    **ci.SERVER_DEFAULTS, "subnetType": "common", "storageType": "sfs", "storageName": "",
+    "storageUid": "", "eipBandwidthMbps": 100,
+    "rootPassword": None, "endpoint": "", "createTimeoutS": 7200,
     "updateTimeoutS": 5400, "deleteTimeoutS": 3600, "lostAnswerWaitS": 900,
     "pollIntervalS": 30, "progressFile": None,
 }
@@ -54,7 +65,7 @@ REPLACE_KEYS = ("regionID", "azName", "clusterName", "vpcID", "subnetID", "order
 #: (it follows the order), the password (no API changes it)
 IGNORED_KEYS = ("orderJobUUID", "orderClusterUUID", "resolved", "rootPassword")
 OUTPUT_KEYS = ("clusterUUID", "masterInnerIP", "masterPublicIP", "nodes", "clusterStatus",
-               "clusterSecurityGroupID")
+               "clusterSecurityGroupID") + bill.Billables.KEYS
 
 
 def check_inputs(news: Dict[str, Any]) -> list:
@@ -75,8 +86,19 @@ def _ctx(provider: rt.CtyunProvider, p: Dict[str, Any]) -> ops.Ctx:
 
 def _template(p: Dict[str, Any]) -> ops.ExpandTemplate:
     r = Resolved.from_dict(p["resolved"])
-    return ops.ExpandTemplate(r, ci.server_order(p, r.compute_spec_uuid, r.compute_spec_type),
-                              p["queueName"], ci.billing(p))
+    return ops.ExpandTemplate(r, ci.server_order(p, r.compute_spec_uuid, r.compute_spec_type,
+                                                 r.raid("compute")),
+                              p["queueName"], ci.billing(p), p["subnetType"])
+
+
+def _billables(ctx: ops.Ctx, p: Dict[str, Any], c: Cluster, deadline: float,
+               recorded: bill.Billables = bill.Billables()) -> Dict[str, str]:
+    """The record of the cluster's EIP and file system, its blanks looked up now (a failed
+    look-up is no error: the destroy looks for them by address and name)."""
+    o = ci.ordered(p)
+    if (recorded.eip_id or not o.eip) and (recorded.fs_id or not o.fs_kind):
+        return recorded.to_dict()
+    return ops.billables_of(ctx, c, o, recorded, deadline).to_dict()
 
 
 def node_view(n: Node) -> Dict[str, Any]:
@@ -111,9 +133,9 @@ def unconfirmed_message(p: Dict[str, Any], e: DeadlineExceeded) -> str:
             "(or later gets) listed, `pulumi up` again waits for it (raise ctyun:createTimeoutS "
             "if E-HPC is slow to list it), or adopt it by UUID with `pulumi config set "
             "ctyun:adoptClusterUuid <cl-...>` and `pulumi up`; only if you are sure no cluster "
-            "and no order exists (console: clusters, bare-metal servers, orders), clear the "
-            f"record deliberately with `pulumi up --replace <URN of the HccClusterOrder of "
-            f"{name}>` (`pulumi stack --show-urns`)")
+            "and no order exists (console: clusters, bare-metal servers, orders), remove the "
+            f"record deliberately with `pulumi state delete '<URN of the HccClusterOrder of "
+            f"{name}>'` (`pulumi stack --show-urns`), then `pulumi up` orders once")
 
 
 class HccClusterProvider(rt.CtyunProvider):
@@ -124,6 +146,7 @@ class HccClusterProvider(rt.CtyunProvider):
     SECRET_OUTPUTS = ("rootPassword",)
     IGNORED_KEYS = IGNORED_KEYS
     REPLACE_KEYS = REPLACE_KEYS
+    RENAMED = ci.RENAMED
     STABLES = ("clusterUUID",)
     TIMEOUT_INPUTS = {"create": "createTimeoutS", "read": "updateTimeoutS",
                       "update": "updateTimeoutS", "delete": "deleteTimeoutS"}
@@ -154,14 +177,16 @@ class HccClusterProvider(rt.CtyunProvider):
                                       ctx, cluster.uuid, p["queueName"], deadline))
         if calls:
             cluster = ctx.ehpc.get_cluster(cluster.uuid, deadline) or cluster
-        return CreateResult(cluster.uuid, outputs(p, cluster, nodes))
+        return CreateResult(cluster.uuid, {**outputs(p, cluster, nodes),
+                                           **_billables(ctx, p, cluster, deadline)})
 
     @staticmethod
     def _clean_failed(ctx: ops.Ctx, p: Dict[str, Any], deadline: float) -> None:
         c = ops.find_own(ctx, p["clusterName"], p["vpcID"], p["orderClusterUUID"], deadline)
         if c is not None:
             log.info("the order of %s failed; deleting what it left", p["clusterName"])
-            ops.teardown(ctx, c.uuid, deadline, "ctyun:deleteTimeoutS")
+            ops.teardown(ctx, c.uuid, deadline, "ctyun:deleteTimeoutS", ci.ordered(p),
+                         name=p["clusterName"])
 
     @staticmethod
     def _check_group(p: Dict[str, Any], c: Cluster) -> None:
@@ -186,7 +211,8 @@ class HccClusterProvider(rt.CtyunProvider):
         nodes = ctx.ehpc.list_nodes(p["azName"], id_, deadline)
         # no `inputs` in the answer: they would carry the root password outside the outputs
         # that additional_secret_outputs protects
-        return ReadResult(id_, outputs(p, cluster, nodes))
+        held = _billables(ctx, p, cluster, deadline, bill.Billables.from_dict(props))
+        return ReadResult(id_, {**outputs(p, cluster, nodes), **held})
 
     def update(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> UpdateResult:
         p = self.inputs(news)
@@ -203,11 +229,21 @@ class HccClusterProvider(rt.CtyunProvider):
                                   lambda: ops.queue_uuid_of(ctx, id_, p["queueName"], deadline))
         if calls:
             cluster = ctx.ehpc.get_cluster(id_, deadline) or cluster
-        return UpdateResult(outputs(p, cluster, nodes))
+        held = _billables(ctx, p, cluster, deadline, bill.Billables.from_dict(olds))
+        return UpdateResult({**outputs(p, cluster, nodes), **held})
 
     def delete(self, id_: str, props: Dict[str, Any]) -> None:
         p = self.inputs(props)
-        ops.teardown(_ctx(self, p), id_, self.deadline(p, "delete").at, "ctyun:deleteTimeoutS")
+        if not (p["orderJobUUID"] or p["orderClusterUUID"]):
+            # the order lost its answer and never learnt this cluster's UUID: its own delete,
+            # which runs next, removes the cluster (found by name inside its VPC, where this
+            # resource found it). Removed here, the order could not tell "deleted" from "not
+            # listed yet", and would wait its whole window to fail (cluster_ops.await_ordered)
+            log.info("cluster %s (%s): removed by the delete of its order, which lost its "
+                     "create answer", p["clusterName"], id_)
+            return
+        ops.teardown(_ctx(self, p), id_, self.deadline(p, "delete").at, "ctyun:deleteTimeoutS",
+                     ci.ordered(p), bill.Billables.from_dict(props), name=p["clusterName"])
 
 
 class HccCluster(DynamicResource, module="ctyun", name="HccCluster"):

@@ -21,12 +21,14 @@ key) opens SSH. Both pass `settings.check_exposure`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Mapping, Optional, Tuple
 
 from ..config.keys import unknown_key
 from ..config.shared import SharedSettings, check_exposure
 from ..config.values import RawConfig, cidrs
+from . import raid
 from .api import rules
 from .api.transport import check_endpoint
 from .ownership import Names, default_cluster_name, names_for
@@ -41,6 +43,7 @@ KNOWN_KEYS = frozenset({
     "storageType", "storageSizeGb", "storageName", "sfsType", "storageUid",
     "specification", "masterSpecification", "image", "masterImage", "queueName",
     "masterInCompute", "onDemand", "cycleType", "cycleCount", "publicIp", "eipBandwidthMbps",
+    "localSystemRaid", "localDataRaid", "bmsDeviceType",
     "localSystemVolumeRaidUuid", "localDataVolumeRaidUuid", "cloudSystemDiskType",
     "cloudSystemDiskSizeGb", "systemDiskType", "systemDiskSizeGb",
     "endpoint", "createTimeoutS", "updateTimeoutS", "deleteTimeoutS", "lostAnswerWaitS",
@@ -161,7 +164,7 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
         compute_node_count=compute, ssh_cidrs=ssh, endpoint_cidrs=tuple(shared.allowed_cidrs),
         ssh_required=not str(shared.target_config.get("sshBastion") or "").strip(),
         cluster_type=src.text("clusterType", ""), adopt_cluster_uuid=adopt,
-        subnet_type=src.choice("subnetType", ("common", "cbm"), "common"),
+        subnet_type=_subnet_type(src, storage["storage_type"], storage["storage_uid"]),
         sfs_type=src.choice("sfsType", rules.SFS_TYPES, "performance"),
         specification=src.text("specification", ""),
         master_specification=src.text("masterSpecification", ""),
@@ -248,13 +251,50 @@ def _billing(src: RawConfig) -> Dict[str, object]:
             "eip_bandwidth_mbps": eip}
 
 
+def _subnet_type(src: RawConfig, storage_type: str, storage_uid: str) -> str:
+    """`common` (the default: an ordinary subnet) or `cbm` (a bare-metal one). Doc 23930 wants
+    an ordinary subnet for elastic bare metal, ECS servers and OceanFS's endpoint, a bare-metal
+    one for standard bare metal, and which the 910C is is not documented (CTyun contract
+    6.18): the default suits everything else the order holds; a refusal naming the subnet says
+    to try cbm. The cluster's one subnet cannot be cbm with an OceanFS order."""
+    value = src.choice("subnetType", ("common", "cbm"), "common")
+    if value == "cbm" and storage_type == "oceanfs" and not storage_uid:
+        raise src.refuse("subnetType", "keep ctyun:subnetType=common, or use "
+                         "ctyun:storageType=sfs", "cannot serve an OceanFS order: its endpoint "
+                         "needs an ordinary subnet of the cluster's VPC (doc 23930 oceanFSOrder)")
+    return value
+
+
+def _raid_choice(src: RawConfig, key: str, old_key: str) -> str:
+    """`ctyun:localSystemRaid` / `localDataRaid`: unset (the default layout, raid.py), `none`,
+    a RAID name as raid-type-list lists it (`RAID1`) or its uuid (`r-...`); the former
+    `...VolumeRaidUuid` key is read the same way (both given: refused)."""
+    if src.given(key) and src.given(old_key):
+        raise src.refuse(old_key, f"keep only ctyun:{key}", f"repeats ctyun:{key}")
+    name = key if src.given(key) or not src.given(old_key) else old_key
+    value = src.text(name, "") or ""
+    problem = raid.choice_problem(value)
+    if problem:
+        raise src.refuse(name, "give none, a RAID name such as RAID1 or a uuid r-... from "
+                         "/v4/ebm/raid-type-list (docs/ctyun-hcc.md, 'Local disks')", problem)
+    return value
+
+
+#: a bare-metal device type as API 4574 lists it (e.g. physical.s4.2xlarge1.6)
+_DEVICE_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
 def _server_fields(src: RawConfig) -> Tuple[Tuple[str, object], ...]:
     """The bare-metal disk fields of the create order, in the server's order."""
     cloud_type = src.choice("cloudSystemDiskType", rules.SYSTEM_DISK_TYPES, "")
     cloud_size = src.integer("cloudSystemDiskSizeGb", 0, *rules.SYSTEM_DISK_GB)
     server = (
-        ("localSystemVolumeRaidUuid", src.text("localSystemVolumeRaidUuid", "")),
-        ("localDataVolumeRaidUuid", src.text("localDataVolumeRaidUuid", "")),
+        ("localSystemRaid", _raid_choice(src, "localSystemRaid", "localSystemVolumeRaidUuid")),
+        ("localDataRaid", _raid_choice(src, "localDataRaid", "localDataVolumeRaidUuid")),
+        ("bmsDeviceType", src.matching(
+            "bmsDeviceType", _DEVICE_TYPE, "give the device type CTyun's bare-metal console "
+            "shows (letters, digits, '.', '_', '-'), e.g. physical.t2.large.1",
+            "is not a bare-metal device type", "")),
         ("cloudSystemDiskType", cloud_type),
         ("cloudSystemDiskSizeGb", cloud_size),
         ("systemDiskType", src.choice("systemDiskType", rules.SYSTEM_DISK_TYPES, "SSD")),

@@ -30,6 +30,8 @@ def hcc_security_group(inputs: Mapping[str, Any]) -> Dict[str, Any]:
         [(inputs.get("endpointPort"), c) for c in inputs.get("endpointCidrs") or []]
     own = [{"id": f"sgr-mock-{i}", "port": str(port), "cidr": cidr}
            for i, (port, cidr) in enumerate(wanted) if created]
+    if created:  # the nodes' rule: all traffic from the group itself (sg_rules.py)
+        own.append({"id": "sgr-mock-cluster", "port": "", "cidr": "", "source": "group:self"})
     return {"securityGroupID": "sg-mock" if created else sg,
             "securityGroupName": inputs.get("groupName") or "mock-sg",
             "ruleIDs": [r["id"] for r in own], "ownRules": own, "created": created}
@@ -48,7 +50,12 @@ def hcc_cluster(inputs: Mapping[str, Any]) -> Dict[str, Any]:
                "role": "compute", "nodeUUID": f"nd-mock-{i}"} for i in range(1, count + 1)]
     return {"clusterUUID": "cl-mock", "masterInnerIP": "192.0.2.10",
             "masterPublicIP": "198.51.100.10", "nodes": nodes, "clusterStatus": "available",
-            "clusterSecurityGroupID": "sg-mock", "computeNodeCount": count}
+            "clusterSecurityGroupID": "sg-mock", "computeNodeCount": count,
+            "eipID": "eip-mock" if inputs.get("eipBandwidthMbps") else "",
+            "eipAddress": "198.51.100.10" if inputs.get("eipBandwidthMbps") else "",
+            "fileSystemID": "" if inputs.get("storageUid") else "fs-mock",
+            "fileSystemName": "" if inputs.get("storageUid") else inputs.get("storageName") or "",
+            "fileSystemType": "" if inputs.get("storageUid") else inputs.get("storageType") or ""}
 
 
 def slurm_service(inputs: Mapping[str, Any]) -> Dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Type token `pulumi-python:dynamic/ctyun:HccSecurityGroup`. Two separate CIDR lists:
 `sshCidrs` may reach TCP `sshPort` (the SSH bootstrap), `endpointCidrs` may reach the model
-port; nothing else is opened, and nothing at all for an empty list.
+port; and the group's own members (the cluster's nodes) reach each other on everything, through
+one rule whose source is the group itself (sg_rules.py). Nothing else is opened.
 
 - `securityGroup: "create"`: a group of this stack, named `groupName` and marked with the
   stack's owner token in its description. An interrupted run finds it again by exact name and
@@ -15,16 +16,18 @@ port; nothing else is opened, and nothing at all for an empty list.
   that is missing is added again (refresh, then up). Rules someone else added to the group are
   never revoked, whatever they open (a warning names them). The one exception is a group this
   very call created: its ingress rules are what CTyun put in a new group (undocumented), not
-  anyone's addition, and are revoked unless wanted.
+  anyone's addition, and are revoked unless wanted. A rule whose source is the group itself is
+  never revoked (listings know it only by remoteSecurityGroupID), in any group; one admitting
+  all IPv4 traffic serves as the stack's own.
 - an existing group id: never changed. The provider checks that its rules already admit what
-  kimi-k3 needs and otherwise stops, listing the rules to add (kimi-k3 does not rewrite the
-  rules of a group it did not create). Destroy leaves it alone.
+  kimi-k3 needs, the members' traffic included, and otherwise stops, listing the rules to add
+  (kimi-k3 does not rewrite the rules of a group it did not create). Destroy leaves it alone.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import pulumi
 from pulumi.dynamic import CheckFailure, CreateResult, ReadResult, UpdateResult
@@ -33,9 +36,11 @@ from ..dynamic.provider import DynamicResource
 from . import provider_runtime as rt
 from .api import rules
 from .api.errors import ApiError, CtyunError
-from .api.vpc import IngressRule, Rule, SecurityGroup, VpcApi
+from .api.vpc import Rule, SecurityGroup, VpcApi
 from .network_provider import DELETE_SETTING
 from .ownership import is_ours, owner_marker
+from .sg_rules import (covers, describe_rule, describe_want, is_own_rule, own_rules, plan_sync,
+                       recorded_keys, rule_of, wanted_keys, wanted_rules)
 
 log = rt.LOG
 
@@ -51,27 +56,6 @@ OUTPUT_KEYS = ("securityGroupID", "securityGroupName", "ruleIDs", "ownRules", "c
 
 class GroupProblem(CtyunError):
     """The group cannot be used as asked (named in the message)."""
-
-
-def rule_description(token: Optional[str], what: str) -> str:
-    """`kimi-k3 owner <token> ssh`: the stack's marker on every rule it adds (proof it is ours
-    even when the add's answer was lost); without a token (a group not ours) no marker."""
-    return f"{owner_marker(token)} {what}" if token else f"kimi-k3 {what}"
-
-
-def wanted_rules(p: Dict[str, Any]) -> List[IngressRule]:
-    """SSH from each SSH CIDR, the model port from each endpoint CIDR; nothing else."""
-    token = p.get("ownerToken") or None
-    out = [IngressRule(int(p["sshPort"]), str(c), rule_description(token, "ssh"))
-           for c in p["sshCidrs"] or []]
-    out += [IngressRule(int(p["endpointPort"]), str(c), rule_description(token, "endpoint"))
-            for c in p["endpointCidrs"] or []]
-    seen, unique = set(), []
-    for r in out:
-        if r.key() not in seen:
-            seen.add(r.key())
-            unique.append(r)
-    return unique
 
 
 def check_inputs(n: Dict[str, Any]) -> List[CheckFailure]:
@@ -144,39 +128,6 @@ def _ssh_failures(n: Dict[str, Any]) -> List[CheckFailure]:
     return []
 
 
-def is_own_rule(rule: Rule, recorded_ids, token: Optional[str]) -> bool:
-    """Provably this stack's: its id is in state, or its description carries our marker."""
-    return rule.rule_id in set(recorded_ids or ()) or is_ours(rule.description, token or "")
-
-
-def own_rules(rules_: List[Rule]) -> List[Dict[str, str]]:
-    """The state's record of our ingress rules: id, port (range) and CIDR, sorted by id."""
-    return sorted(({"id": r.rule_id, "port": r.port_range, "cidr": r.cidr} for r in rules_),
-                  key=lambda r: r["id"])
-
-
-def covers(rule: Rule, want: IngressRule) -> bool:
-    """Does an existing accept-ingress rule already admit `want` (port and whole CIDR)?"""
-    if rule.direction != "ingress" or rule.action != "accept":
-        return False
-    if rule.protocol not in ("ANY", want.protocol):
-        return False
-    if rule.protocol != "ANY" and rule.port_range:
-        lo, _, hi = rule.port_range.partition("-")
-        try:
-            if not int(lo) <= want.port <= int(hi or lo):
-                return False
-        except ValueError:
-            return False
-    try:
-        theirs = ipaddress.ip_network(rule.cidr or ("0.0.0.0/0" if ":" not in want.cidr
-                                                    else "::/0"), strict=False)
-        mine = ipaddress.ip_network(want.cidr, strict=False)
-        return mine.version == theirs.version and mine.subnet_of(theirs)
-    except ValueError:
-        return False
-
-
 class HccSecurityGroupProvider(rt.CtyunProvider):
     """CRUD of this stack's security group (or a check of an existing one). Holds nothing."""
 
@@ -201,10 +152,10 @@ class HccSecurityGroupProvider(rt.CtyunProvider):
                                               "endpointPort")):
             return False
         try:
-            want = {(str(w.port), w.cidr) for w in wanted_rules(n)}
+            want = wanted_keys(n)
         except (TypeError, ValueError):
             return False
-        return {(str(r.get("port")), r.get("cidr")) for r in recorded} != want
+        return recorded_keys(recorded) != want
 
     def create(self, props) -> CreateResult:
         p = self.inputs(props)
@@ -233,8 +184,8 @@ class HccSecurityGroupProvider(rt.CtyunProvider):
     @staticmethod
     def _outs(p, group: SecurityGroup, mine: List[Rule], created) -> Dict[str, Any]:
         return {**p, "securityGroupID": group.group_id, "securityGroupName": group.name,
-                "ruleIDs": sorted(r.rule_id for r in mine), "ownRules": own_rules(mine),
-                "created": created}
+                "ruleIDs": sorted(r.rule_id for r in mine),
+                "ownRules": own_rules(mine, group.group_id), "created": created}
 
     @staticmethod
     def _describe(api: VpcApi, gid: str, deadline) -> SecurityGroup:
@@ -251,9 +202,10 @@ class HccSecurityGroupProvider(rt.CtyunProvider):
         if group.vpc_id and group.vpc_id != p["vpcID"]:
             raise GroupProblem(f"ctyun:securityGroup={group.group_id} belongs to VPC "
                                f"{group.vpc_id}, not to the cluster's VPC {p['vpcID']}")
-        missing = [w for w in wanted_rules(p) if not any(covers(r, w) for r in group.rules)]
+        missing = [w for w in wanted_rules(p, group.group_id)
+                   if not any(covers(r, w) for r in group.rules)]
         if missing:
-            need = "; ".join(f"ingress accept TCP {w.port} from {w.cidr}" for w in missing)
+            need = "; ".join(describe_want(w) for w in missing)
             raise GroupProblem(f"ctyun:securityGroup={group.group_id} ({group.name}) does not "
                                f"admit what kimi-k3 needs: {need}. Add the rule(s) yourself "
                                "(kimi-k3 does not change a group it did not create) or leave "
@@ -263,33 +215,27 @@ class HccSecurityGroupProvider(rt.CtyunProvider):
     @staticmethod
     def _sync(api: VpcApi, group: SecurityGroup, p: Dict[str, Any], recorded_ids,
               deadline, fresh: bool = False) -> List[Rule]:
-        """Make this stack's ingress rules in a group it created equal the wanted ones: revoke
-        ours that are no longer wanted (or repeat a kept one), add the missing ones; never
-        touch a rule that is not provably ours (`is_own_rule`), except in a group created by
-        this very call (`fresh`: what is in it came with it from CTyun). Our rules after it."""
-        want = {w.key(): w for w in wanted_rules(p)}
-        kept: List[Rule] = []
-        foreign: List[Rule] = []
-        for r in group.rules:
-            if r.direction != "ingress":
-                continue  # egress as CTyun made it
-            if not (fresh or is_own_rule(r, recorded_ids, p.get("ownerToken"))):
-                foreign.append(r)
-                continue
-            if r.key() in want:  # the first of identical rules is kept, repeats revoked
-                kept.append(r)
-                want.pop(r.key())
-            else:
-                api.revoke_ingress(group.group_id, r.rule_id, deadline)
-        if foreign:
+        """Make this stack's ingress rules in a group it created equal the wanted ones
+        (sg_rules.plan_sync): revoke ours that are no longer wanted (or repeat a kept one), add
+        the missing ones; never touch a rule that is not provably ours, except in a group
+        created by this very call (`fresh`), and never one whose source is the group itself.
+        Our rules after it."""
+        plan = plan_sync(group.group_id, group.rules, wanted_rules(p, group.group_id),
+                         recorded_ids, p.get("ownerToken"), fresh)
+        for r in plan.revoke:
+            api.revoke_ingress(group.group_id, r.rule_id, deadline)
+        if plan.foreign:
             log.warning("security group %s: left alone %d ingress rule(s) kimi-k3 did not add: "
-                        "%s", group.group_id, len(foreign), "; ".join(
-                            f"{r.action} {r.protocol} {r.port_range or 'any'} from "
-                            f"{r.cidr or 'any'} ({r.rule_id})" for r in foreign))
-        if want:
-            ids = api.add_ingress(group.group_id, list(want.values()), deadline)
-            kept += [Rule(i, "ingress", "accept", w.protocol, "", str(w.port), w.cidr,
-                          w.priority, w.description) for i, w in zip(ids, want.values())]
+                        "%s", group.group_id, len(plan.foreign),
+                        "; ".join(describe_rule(r) for r in plan.foreign))
+        if plan.from_group:
+            log.info("security group %s: kept %d rule(s) whose source is the group itself "
+                     "(never revoked): %s", group.group_id, len(plan.from_group),
+                     "; ".join(describe_rule(r) for r in plan.from_group))
+        kept = list(plan.keep)
+        if plan.add:
+            ids = api.add_ingress(group.group_id, plan.add, deadline)
+            kept += [rule_of(i, w) for i, w in zip(ids, plan.add)]
         return kept
 
     def read(self, id_, props) -> ReadResult:
@@ -303,7 +249,7 @@ class HccSecurityGroupProvider(rt.CtyunProvider):
                 is_own_rule(r, old.get("ruleIDs"), p.get("ownerToken"))]
         return ReadResult(id_, {**old, "securityGroupName": group.name,
                                 "ruleIDs": sorted(r.rule_id for r in mine),
-                                "ownRules": own_rules(mine)})
+                                "ownRules": own_rules(mine, group.group_id)})
 
     def update(self, id_, olds, news) -> UpdateResult:
         p, old = self.inputs(news), olds

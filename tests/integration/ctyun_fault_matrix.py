@@ -20,8 +20,9 @@ before ordering: the name is taken by a cluster this stack cannot prove it made)
 `lost_response` on create is "the create answer is lost": the order went through, the client
 never heard. `http500`/`http502`/`drop` on create: the client cannot tell whether it ran (here
 it did not); the order is recorded unconfirmed and never re-sent on its own: the run fails
-saying so, and the user, finding nothing in the console, clears the record on purpose
-(`pulumi up --replace` of the order), which orders once.
+saying so, and the user, finding nothing in the console, removes the record on purpose
+(`pulumi state delete` of the order: its delete would look for the cluster, and fail rather
+than drop a record whose cluster may still appear), then `pulumi up` orders once.
 """
 
 from __future__ import annotations
@@ -104,7 +105,6 @@ def run_scenario(emu, fault: str, op: str, max_attempts: int = 3) -> Dict[str, A
         emu.faults({"path": OPS[op], "kind": fault, "seconds": SLOW_S})
     errors: List[str] = []
     done, out = False, None
-    replace: tuple = ()
     for attempt in range(max_attempts):
         # no answer to the create: its order is recorded unconfirmed and looked for during
         # createTimeoutS (kept short here: the emulator never ran it)
@@ -115,14 +115,14 @@ def run_scenario(emu, fault: str, op: str, max_attempts: int = 3) -> Dict[str, A
             if op == "delete":
                 s.destroy()
             else:
-                out = s.up(kimi={"nodes": str(target)}, replace=replace)
+                out = s.up(kimi={"nodes": str(target)})
             done = True
         except Exception as e:  # noqa: BLE001 - the scenario records what the user would see
             errors.append(f"{type(e).__name__}: {str(e)[:200]}")
             # what the message asks of the user: check the console; nothing of this stack
-            # there, so the record is cleared on purpose (`pulumi up --replace` of the order)
-            replace = ("order",) if "--replace" in str(e) and not \
-                emu.inventory()["clusters"] else ()
+            # there, so the record is removed on purpose (`pulumi state delete` of the order)
+            if "pulumi state delete" in str(e) and not emu.inventory()["clusters"]:
+                s.state_delete("order")
         if done:
             break
     converged = done

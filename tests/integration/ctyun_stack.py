@@ -152,6 +152,10 @@ class Stack:
             self.state[name] = e.create(name, p, news)
         return self.outs("cluster")
 
+    def state_delete(self, name: str) -> None:
+        """`pulumi state delete <URN>`: the record dropped from state, nothing called."""
+        self.state.pop(name, None)
+
     def refresh(self) -> None:
         for name in ORDER:
             if name in self.state:

@@ -8,6 +8,7 @@ from tests.emulators.ctyun.state import REGION
 from tests.integration.ctyun_fault_matrix import run_scenario, scenarios
 from tests.integration.ctyun_fixtures import Stack, clean, emu, emulator  # noqa: F401
 
+
 @pytest.mark.parametrize("fault,op", scenarios())
 def test_fault_then_retry_converges_without_duplicates_leaks_or_foreign_calls(emu, fault, op):
     r = run_scenario(emu, fault, op)
@@ -50,7 +51,11 @@ def test_network_and_group_survive_faults_without_duplicates_or_leaks(emu, path,
         s.state[name] = (r.id, r.outs)
     inv = emu.inventory()
     assert (len(inv["vpcs"]), len(inv["subnets"]), len(inv["securityGroups"])) == (1, 1, 1)
-    group = rt.vpc({"regionID": REGION}).describe_security_group(s.outs("sg")["securityGroupID"])
-    assert len([r for r in group.rules if r.direction == "ingress"]) == 2  # no rule twice
+    gid = s.outs("sg")["securityGroupID"]
+    group = rt.vpc({"regionID": REGION}).describe_security_group(gid)
+    # no rule twice: SSH, the endpoint, and the group's own-member rules it came with (IPv4,
+    # adopted as the nodes' rule, and IPv6)
+    assert len([r for r in group.rules if r.direction == "ingress"]) == 4
+    assert len([r for r in group.rules if r.from_group(gid)]) == 2
     s.destroy()
     assert clean(emu)["leakedTotal"] == 0

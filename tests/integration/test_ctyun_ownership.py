@@ -14,7 +14,7 @@ from components.ctyun_hcc import cluster as wiring
 from components.ctyun_hcc import provider_runtime as rt
 from components.ctyun_hcc.api.ehpc import Ehpc
 from components.ctyun_hcc.api.transport import RetryPolicy
-from components.ctyun_hcc.cluster_ops import ClusterProblem
+from components.ctyun_hcc.cluster_ops import ClusterProblem, LostOrder
 from components.ctyun_hcc.cluster_order import HccClusterOrderProvider, NotOurs
 from components.ctyun_hcc.network_provider import NotOurs as NetworkNotOurs
 from components.ctyun_hcc.sg_provider import GroupProblem
@@ -162,7 +162,7 @@ def test_a_lost_answer_whose_cluster_is_listed_only_after_its_job_is_never_order
     with pytest.raises(ClusterProblem) as e:
         s.up()
     msg = str(e.value)
-    assert "not sent again" in msg and "adoptClusterUuid" in msg and "--replace" in msg
+    assert "not sent again" in msg and "adoptClusterUuid" in msg and "pulumi state delete" in msg
     assert "orders again" not in msg
     order = s.outs("order")
     assert order["origin"] == "answer-lost-unconfirmed" and order["clusterUUID"] == ""
@@ -204,14 +204,50 @@ def test_a_lost_answer_whose_cluster_never_appears_is_reordered_only_deliberatel
     emu.faults({"path": "/v4/cthpc/hpc/create-cluster", "kind": "drop"})  # never ran
     s = Stack(fast={"createTimeoutS": 0.3})
     for _ in range(2):
-        with pytest.raises(ClusterProblem, match="not sent again.*adoptClusterUuid.*--replace"):
+        with pytest.raises(ClusterProblem,
+                           match="not sent again.*adoptClusterUuid.*pulumi state delete"):
             s.up()
     assert creates(emu) == [] and s.outs("order")["origin"] == "answer-lost-unconfirmed"
-    s.fast["createTimeoutS"] = 60
-    # the user checked the console, found nothing, and cleared the record on purpose
-    assert s.up(replace=("order",))["clusterStatus"] == "available"
+    # a replace (or a destroy) of the order would delete it: its delete looks for the cluster
+    # for the rest of its window and then fails naming it, never dropping the record
+    s.fast["timeoutS"] = 0.5
+    with pytest.raises(LostOrder, match="Its record is kept, not dropped.*pulumi state delete"):
+        s.destroy()
+    assert "order" in s.state and creates(emu) == []
+    s.fast["createTimeoutS"] = s.fast["timeoutS"] = 60
+    # the user checked the console, found nothing, and removed the record on purpose
+    s.state_delete("order")
+    assert s.up()["clusterStatus"] == "available"
     assert len(creates(emu)) == 1
     s.destroy()
+    assert clean(emu)["leakedTotal"] == 0
+
+
+def test_a_destroy_right_after_a_lost_answer_waits_for_the_cluster_and_deletes_it(emu):
+    """Issue 19 item 8: a destroy that runs after a lost create answer, before E-HPC lists the
+    new cluster, used to drop the order's record; the cluster then appeared, billed and
+    unknown to the stack. The destroy now keeps looking for it inside the order's window."""
+    emu.settings(list_during_create=False, job_seconds=1.0)
+    emu.faults({"path": "/v4/cthpc/hpc/create-cluster", "kind": "lost_response"})
+    s = Stack(fast={"createTimeoutS": 0.3, "timeoutS": 30})
+    with pytest.raises(ClusterProblem):
+        s.up()                      # the cluster is not listed yet: nothing but the order
+    assert "cluster" not in s.state and emu.inventory()["clusters"]
+    s.destroy()                     # looks for it until it is listed, then deletes it
+    assert s.state == {} and clean(emu)["leakedTotal"] == 0
+
+
+def test_the_cluster_of_a_lost_answer_is_deleted_by_its_order_without_waiting(emu):
+    """The cluster found for an order that lost its answer is left by HccCluster's delete to
+    the order's, which finds it listed at once (never waits its window for a deleted one)."""
+    emu.settings(list_during_create=False)
+    emu.faults({"path": "/v4/cthpc/hpc/create-cluster", "kind": "lost_response"})
+    s = Stack(fast={"timeoutS": 3600})
+    assert s.up()["clusterStatus"] == "available"
+    assert s.outs("order")["origin"] == "answer-lost-unconfirmed"
+    started = time.monotonic()
+    s.destroy()
+    assert time.monotonic() - started < 30 and s.state == {}
     assert clean(emu)["leakedTotal"] == 0
 
 

@@ -18,16 +18,23 @@ INGRESS = "/v4/vpc/create-security-group-ingress"
 
 
 def keys(gid):
-    """(port, CIDR, rule id) of the group's ingress rules as CTyun lists them."""
+    """(port, CIDR, rule id) of the group's CIDR ingress rules as CTyun lists them (the rules
+    whose source is the group itself: test_the_nodes_rule_... below)."""
     group = rt.vpc({"regionID": REGION}).describe_security_group(gid)
     return sorted((r.port_range, r.cidr, r.rule_id) for r in group.rules
-                  if r.direction == "ingress")
+                  if r.direction == "ingress" and not r.remote_group_id)
 
 
 def ingress(gid):
     group = rt.vpc({"regionID": REGION}).describe_security_group(gid)
     return sorted((r.port_range, r.cidr, r.description) for r in group.rules
-                  if r.direction == "ingress")
+                  if r.direction == "ingress" and not r.remote_group_id)
+
+
+def from_group(gid):
+    group = rt.vpc({"regionID": REGION}).describe_security_group(gid)
+    return sorted(((r.rule_id, r.ethertype, r.protocol) for r in group.rules
+                   if r.from_group(gid)), key=lambda x: (x[1], x[2], x[0]))
 
 
 def test_shrunk_lists_and_missing_rules_touch_only_the_stacks_own_rules(emu):
@@ -35,7 +42,7 @@ def test_shrunk_lists_and_missing_rules_touch_only_the_stacks_own_rules(emu):
     s.up()
     sg = s.outs("sg")
     gid, token = sg["securityGroupID"], s.outs("owner")["ownerToken"]
-    assert len(sg["ruleIDs"]) == 3
+    assert len(sg["ruleIDs"]) == 4   # 2 SSH, the endpoint, the nodes' rule
     # someone else adds two rules in the console: another SSH source, and the same
     # endpoint rule as ours (a duplicate the stack did not make)
     vpc = rt.vpc({"regionID": REGION})
@@ -59,7 +66,7 @@ def test_shrunk_lists_and_missing_rules_touch_only_the_stacks_own_rules(emu):
 
     s.refresh()
     assert sorted((r["port"], r["cidr"]) for r in s.outs("sg")["ownRules"]) == \
-        [("11025", ENDPOINT), ("22", SSH_A), ("22", SSH_B)]
+        [("", ""), ("11025", ENDPOINT), ("22", SSH_A), ("22", SSH_B)]
     assert len([d for _, _, d in ingress(gid) if is_ours(d, token)]) == 3  # each one marked
     rules = ingress(gid)
     assert ("22", "192.0.2.0/24", "ops jump host") in rules
@@ -74,7 +81,7 @@ def test_shrunk_lists_and_missing_rules_touch_only_the_stacks_own_rules(emu):
     assert ("22", "192.0.2.0/24", "ops jump host") in rules
     assert ("11025", ENDPOINT, "ops monitoring") in rules
     assert set(foreign) <= {r.rule_id for r in vpc.describe_security_group(gid).rules}
-    assert len(s.outs("sg")["ruleIDs"]) == 2
+    assert len(s.outs("sg")["ruleIDs"]) == 3
 
     s.up(kimi={"allowedCidrs": "", "allowInternet": "false"})  # no endpoint CIDRs at all
     assert ("11025", ENDPOINT, "ops monitoring") in ingress(gid)
@@ -100,4 +107,53 @@ def test_a_rule_whose_add_answer_was_lost_is_known_by_its_marker(emu):
     s.up(kimi={"sshAllowedCidrs": SSH_A})  # and it is revoked when no longer wanted
     assert ("22", SSH_B) not in [(p, c) for p, c, d in ingress(gid)]
     s.destroy()
+    assert clean(emu)["leakedTotal"] == 0
+
+
+@pytest.mark.parametrize("preset", [True, False])
+def test_the_nodes_rule_is_added_or_adopted_kept_and_restored(emu, preset):
+    """Issue 19 item 1: the group admits all traffic from its own members (remoteType 1). A new
+    group that came with such a rule keeps it (adopted, never revoked); one that did not gets
+    the stack's own; revoked by hand, the next up adds it again."""
+    emu.settings(new_group_intra_rule=preset, group_rule_dest_cidr="any")
+    s = Stack()
+    s.up()
+    gid = s.outs("sg")["securityGroupID"]
+    rules = from_group(gid)
+    assert [(e, p) for _, e, p in rules] == ([("IPv4", "ANY"), ("IPv6", "ANY")] if preset
+                                             else [("IPv4", "ANY")])
+    assert [c["membersCanTalk"] for c in emu.report()["held"]["clusters"]] == [True]
+    nodes_rule = next(i for i, e, _ in rules if e == "IPv4")
+    assert nodes_rule in s.outs("sg")["ruleIDs"]
+    # listed with destCidrIp 0.0.0.0/0 (the undocumented reading): never taken for a CIDR rule
+    assert ("", "0.0.0.0/0") not in [(p, c) for p, c, _ in keys(gid)]
+    rt.vpc({"regionID": REGION}).revoke_ingress(gid, nodes_rule)      # by hand
+    assert emu.report()["held"]["clusters"][0]["membersCanTalk"] is False
+    s.refresh()
+    s.up()
+    assert emu.report()["held"]["clusters"][0]["membersCanTalk"] is True
+    s.up(kimi={"sshAllowedCidrs": SSH_B})   # other rules change: the nodes' rule stays
+    assert emu.report()["held"]["clusters"][0]["membersCanTalk"] is True
+    s.destroy()
+    assert clean(emu)["leakedTotal"] == 0
+
+
+def test_an_existing_group_must_already_admit_its_members(emu):
+    from components.ctyun_hcc.sg_provider import GroupProblem
+    from tests.emulators.ctyun.state import DEFAULT_SG, SUBNET, VPC
+    emu.settings(group_rule_dest_cidr="any")
+    vpc = rt.vpc({"regionID": REGION})
+    ours = vpc.add_ingress(DEFAULT_SG, [IngressRule(22, SSH_A), IngressRule(11025, ENDPOINT)])
+    for r in vpc.describe_security_group(DEFAULT_SG).rules:   # the default group's own preset
+        if r.from_group(DEFAULT_SG):
+            vpc.revoke_ingress(DEFAULT_SG, r.rule_id)
+    s = Stack(ctyun={"vpcId": VPC, "subnetId": SUBNET, "securityGroup": DEFAULT_SG})
+    with pytest.raises(GroupProblem, match="ANY from this group itself .remoteType 1"):
+        s.up()
+    # a rule from another group, listed with destCidrIp 0.0.0.0/0, admits neither SSH nor it
+    (other,) = vpc.add_ingress(DEFAULT_SG, [IngressRule.from_group(DEFAULT_SG)])
+    assert s.up()["clusterStatus"] == "available"
+    s.destroy()
+    for rid in ours + [other]:
+        vpc.revoke_ingress(DEFAULT_SG, rid)
     assert clean(emu)["leakedTotal"] == 0

@@ -66,14 +66,14 @@ def test_values_are_parsed():
               securityGroup="sg-abc", createTimeoutS="600", endpoint="http://127.0.0.1:8080",
               specification="physical.lcas910c.2xlarge1", queueName="infer", onDemand="false",
               cycleType="MONTH", cycleCount="3", publicIp="false",
-              localDataVolumeRaidUuid="raid-1", adoptClusterUuid="cl-abc")
+              localDataRaid="RAID0", adoptClusterUuid="cl-abc")
     assert (c.cluster_name, c.storage_type, c.storage_size_gb, c.security_group) == \
         ("kimi-a3", "oceanfs", 2048, "sg-abc")
     assert c.compute_node_count == 7 and c.create_timeout_s == 600
     assert c.endpoint == "http://127.0.0.1:8080" and c.queue_name == "infer"
     assert (c.on_demand, c.cycle_type, c.cycle_count, c.eip_bandwidth_mbps) == (
         False, "MONTH", 3, 0)
-    assert dict(c.server_fields)["localDataVolumeRaidUuid"] == "raid-1"
+    assert dict(c.server_fields)["localDataRaid"] == "RAID0"
     assert c.adopt_cluster_uuid == "cl-abc" and c.names.vpc == "kimi-a3-vpc"
 
 

@@ -52,10 +52,10 @@ def test_edges_accepted(kw, field, want):
 
 def test_system_disk_fields_in_the_documented_order():
     c = parse(systemDiskType="SAS", systemDiskSizeGb="2048", cloudSystemDiskType="SSD", cloudSystemDiskSizeGb="100")
-    assert c.server_fields == (("localSystemVolumeRaidUuid", ""), ("localDataVolumeRaidUuid", ""),
+    assert c.server_fields == (("localSystemRaid", ""), ("localDataRaid", ""), ("bmsDeviceType", ""),
                                ("cloudSystemDiskType", "SSD"), ("cloudSystemDiskSizeGb", 100),
                                ("systemDiskType", "SAS"), ("systemDiskSizeGb", 2048))
-    assert dict(parse().server_fields) == {"localSystemVolumeRaidUuid": "", "localDataVolumeRaidUuid": "",
+    assert dict(parse().server_fields) == {"localSystemRaid": "", "localDataRaid": "", "bmsDeviceType": "",
                                            "cloudSystemDiskType": "", "cloudSystemDiskSizeGb": 0,
                                            "systemDiskType": "SSD", "systemDiskSizeGb": 100}
 

@@ -132,34 +132,42 @@ def _has_run(text: str, length: int = 3) -> bool:
     return False
 
 
-def root_password_problem(pw: object) -> Optional[str]:
-    """Why `pw` breaks doc 23930's root password rules (above), or None. Never echoes it.
+def _character_problem(pw: str) -> Optional[str]:
+    """Rule 2's character set: the documented specials only (kimi-k3's own rule: CTyun lists no
+    other character; one it refuses would fail the order after the network is made)."""
+    if "|" in pw:
+        return ("uses the ASCII '|', which is not in CTyun's documented special characters "
+                "(the list has the full-width '\uff5c', U+FF5C); use another special character")
+    odd = {c for c in pw if not (c.isascii() and c.isalnum()) and c not in PASSWORD_SPECIALS}
+    if odd:
+        return (f"may use only letters, digits and the special characters {PASSWORD_SPECIALS} "
+                f"({len(odd)} other character(s) found; kimi-k3's own rule: CTyun lists no "
+                "other character)")
+    return None
 
-    One rule is kimi-k3's own, said as such: only letters, digits and the listed specials are
-    accepted (CTyun lists no other character as allowed; one it refuses would fail the order
-    after the network is made)."""
+
+def _classes_present(pw: str) -> bool:
+    """Rule 2: upper- and lower-case letters, a digit and a listed special character."""
+    return (any(c.islower() for c in pw) and any(c.isupper() for c in pw)
+            and any(c.isdigit() for c in pw) and any(c in PASSWORD_SPECIALS for c in pw))
+
+
+def root_password_problem(pw: object) -> Optional[str]:
+    """Why `pw` breaks doc 23930's root password rules (above), or None. Never echoes it."""
     if not isinstance(pw, str):
         return "must be a string"
     if not 8 <= len(pw) <= 30:
         return "must be 8-30 characters long"
     if pw.startswith("/"):
         return "must not start with '/'"
-    if "|" in pw:
-        return ("uses the ASCII '|', which is not in CTyun's documented special characters "
-                "(the list has the full-width '\uff5c', U+FF5C); use another special character")
-    odd = sorted({c for c in pw if not (c.isascii() and c.isalnum()) and
-                  c not in PASSWORD_SPECIALS})
+    odd = _character_problem(pw)
     if odd:
-        return (f"may use only letters, digits and the special characters {PASSWORD_SPECIALS} "
-                f"({len(odd)} other character(s) found; kimi-k3's own rule: CTyun lists no "
-                "other character)")
-    if not (any(c.islower() for c in pw) and any(c.isupper() for c in pw)
-            and any(c.isdigit() for c in pw) and any(c in PASSWORD_SPECIALS for c in pw)):
+        return odd
+    if not _classes_present(pw):
         return "needs an upper-case letter, a lower-case letter, a digit and a special character"
     if _has_run(pw):
         return "must not contain 3 consecutive characters such as abc or 123"
-    low = pw.lower()
-    if any(word in low for word in PASSWORD_FORBIDDEN):
+    if any(word in pw.lower() for word in PASSWORD_FORBIDDEN):
         return "must not contain root, toor, ecs-user or resu-sce in any case"
     return None
 

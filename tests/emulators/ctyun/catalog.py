@@ -64,8 +64,9 @@ SPEC_MASTER_VM = "c7.2xlarge.4"                   # INVENTED (a common CTyun VM 
 SPECS: Tuple[Spec, ...] = (
     # INVENTED disks: 2 local system SSDs (the form of CTyun's examples, "2*480GB(SSD)") and the
     # seed's 2 x 3.2 TB NVMe; how the real A3 reports them is open question 6.16 (Settings)
-    Spec("dvt-k3npu910cbms0000000000000001", SPEC_910C, "BMS", ("compute",), 320, 1572864,
-         system_volumes=2, nvme_volumes=2, invented=True),
+    # the seed's master is a 910C node too (it joins the queue): offered in both roles
+    Spec("dvt-k3npu910cbms0000000000000001", SPEC_910C, "BMS", ("master", "compute"), 320,
+         1572864, system_volumes=2, nvme_volumes=2, invented=True),
     Spec("dvt-urvkkx5emxlgptea7x2jfcwuwojj", "physical.2.large.1.hpc", "BMS",
          ("master", "compute"), 64, 262144, system_volumes=2),   # CTyun contract 2.4 example
     Spec("dvt-dlmzogfdvcybe8bhndz8uepgz5ki", "s3.large.2", "VM", ("compute",), 2, 4096),
@@ -100,6 +101,8 @@ IMAGES: Tuple[Image, ...] = (
     # INVENTED: the Ascend compute image (the enum has only CPU/GPU; an NPU image reads GPU here)
     Image("im-k3ascend910ccompute000000001", "CTyunOS-HPC-Ascend", "23.01-910C", "BMS", "GPU",
           "compute", (SPEC_910C,), invented=True),
+    Image("im-k3ascend910cmaster0000000001", "CTyunOS-HPC-Ascend", "23.01-910C", "BMS", "GPU",
+          "master", (SPEC_910C,), invented=True),
     Image("im-ckpyqfhbdkkacij5zfs0-compute", "CentOS", "7.9", "BMS", "CPU", "compute",
           ("physical.2.large.1.hpc",)),                           # CTyun contract 2.5 example
     Image("im-ckpyqfhbdkkacij5zfsn0-master", "CentOS", "7.9", "BMS", "CPU", "master",

@@ -12,7 +12,7 @@ start, it raises: tests must fail, never skip.
   touched, orders, jobs, simulated seconds;
 - `.seed_foreign(owner=, vpc_name=, subnet_name=, sg_name=, cluster_name=, compute_nodes=,
   vpc_id=)`: another stack's resources in the same account (seed.py); returns their ids;
-- `.calls()`, `.rename(cluster_uuid, name)`, `.reset()`.
+- `.calls()`, `.rename(cluster_uuid, name)`, `.release(kind, id)`, `.reset()`.
 """
 
 from __future__ import annotations
@@ -105,6 +105,10 @@ class EmulatorProcess:
 
     def rename(self, cluster_uuid: str, name: str) -> None:
         self._admin("POST", "rename", {"clusterUUID": cluster_uuid, "clusterName": name})
+
+    def release(self, kind: str, rid: str) -> None:
+        """Release an EIP (`kind="eip"`) or file system (`"fs"`) as an operator would."""
+        self._admin("POST", "release", {"kind": kind, "id": rid})
 
     def reset(self) -> None:
         self._admin("POST", "reset", {})

@@ -23,7 +23,8 @@ connection closes, call not run), `lost_response` (the call runs, the connection
 
 Admin endpoints (loopback, unauthenticated): GET /_admin/inventory, /_admin/report,
 /_admin/calls, /_admin/settings; POST /_admin/settings, /_admin/faults, /_admin/rename,
-/_admin/seed_foreign, /_admin/reset.
+/_admin/seed_foreign, /_admin/release (an EIP or file system, as an operator would in the
+console), /_admin/reset.
 """
 
 from __future__ import annotations
@@ -260,6 +261,14 @@ class Handler(BaseHTTPRequestHandler):
                     return self._send(200, seed_foreign(st, **doc))
                 except (TypeError, ValueError) as e:
                     return self._send(400, {"error": str(e)})
+        if name == "release" and method == "POST":
+            # what an operator does in CTyun's console: release an EIP or a file system left
+            # behind by a deleted cluster (no API in the contract releases either)
+            with st.lock:
+                store = st.eips if doc.get("kind") == "eip" else st.filesystems
+                if store.pop(str(doc.get("id")), None) is None:
+                    return self._send(404, {"error": f"no {doc.get('kind')} {doc.get('id')}"})
+            return self._send(200, {})
         if name == "reset" and method == "POST":
             with st.lock, emu.lock:
                 st.reset()
