@@ -20,6 +20,7 @@ from ..inference.catalog import (
     IMAGES,
     MODELS,
 )
+from . import api_key as api_keys
 from . import keys as config_keys
 from ..accept.sizing import parse_accept_load
 from .values import RawConfig, served_model_name
@@ -206,6 +207,18 @@ def _usd_per_hour(src: RawConfig) -> Optional[float]:
     return value
 
 
+def _api_key(value: object, allowed_cidrs: Sequence[str]) -> Optional[str]:
+    """kimi-k3:apiKey checked (config/api_key.py: the bearer-token grammar; the strength floor
+    when the endpoint's CIDRs reach a public address); None when unset. The offline plan
+    cannot read an encrypted value (`[secret]`): it is taken as set, and checked at deploy."""
+    if value in (None, ""):
+        return None
+    text = str(value)
+    if text == api_keys.OFFLINE_PLACEHOLDER:
+        return text
+    return api_keys.check(text, public=bool(public_cidrs(allowed_cidrs)))
+
+
 def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
     """Typed, checked shared settings from a stack's raw `kimi-k3:*` config."""
     src = RawConfig("kimi-k3", {k: v for k, v in raw.items() if k in KNOWN_KEYS - SECRET_KEYS},
@@ -238,7 +251,7 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         stream_weights=src.boolean("streamWeights"),
         vision_chunks_per_prompt=src.integer("visionChunksPerPrompt", 40, 0, 1000),
         model_overrides=overrides,
-        has_api_key=bool(raw.get("apiKey")),
+        has_api_key=bool(_api_key(raw.get("apiKey"), allowed_cidrs)),
         has_hf_token=bool(raw.get("hfToken")),
         allow_internet=allow_internet,
         accept_load=parse_accept_load(raw.get("acceptLoad")),

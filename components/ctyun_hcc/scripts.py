@@ -25,6 +25,7 @@ from ..config.values import data_path, file_name, slurm_name
 from ..inference import api_guard as guard
 from ..inference.launch import PLACEHOLDERS, LaunchSpec, RoleSpec
 from ..inference.planner import Plan
+from ..inference.curl import BEARER_TOKEN_ERE, curl_with_bearer
 from ..inference.quoting import ere_literal, json_text, shell_word as q
 
 #: placeholder name -> shell variable that node.sh sets
@@ -443,7 +444,9 @@ def render_check_sh(spec: LaunchSpec, layout: SlurmLayout) -> str:
     """Readiness checks in the order the service gates on them: health, models, one chat reply.
 
     `check.sh [BASE_URL] [health|models|chat|all]`; the API key, when the spec uses one, is read
-    from its root-only file and handed to curl on stdin, so it never appears in a process list.
+    from its root-only file, checked against the bearer-token grammar (config/api_key.py; exit 2
+    without sending anything if it does not match) and handed to curl as a header line on stdin
+    (inference/curl.py `curl_with_bearer`): never in a process list, never curl config.
     """
     layout.validate()
     key_file = f"{layout.secret_dir}/VLLM_API_KEY"
@@ -460,11 +463,20 @@ key_file={q(key_file)}
 model={q(model)}
 use_key={"yes" if uses_key else "no"}
 
+key=""
+if [ "$use_key" = yes ]; then
+  key=$(cat "$key_file")
+  # the grammar of kimi-k3:apiKey (RFC 6750 b64token); C locale: ranges are ASCII only
+  if ! (LC_ALL=C; [[ $key =~ {BEARER_TOKEN_ERE} ]]); then
+    echo "check.sh: $key_file does not hold a bearer token (RFC 6750 characters); not sent" >&2
+    exit 2
+  fi
+fi
+
 call() {{
-  # curl reads its auth header from stdin (-K -), never from the command line
+  # the key goes to curl as a header line on stdin (-H @-), never argv, never curl config
   if [ "$use_key" = yes ]; then
-    printf 'header = "Authorization: Bearer %s"\\n' "$(cat "$key_file")" |
-      curl -fsS --max-time 60 -K - "$@"
+    {curl_with_bearer("key")} -fsS --max-time 60 "$@"
   else
     curl -fsS --max-time 60 "$@"
   fi

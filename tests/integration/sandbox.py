@@ -66,7 +66,7 @@ case "$name" in
   hostname) echo "${SB_NODE:-node0}" ;;
   curl)
     url="" ; for a in "$@"; do case "$a" in http://*|https://*) url=$a ;; esac; done
-    case " $* " in *" -K - "*) cat > /dev/null ;; esac  # curl reads its config from stdin
+    case " $* " in *" -K - "*|*" -H @- "*) cat > /dev/null ;; esac  # curl reads stdin
     case "$url" in
       */v1/models) printf '{"object":"list","data":[{"id":%s,"object":"model"}]}' "$SB_MODEL_JSON" ;;
       */chat/completions) printf '{"choices":[{"message":{"content":"ready"}}]}' ;;

@@ -22,7 +22,7 @@ def adopt():
     return run_program("aws-eks", {"kimi-k3:capacityReservationId": CR,
                                    "kimi-k3:allowedCidrs": "203.0.113.0/24",
                                    "kimi-k3:apiAccessCidrs": "198.51.100.7/32",
-                                   "kimi-k3:apiKey": "sk-do-not-leak-1", "kimi-k3:hfToken": "hf_do_not_leak"})
+                                   "kimi-k3:apiKey": "sk-do-not-leak-1-0123456789abcdefgh", "kimi-k3:hfToken": "hf_do_not_leak"})
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +137,8 @@ def test_secrets_marked_secret_and_never_in_plain_text(adopt):
     c = one(adopt, "kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]["containers"][0]
     refs = {e["name"] for e in c["env"] if "secretKeyRef" in e.get("valueFrom", {})}
     assert refs == {"VLLM_API_KEY", "HF_TOKEN"}
-    assert '"Authorization: Bearer $VLLM_API_KEY"' in adopt.outputs["curl"]
+    assert "printf 'Authorization: Bearer %s\\n' \"$VLLM_API_KEY\" | curl -H @- " \
+        in adopt.outputs["curl"]
 
 
 def test_two_nodes_use_a_leader_worker_set_and_the_lws_controller(two_nodes):

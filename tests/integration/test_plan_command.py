@@ -13,7 +13,7 @@ import pytest
 
 from components.cli.main import main
 
-SECRET = "sk-live-very-secret-42"
+SECRET = "sk-live-very-secret-42-0123456789abc"  # 32+ characters: a public endpoint
 
 
 def plan(capsys, *args):

@@ -102,8 +102,9 @@ def test_exec_kubeconfig_holds_no_credentials():
 
 def test_curl_line():
     line = target.curl_line("http://h:8000/v1", "Kimi-K3", True, None)
-    assert line.startswith("curl -sS http://h:8000/v1/chat/completions")
-    assert '"Authorization: Bearer $VLLM_API_KEY"' in line and '"model":"Kimi-K3"' in line
+    assert line.startswith("printf 'Authorization: Bearer %s\\n' \"$VLLM_API_KEY\" | curl -H @- "
+                           "-sS http://h:8000/v1/chat/completions")
+    assert '"model":"Kimi-K3"' in line
     pf = target.curl_line("http://127.0.0.1:8000/v1", "Kimi-K3", False, "kubectl port-forward svc/x 8000:8000")
     assert pf.startswith("kubectl port-forward") and "Authorization" not in pf
 

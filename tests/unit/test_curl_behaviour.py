@@ -23,7 +23,10 @@ from components.inference.curl import chat_curl
 from tests.doubles.vllm_openai import KNOWN_FIELDS
 
 SHELLS = ("bash", "dash")
-RECORD = '#!/bin/sh\nprintf "%s\\0" "$@" > "$KK3_ARGV_DIR/$(basename "$0")"\n'
+#: records argv (NUL-separated) and, when told to read header lines from stdin (`-H @-`), stdin
+RECORD = ('#!/bin/sh\nprintf "%s\\0" "$@" > "$KK3_ARGV_DIR/$(basename "$0")"\n'
+          'for a in "$@"; do [ "$a" = @- ] && cat > "$KK3_ARGV_DIR/$(basename "$0").stdin"; done\n'
+          'exit 0\n')
 AWKWARD = ["Kimi-K3", "Kimi's-K3", 'say "hi"', "a$(touch $KK3_ARGV_DIR/pwned)", "`touch x`",
            "x; rm -rf ~", "back\\slash", "模型 K3", "tab\there"]
 #: a key a user may well hold: the shell must pass it as one word, unexpanded further
@@ -47,7 +50,9 @@ def paste(line: str, stubs: Path, tmp_path: Path, shell: str = "bash", key: str 
     r = subprocess.run([shell, "-c", line + "\nwait"], env=env, cwd=tmp_path, capture_output=True,
                        text=True, timeout=20)
     assert r.returncode == 0, r.stderr
-    got = {p.name: p.read_bytes().decode().split("\0")[:-1] for p in tmp_path.iterdir()}
+    got = {p.name: p.read_bytes().decode().split("\0")[:-1] for p in tmp_path.iterdir()
+           if not p.name.endswith(".stdin")}
+    got.update({p.name: p.read_text() for p in tmp_path.glob("*.stdin")})
     assert "pwned" not in got and not (tmp_path / "x").exists()
     return got
 
@@ -63,11 +68,12 @@ def chat_body(argv) -> dict:
 @pytest.mark.parametrize("model", AWKWARD)
 def test_the_pasted_line_sends_one_chat_request_with_the_users_key(stubs, tmp_path, shell, model):
     line = chat_curl("http://10.0.0.5:8000/v1", model, True, model, 48)
-    argv = paste(line, stubs, tmp_path, shell)["curl"]
-    assert argv == ["-sS", "http://10.0.0.5:8000/v1/chat/completions",
-                    "-H", "Content-Type: application/json",
-                    "-H", f"Authorization: Bearer {KEY}",
-                    "-d", argv[-1]]
+    got = paste(line, stubs, tmp_path, shell)
+    argv = got["curl"]
+    # the key reaches curl as one header line on stdin (issue 21: never curl config, never argv)
+    assert argv == ["-H", "@-", "-sS", "http://10.0.0.5:8000/v1/chat/completions",
+                    "-H", "Content-Type: application/json", "-d", argv[-1]]
+    assert got["curl.stdin"] == f"Authorization: Bearer {KEY}\n"
     assert chat_body(argv) == {"model": model, "messages": [{"role": "user", "content": model}],
                                "max_tokens": 48}
     assert KEY not in line
@@ -102,10 +108,12 @@ def test_the_targets_lines(stubs, tmp_path):
     from components.aws_eks.target import curl_line as aws_line
     from components.ctyun_hcc.target import curl_line as hcc_line
 
-    argv = paste(hcc_line("http://192.0.2.7:8000/v1", "Kimi-K3", True), stubs, tmp_path)["curl"]
-    assert argv[1] == "http://192.0.2.7:8000/v1/chat/completions"
+    got = paste(hcc_line("http://192.0.2.7:8000/v1", "Kimi-K3", True), stubs, tmp_path)
+    argv = got["curl"]
+    assert argv[3] == "http://192.0.2.7:8000/v1/chat/completions"
     assert chat_body(argv)["messages"] == [{"role": "user", "content": "Who are you?"}]
-    assert f"Authorization: Bearer {KEY}" in argv
+    assert got["curl.stdin"] == f"Authorization: Bearer {KEY}\n"
+    (tmp_path / "curl.stdin").unlink()
 
     pf = "kubectl -n kimi-k3 port-forward svc/kimi-k3-api 8000:8000"
     got = paste(aws_line("http://127.0.0.1:8000/v1", "Kimi-K3", False, pf), stubs, tmp_path)

@@ -151,7 +151,10 @@ def test_chat_curl_is_one_command_whose_body_parses_back(model, key):
     import shlex
 
     from components.inference.curl import chat_curl
-    argv = shlex.split(chat_curl("http://h:8000/v1", model, key, "hi", 8))
-    assert argv[:3] == ["curl", "-sS", "http://h:8000/v1/chat/completions"]
+    line = chat_curl("http://h:8000/v1", model, key, "hi", 8)
+    # with a key: printf's header line piped into curl -H @- (inference/curl.py)
+    pipe = "printf 'Authorization: Bearer %s\\n' \"$VLLM_API_KEY\" | curl -H @- "
+    assert line.startswith(pipe if key else "curl ")
+    argv = shlex.split(line[len(pipe) - len("curl -H @- "):] if key else line)
+    assert argv[:3] == (["curl", "-H", "@-"] if key else ["curl", "-sS", "http://h:8000/v1/chat/completions"])
     assert json.loads(argv[argv.index("-d") + 1])["model"] == model
-    assert ("Authorization: Bearer $VLLM_API_KEY" in argv) is key

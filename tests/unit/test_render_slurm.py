@@ -156,7 +156,8 @@ def test_secret_never_in_scripts(keyed_files):
     node, check = keyed_files["node.sh"], keyed_files["check.sh"]
     assert "secret_names=(VLLM_API_KEY)" in node
     assert "/home/kimi-k3/secrets" in node and "--api-key" not in node
-    assert "-K -" in check  # key handed to curl on stdin, not argv
+    # key handed to curl as a header line on stdin, not argv, not curl config (issue 21)
+    assert "| curl -H @- " in check and "-K " not in check
 
 
 def test_no_secret_block_without_secrets(default_files):

@@ -29,7 +29,7 @@ def test_values_are_read_as_given_and_the_rest_goes_to_the_target():
                         "servedModelName": "k3/x", "allowedCidrs": " 10.0.0.0/8 , ::/16", "maxModelLen": "131_072",
                         "maxNumSeqs": "8", "maxNumBatchedTokens": "4096", "gpuMemoryUtilization": " 0.9 ",
                         "kvCacheDtype": "fp8", "weightsSource": "s3", "streamWeights": "yes",
-                        "visionChunksPerPrompt": "0", "modelOverrides": '{"mla_layers": 40}', "apiKey": "sk",
+                        "visionChunksPerPrompt": "0", "modelOverrides": '{"mla_layers": 40}', "apiKey": "sk-" + "x1y2z3" * 6,  # ::/16 is public: 32+ chars
                         "hfToken": "hf", "allowInternet": "false", "foo": "1"}, "st")
     assert (s.accelerator, s.node_shape, s.nodes, s.model, s.port) == ("h100", "p5.48xlarge", 4, "nvfp4", 1024)
     assert (s.served_model_name, s.allowed_cidrs) == ("k3/x", ("10.0.0.0/8", "::/16"))

@@ -385,9 +385,9 @@ def test_secrets_are_read_only_from_root_only_files(node):
 # --- check.sh: the readiness checks speak JSON whatever the model is called ----------------
 
 CURL_STUB = (
-    # records argv and the config read from stdin (-K -); answers from $STUB/answer.<path>
+    # records argv and the header lines read from stdin (-H @-); answers from $STUB/answer.<path>
     'printf "%s\\n" "$@" >"$STUB/curl.argv"\n'
-    'if printf "%s\\n" "$@" | grep -qx -- "-K"; then cat >"$STUB/curl.stdin"; fi\n'
+    'if printf "%s\\n" "$@" | grep -qx -- "@-"; then cat >"$STUB/curl.stdin"; fi\n'
     'for a in "$@"; do case "$a" in http*) url=$a ;; esac; done\n'
     'path=${url#http://*/}; f="$STUB/answer.$(echo "$path" | tr / _)"\n'
     '[ -f "$f" ] || exit 22\n'
@@ -457,7 +457,7 @@ def test_check_sh_hands_the_key_to_curl_on_stdin_only(curl):
     script = render_check_sh(spec, SlurmLayout(work_dir=str(work)))
     r = _run(script, curl, {}, args=("http://h:1", "health"))
     assert r.returncode == 0, r.stderr
-    assert (curl / "state" / "curl.stdin").read_text() == 'header = "Authorization: Bearer sk-from-file"\n'
+    assert (curl / "state" / "curl.stdin").read_text() == "Authorization: Bearer sk-from-file\n"
     assert "sk-from-file" not in (curl / "state" / "curl.argv").read_text()
     unkeyed = render_check_sh(_spec()[1], SlurmLayout(work_dir=str(work)))
     (curl / "state" / "curl.stdin").unlink()

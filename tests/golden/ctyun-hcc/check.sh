@@ -8,11 +8,20 @@ key_file=/home/kimi-k3/secrets/VLLM_API_KEY
 model=Kimi-K3
 use_key=no
 
+key=""
+if [ "$use_key" = yes ]; then
+  key=$(cat "$key_file")
+  # the grammar of kimi-k3:apiKey (RFC 6750 b64token); C locale: ranges are ASCII only
+  if ! (LC_ALL=C; [[ $key =~ ^[A-Za-z0-9._~+/-]{1,1024}={0,2}$ ]]); then
+    echo "check.sh: $key_file does not hold a bearer token (RFC 6750 characters); not sent" >&2
+    exit 2
+  fi
+fi
+
 call() {
-  # curl reads its auth header from stdin (-K -), never from the command line
+  # the key goes to curl as a header line on stdin (-H @-), never argv, never curl config
   if [ "$use_key" = yes ]; then
-    printf 'header = "Authorization: Bearer %s"\n' "$(cat "$key_file")" |
-      curl -fsS --max-time 60 -K - "$@"
+    printf 'Authorization: Bearer %s\n' "$key" | curl -H @- -fsS --max-time 60 "$@"
   else
     curl -fsS --max-time 60 "$@"
   fi
