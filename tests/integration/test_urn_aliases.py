@@ -25,13 +25,20 @@ def runs():
     return {v: run_program(stack, overrides) for v, (stack, overrides) in VARIANTS.items()}
 
 
+#: resources that features added after the URNs were recorded: created by the first `up` after
+#: them, never instead of an old one (name -> why)
+ADDED_SINCE_RECORD = {
+    "kimi-k3-kimi-k3-efa-scripts": "issue 20: the EFA scripts ConfigMap of a multi-node replica",
+}
+
+
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_every_old_urn_is_kept_or_aliased(runs, variant):
     run, old = runs[variant], set(recorded(variant))
     m = match(run.resources, old, VARIANTS[variant][0], PROJECT)
     assert m.errors == []
     assert m.deleted == [], "an update would delete (and the new tree create) these"
-    assert m.created == []
+    assert [u for u in m.created if u.rsplit("::", 1)[-1] not in ADDED_SINCE_RECORD] == []
     assert sorted(m.matched.values()) == sorted(old)
 
 
