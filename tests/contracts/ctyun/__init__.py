@@ -3,8 +3,9 @@
 Written from CTyun's own documentation and clients, never from kimi-k3's client. Every fact is
 tagged with its upstream source (`[doc 23930]`, `[ex]`, `[tf]`, ...: sources.py gives the URL and
 the commit or date of each); sections.py numbers the parts (1 calling convention: convention.py;
-2 E-HPC: ehpc.py; 3 VPC: vpc.py; 4 enums and rules: ehpc.py, checks.py; 5 contradictions and
-6 open questions: gaps.py), which code and docs cite as `CTyun contract N.N`. Use:
+2 E-HPC: ehpc.py; 3 VPC and EIP: vpc.py; 4 enums and rules: ehpc.py, checks.py; 5
+contradictions and 6 open questions: gaps.py; 7 bare metal: ebm.py; 8 file services:
+storage.py), which code and docs cite as `CTyun contract N.N`. Use:
 
     from tests.contracts.ctyun import validate_request, validate_response, EXAMPLES
     validate_request("hpc/create-cluster", None, body)    # -> [] or problems naming fields
@@ -14,7 +15,8 @@ the commit or date of each); sections.py numbers the parts (1 calling convention
     for api, path, example in example_answers(): ...      # documented answers to replay
 
 APIs are named by their path after `/v4/cthpc/` (E-HPC) or `/v4/` (VPC), e.g.
-`hpc/create-cluster`, `query-job-result`, `vpc/new-list`; the full path works too.
+`hpc/create-cluster`, `query-job-result`, `vpc/new-list`, `eip/show`, `ebm/raid-type-list`,
+`sfs/info-sfs`; the full path works too.
 `python -m tests.contracts.ctyun` prints the whole contract as JSON.
 """
 
