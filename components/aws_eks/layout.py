@@ -11,6 +11,8 @@ from ..inference.launch import Runtime
 from ..inference.render_k8s import K8sLayout, WeightsStaging
 from ..config.shared import SharedSettings
 from .config import AwsEksConfig
+from .efa.render import INTERCONNECT
+from .weights.render import STAGER
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 GPU_NODE_LABEL = "kimi-k3/gpu-node"
@@ -72,4 +74,6 @@ def k8s_layout(shared: SharedSettings, cfg: AwsEksConfig) -> K8sLayout:
         models_mount=MODELS_MOUNT,
         allowed_cidrs=shared.allowed_cidrs,
         instance_type=shape.key,
+        stager=STAGER,
+        interconnect=INTERCONNECT,
     )

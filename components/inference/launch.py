@@ -13,6 +13,7 @@ default, no local media at all, is kept).
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
@@ -33,6 +34,9 @@ PLACEHOLDERS: Mapping[str, str] = {
     # aws-eks streaming: the bucket is named by AWS at create time (components/aws_eks/weights/)
     "MODEL_URI": "the S3 URI vLLM streams the weights from, known only once the bucket exists",
 }
+
+#: a placeholder in a value: `${NAME}`
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 #: env vars whose values come from secrets; renderers inject them, never write them
 SECRET_ENV = ("VLLM_API_KEY", "HF_TOKEN")
@@ -212,15 +216,14 @@ def _cuda_argv(plan: Plan, rt: Runtime, img: ServingImage, worker: bool) -> List
                  "--data-parallel-backend", "mp"]
         if worker:
             argv += ["--headless"]
+    profile = PROFILES[plan.family]
     load_format = rt.load_format
     if load_format is None:
-        load_format = "runai_streamer" if plan.cold_start.loading == "stream-s3" else (
-            "fastsafetensors" if plan.family == "blackwell" else None)
+        load_format = "runai_streamer" if plan.cold_start.loading == "stream-s3" else \
+            profile.default_load_format
     if load_format:
         argv += ["--load-format", load_format]
-    if plan.family == "hopper":
-        argv += ["--moe-backend", "marlin", "--disable-custom-all-reduce",
-                 "--attention-backend", "FLASHMLA"]
+    argv += list(profile.extra_args)
     argv += ["--no-enable-flashinfer-autotune"]
     if plan.max_num_seqs is not None:
         argv += ["--max-num-seqs", str(plan.max_num_seqs)]
@@ -249,28 +252,21 @@ def _env(plan: Plan, head: bool, startup_timeout_s: int, guarded: bool) -> List[
     """The role's environment. `guarded`: the API-key guard is loaded, so vLLM must run its
     Python front end (the Rust one, VLLM_USE_RUST_FRONTEND, refuses --middleware)."""
     profile = PROFILES[plan.family]
-    env: List[Tuple[str, str]] = []
-    if plan.platform == "ascend":
-        env += [
-            ("HCCL_IF_IP", ph("NODE_ADDR")),
-            ("GLOO_SOCKET_IFNAME", ph("NODE_IFNAME")),
-            ("TP_SOCKET_IFNAME", ph("NODE_IFNAME")),
-            ("HCCL_SOCKET_IFNAME", ph("NODE_IFNAME")),
-            ("HCCL_BUFFSIZE", "800"),
-            ("PYTORCH_NPU_ALLOC_CONF", "expandable_segments:True"),
-            ("OMP_PROC_BIND", "false"),
-            ("OMP_NUM_THREADS", "1"),
-            ("TASK_QUEUE_ENABLE", "1"),
-            ("ASCEND_RT_VISIBLE_DEVICES", ",".join(str(i) for i in range(plan.devices_per_node))),
-        ]
-    else:
-        env += sorted((k, v) for k, v in profile.extra_env.items()
-                      if not (guarded and k == guard.RUST_FRONTEND_ENV))
-        if plan.parallelism.pipeline_parallel > 1:
-            env += sorted(profile.extra_env_pipelined.items())
-            env += [("GLOO_SOCKET_IFNAME", ph("NODE_IFNAME")), ("NCCL_SOCKET_IFNAME", ph("NODE_IFNAME"))]
-    if head or plan.platform != "ascend":
+    env: List[Tuple[str, str]] = list(profile.node_env)
+    if profile.visible_devices_env:
+        env += [(profile.visible_devices_env, ",".join(str(i) for i in range(plan.devices_per_node)))]
+    env += sorted((k, v) for k, v in profile.extra_env.items()
+                  if not (guarded and k == guard.RUST_FRONTEND_ENV))
+    if plan.parallelism.pipeline_parallel > 1:
+        env += sorted(profile.extra_env_pipelined.items())
+        env += [(name, ph("NODE_IFNAME")) for name in profile.ifname_env_pipelined]
+    if head or profile.ready_timeout_on_workers:
         env += [("VLLM_ENGINE_READY_TIMEOUT_S", str(startup_timeout_s))]
+    for name, value in env:  # a profile's values may only use the placeholders renderers map
+        unknown = set(_PLACEHOLDER.findall(value)) - set(PLACEHOLDERS)
+        if unknown:
+            raise ValueError(f"{profile.family} profile: {name} uses unknown placeholder(s) "
+                             f"{', '.join(sorted(unknown))}")
     return env
 
 

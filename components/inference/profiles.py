@@ -39,8 +39,24 @@ class ServingProfile:
     compile_cached_s: int
     graphs_s: int
     engine_source: str
+    #: environment of every node, in this order, before `extra_env`; values may hold launch
+    #: placeholders (`${NODE_ADDR}`, `${NODE_IFNAME}`: components/inference/launch.py)
+    node_env: Tuple[Tuple[str, str], ...] = ()
+    #: the variable that lists the node's devices (`0,1,...`), when the stack needs it set
+    visible_devices_env: Optional[str] = None
+    #: environment of every node, sorted by name
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    #: added when the layout pipelines across nodes: sorted, then the interfaces named here
+    #: set to the node's own (`${NODE_IFNAME}`)
     extra_env_pipelined: Mapping[str, str] = field(default_factory=dict)
+    ifname_env_pipelined: Tuple[str, ...] = ()
+    #: whether workers get VLLM_ENGINE_READY_TIMEOUT_S too (vllm-ascend's headless workers do
+    #: not read it: the head waits for the engines)
+    ready_timeout_on_workers: bool = True
+    #: `--load-format` when the runtime and the weights path leave it open (None: vLLM's)
+    default_load_format: Optional[str] = None
+    #: `vllm serve` flags this hardware needs (after the load format)
+    extra_args: Tuple[str, ...] = ()
 
     @property
     def warmup_s(self) -> int:
@@ -88,6 +104,8 @@ PROFILES: Mapping[str, ServingProfile] = {
             "NCCL_CUMEM_ENABLE": "1",
             "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "1800",
         },
+        ifname_env_pipelined=("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"),
+        default_load_format="fastsafetensors",
     ),
     "hopper": ServingProfile(
         family="hopper",
@@ -114,6 +132,10 @@ PROFILES: Mapping[str, ServingProfile] = {
             "NCCL_CUMEM_ENABLE": "1",
             "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "1800",
         },
+        ifname_env_pipelined=("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"),
+        # the recipe's Hopper flags: Marlin MoE kernels, no custom all-reduce, FlashMLA
+        extra_args=("--moe-backend", "marlin", "--disable-custom-all-reduce",
+                    "--attention-backend", "FLASHMLA"),
     ),
     "ascend-a3": ServingProfile(
         family="ascend-a3",
@@ -133,5 +155,20 @@ PROFILES: Mapping[str, ServingProfile] = {
         compile_cached_s=780,  # no compile cache is kept on CTyun
         graphs_s=120,
         engine_source="assumption: 15 min of graph capture, compile and warm-up on an A3 node",
+        # the vllm-ascend K3 tutorial's environment: HCCL and the socket interfaces on the
+        # node's own address, HCCL's buffer, the NPU allocator, no OpenMP binding
+        node_env=(
+            ("HCCL_IF_IP", "${NODE_ADDR}"),
+            ("GLOO_SOCKET_IFNAME", "${NODE_IFNAME}"),
+            ("TP_SOCKET_IFNAME", "${NODE_IFNAME}"),
+            ("HCCL_SOCKET_IFNAME", "${NODE_IFNAME}"),
+            ("HCCL_BUFFSIZE", "800"),
+            ("PYTORCH_NPU_ALLOC_CONF", "expandable_segments:True"),
+            ("OMP_PROC_BIND", "false"),
+            ("OMP_NUM_THREADS", "1"),
+            ("TASK_QUEUE_ENABLE", "1"),
+        ),
+        visible_devices_env="ASCEND_RT_VISIBLE_DEVICES",
+        ready_timeout_on_workers=False,
     ),
 }

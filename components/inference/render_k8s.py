@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Protocol, Tuple
 
 from . import api_guard as guard
 from .launch import PLACEHOLDERS, LaunchSpec, RoleSpec
@@ -62,7 +62,8 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 @dataclass(frozen=True)
 class WeightsStaging:
-    """How the weights reach vLLM (the programs are in components/aws_eks/weights/).
+    """How the weights reach vLLM: what the layout's stager stages (aws-eks's:
+    components/aws_eks/weights/).
 
     - `hub`: an init container downloads `repo_id` from Hugging Face onto the node's NVMe;
     - `s3`: an init container copies your bucket's `s3_uri` onto the node's NVMe, checked
@@ -102,6 +103,99 @@ class WeightsStaging:
         return self.source in ("s3", "mirror")
 
 
+class WeightsStager(Protocol):
+    """How a target puts the weights where vLLM reads them: the pods' init containers, volumes,
+    mounts, environment and service account, and the objects they need (applied before the
+    workload). Handed in with the layout (aws-eks: components/aws_eks/weights/render.py), so
+    this renderer knows no target."""
+
+    def init_containers(self, spec: LaunchSpec, layout: "K8sLayout", role: RoleSpec,
+                        single_node: bool, serving: bool) -> List[dict]: ...
+
+    def vllm_env(self, spec: LaunchSpec, layout: "K8sLayout", role: RoleSpec) -> List[dict]: ...
+
+    def volumes(self, layout: "K8sLayout") -> List[dict]: ...
+
+    def vllm_mounts(self, layout: "K8sLayout") -> List[dict]: ...
+
+    def service_account(self, layout: "K8sLayout") -> Optional[str]: ...
+
+    def objects(self, layout: "K8sLayout", spec: LaunchSpec) -> List[dict]: ...
+
+
+class Interconnect(Protocol):
+    """What the network between the nodes of a replica adds to each pod: extra resource
+    requests/limits, NCCL's environment, a check in front of `vllm serve`, its init containers,
+    volumes and mounts, and the objects they need. Handed in with the layout (aws-eks's EFA:
+    components/aws_eks/efa/render.py)."""
+
+    def resources(self, layout: "K8sLayout") -> Dict[str, Dict[str, object]]: ...
+
+    def vllm_env(self, layout: "K8sLayout") -> List[dict]: ...
+
+    def command(self, layout: "K8sLayout", argv: List[str]) -> List[str]: ...
+
+    def init_containers(self, spec: LaunchSpec, layout: "K8sLayout") -> List[dict]: ...
+
+    def volumes(self, layout: "K8sLayout") -> List[dict]: ...
+
+    def vllm_mounts(self, layout: "K8sLayout") -> List[dict]: ...
+
+    def objects(self, layout: "K8sLayout") -> List[dict]: ...
+
+
+class NoStaging:
+    """A WeightsStager that stages nothing: the weights are already where the spec's
+    `model_path` says (e.g. an image or a volume that holds them)."""
+
+    def init_containers(self, spec, layout, role, single_node, serving) -> List[dict]:
+        return []
+
+    def vllm_env(self, spec, layout, role) -> List[dict]:
+        return []
+
+    def volumes(self, layout) -> List[dict]:
+        return []
+
+    def vllm_mounts(self, layout) -> List[dict]:
+        return []
+
+    def service_account(self, layout) -> Optional[str]:
+        return None
+
+    def objects(self, layout, spec) -> List[dict]:
+        return []
+
+
+class NoInterconnect:
+    """An Interconnect that adds nothing (one node per replica, or a network NCCL finds alone)."""
+
+    def resources(self, layout) -> Dict[str, Dict[str, object]]:
+        return {"requests": {}, "limits": {}}
+
+    def vllm_env(self, layout) -> List[dict]:
+        return []
+
+    def command(self, layout, argv: List[str]) -> List[str]:
+        return list(argv)
+
+    def init_containers(self, spec, layout) -> List[dict]:
+        return []
+
+    def volumes(self, layout) -> List[dict]:
+        return []
+
+    def vllm_mounts(self, layout) -> List[dict]:
+        return []
+
+    def objects(self, layout) -> List[dict]:
+        return []
+
+
+NO_STAGING = NoStaging()
+NO_INTERCONNECT = NoInterconnect()
+
+
 @dataclass(frozen=True)
 class K8sLayout:
     """Where and how the spec runs on Kubernetes (what the plan does not decide)."""
@@ -126,6 +220,10 @@ class K8sLayout:
     shm_size: str = "256Gi"
     allowed_cidrs: Tuple[str, ...] = ()
     instance_type: str = "p6-b300.48xlarge"  # for HyperPod (as ml.<type>)
+    #: the target's weights staging (`weights` says what to stage; NO_STAGING: nothing)
+    stager: WeightsStager = NO_STAGING
+    #: the target's network between the nodes of a replica (NO_INTERCONNECT: nothing added)
+    interconnect: Interconnect = NO_INTERCONNECT
 
     def __post_init__(self):
         for what, value in (("namespace", self.namespace), ("name", self.name)):
@@ -221,11 +319,8 @@ def probes(spec: LaunchSpec) -> Dict[str, dict]:
 # ---------------------------------------------------------------- pods
 
 def _volumes(layout: K8sLayout, guarded: bool) -> List[dict]:
-    from ..aws_eks.efa import render as efa
-    from ..aws_eks.weights import render as staging
-
     out = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": layout.shm_size}},
-           *staging.volumes(layout), *efa.volumes(layout)]
+           *layout.stager.volumes(layout), *layout.interconnect.volumes(layout)]
     if guarded:
         out.append({"name": GUARD_VOLUME, "configMap": {"name": guard.configmap_name(layout.name),
                                                         "defaultMode": 0o444}})
@@ -246,24 +341,20 @@ def render_api_guard(spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
 
 
 def _resources(layout: K8sLayout) -> dict:
-    from ..aws_eks.efa import render as efa
-
     limits = {"nvidia.com/gpu": layout.gpus_per_node}
     if layout.efa_per_node:
         limits["vpc.amazonaws.com/efa"] = layout.efa_per_node
-    extra = efa.resources(layout)  # hugepages and a memory request over EFA
+    extra = layout.interconnect.resources(layout)  # e.g. hugepages and a memory request over EFA
     return {"limits": {**limits, **extra["limits"]}, "requests": {**limits, **extra["requests"]}}
 
 
 def _pod_spec(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: bool,
               serving: bool) -> dict:
     """Pod spec for one node of a replica; `serving` = this pod answers HTTP (node 0)."""
-    from ..aws_eks.efa import render as efa
-    from ..aws_eks.weights import render as staging
-
     guarded = serving and spec.api_guard  # the head's --middleware imports kk3_api_guard
-    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, *staging.vllm_mounts(layout), *efa.vllm_mounts(layout)]
-    env = _env(role, spec, layout, single_node) + staging.vllm_env(spec, layout, role) + efa.vllm_env(layout)
+    stager, net = layout.stager, layout.interconnect
+    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, *stager.vllm_mounts(layout), *net.vllm_mounts(layout)]
+    env = _env(role, spec, layout, single_node) + stager.vllm_env(spec, layout, role) + net.vllm_env(layout)
     if guarded:
         mounts.append({"name": GUARD_VOLUME, "mountPath": guard.CONTAINER_DIR, "readOnly": True})
         # the vLLM CUDA image has no PYTHONPATH of its own to keep (api_guard.py)
@@ -272,7 +363,7 @@ def _pod_spec(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: 
         "name": "vllm",
         "image": spec.image,
         # over EFA, behind efa_check.sh: it stops naming what is missing, else execs vLLM
-        "command": efa.command(layout, [_subst(a, single_node) for a in role.argv]),
+        "command": net.command(layout, [_subst(a, single_node) for a in role.argv]),
         "env": env,
         "resources": _resources(layout),
         "volumeMounts": mounts,
@@ -289,10 +380,10 @@ def _pod_spec(role: RoleSpec, spec: LaunchSpec, layout: K8sLayout, single_node: 
         "volumes": _volumes(layout, guarded),
         "tolerations": [dict(t) for t in layout.tolerations],
     }
-    init = efa.init_containers(spec, layout) + staging.init_containers(spec, layout, role, single_node, serving)
+    init = net.init_containers(spec, layout) + stager.init_containers(spec, layout, role, single_node, serving)
     if init:
         pod["initContainers"] = init
-    account = staging.service_account(layout)
+    account = stager.service_account(layout)
     if account:
         pod["serviceAccountName"] = account
     if layout.node_selector:
@@ -390,18 +481,14 @@ def render(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
 
 def render_weights(spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
     """The weights objects (scripts ConfigMap, service accounts, the mirror Job), applied before
-    the workload; see components/aws_eks/weights/render.py."""
-    from ..aws_eks.weights import render as staging
-
-    return staging.objects(layout, spec)
+    the workload: the layout's stager's."""
+    return layout.stager.objects(layout, spec)
 
 
 def render_efa(layout: K8sLayout) -> List[dict]:
-    """The EFA scripts ConfigMap of a multi-node replica over EFA (components/aws_eks/efa/),
-    applied before the workload; nothing otherwise."""
-    from ..aws_eks.efa import render as efa
-
-    return efa.objects(layout)
+    """The interconnect's objects (EFA: the scripts ConfigMap of a multi-node replica), applied
+    before the workload; nothing otherwise."""
+    return layout.interconnect.objects(layout)
 
 
 def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:

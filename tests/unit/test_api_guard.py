@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from components.inference import api_guard
+from components.aws_eks.weights.render import STAGER
 from components.inference import render_k8s as rk
 from components.inference.kk3_api_guard import ApiKeyGuard
 from components.inference.launch import LaunchSpec, Runtime, launch
@@ -164,7 +165,7 @@ def test_a_guarded_cuda_spec_runs_vllms_python_front_end():
 
 
 def test_kubernetes_serving_pod_mounts_the_guard_read_only():
-    layout = rk.K8sLayout()
+    layout = rk.K8sLayout(stager=STAGER)
     for nodes in (1, 2):
         p, spec = _cuda(nodes)
         (cm,) = rk.render_api_guard(spec, layout)
@@ -193,7 +194,7 @@ def _templates(workload):
 
 
 def test_hyperpod_carries_the_guard_in_env_and_writes_it_before_vllm():
-    layout = rk.K8sLayout()
+    layout = rk.K8sLayout(stager=STAGER)
     p, spec = _cuda(1)
     w = rk.render_hyperpod(p, spec, layout)["spec"]["worker"]
     assert w["command"] == list(api_guard.HYPERPOD_COMMAND)

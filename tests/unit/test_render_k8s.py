@@ -12,6 +12,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from components.aws_eks.efa.render import INTERCONNECT  # the pieces aws-eks hands in
+from components.aws_eks.weights.render import STAGER
 from components.inference import render_k8s as rk
 from components.inference.launch import Runtime, launch
 from components.inference.planner import PlanRequest, plan
@@ -32,7 +34,8 @@ def _spec(nodes, **rt):
 def _layout(**kw):
     base = dict(efa_per_node=16, allowed_cidrs=CIDRS,
                 node_selector={"kimi-k3/gpu-node": "true",
-                               "node.kubernetes.io/instance-type": "p6-b300.48xlarge"})
+                               "node.kubernetes.io/instance-type": "p6-b300.48xlarge"},
+                stager=STAGER, interconnect=INTERCONNECT)
     base.update(kw)
     return rk.K8sLayout(**base)
 

@@ -4,6 +4,7 @@ node's rank is 0, and weights staging refuses what cannot work."""
 
 import pytest
 
+from components.aws_eks.weights.render import STAGER  # the weights staging aws-eks hands in
 from components.inference import render_k8s as rk
 from components.inference.launch import Runtime, launch
 from components.inference.planner import PlanRequest, plan
@@ -11,7 +12,8 @@ from components.inference.planner import PlanRequest, plan
 
 def _layout(**kw):
     return rk.K8sLayout(**{**dict(efa_per_node=0, allowed_cidrs=("203.0.113.0/24",),
-                                  node_selector={"kimi-k3/gpu-node": "true"}), **kw})
+                                  node_selector={"kimi-k3/gpu-node": "true"},
+                                  stager=STAGER), **kw})
 
 
 def _spec(nodes=1, **rt):

@@ -25,7 +25,7 @@ def _render(nodes, weights):
     p = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", nodes))
     model = "${MODEL_URI}" if weights.stream else "/models/Kimi-K3"
     s = launch(p, Runtime(image="vllm/vllm-openai:kimi-k3", port=8000, model_path=model, hf_token=True))
-    layout = rk.K8sLayout(weights=weights, efa_per_node=16 if nodes > 1 else 0)
+    layout = rk.K8sLayout(weights=weights, efa_per_node=16 if nodes > 1 else 0, stager=wr.STAGER)
     return rk.render(p, s, layout) + rk.render_weights(s, layout), s
 
 

@@ -101,3 +101,18 @@ def objects(layout) -> List[dict]:
              "metadata": {"name": configmap_name(layout.name), "namespace": layout.namespace,
                           "labels": dict(layout.labels)},
              "data": script_texts()}]
+
+
+class EfaParts:
+    """This module's pieces as render_k8s's Interconnect (handed in with the layout: layout.py)."""
+
+    resources = staticmethod(resources)
+    vllm_env = staticmethod(vllm_env)
+    command = staticmethod(command)
+    init_containers = staticmethod(init_containers)
+    volumes = staticmethod(volumes)
+    vllm_mounts = staticmethod(vllm_mounts)
+    objects = staticmethod(objects)
+
+
+INTERCONNECT = EfaParts()

@@ -230,3 +230,17 @@ def objects(layout, spec) -> List[dict]:
     if layout.weights.source == "mirror":
         out.append(mirror_job(layout, hf_token="HF_TOKEN" in spec.secret_env))
     return out
+
+
+class S3Staging:
+    """This module's pieces as render_k8s's WeightsStager (handed in with the layout: layout.py)."""
+
+    init_containers = staticmethod(init_containers)
+    vllm_env = staticmethod(vllm_env)
+    volumes = staticmethod(volumes)
+    vllm_mounts = staticmethod(vllm_mounts)
+    service_account = staticmethod(service_account)
+    objects = staticmethod(objects)
+
+
+STAGER = S3Staging()

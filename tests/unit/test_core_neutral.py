@@ -1,0 +1,72 @@
+"""The shared core (components/inference/) knows no target: it imports neither target's package,
+takes the weights staging from the layout it is handed, and reads accelerator-specific
+environment and flags from the hardware profiles (issue 18 item 6)."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from components.inference import launch as launch_mod
+from components.inference import profiles
+from components.inference import render_k8s as rk
+from components.inference.launch import Runtime, launch
+from components.inference.planner import PlanRequest, plan
+
+CORE = Path(launch_mod.__file__).resolve().parent
+TARGET_PACKAGES = ("aws_eks", "ctyun_hcc")
+
+
+def _imports(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            yield ("." * node.level) + (node.module or "")
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+
+
+@pytest.mark.parametrize("path", sorted(CORE.glob("*.py")), ids=lambda p: p.name)
+def test_the_core_imports_no_target(path):
+    for name in _imports(path):
+        assert not any(pkg in name.split(".") for pkg in TARGET_PACKAGES), f"{path.name}: {name}"
+
+
+def _cuda(nodes=1):
+    p = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", nodes))
+    return p, launch(p, Runtime(image="vllm/vllm-openai:kimi-k3", port=8000, model_path="/models/k3"))
+
+
+def test_a_layout_without_a_stager_stages_nothing():
+    p, spec = _cuda()
+    deployment = next(o for o in rk.render(p, spec, rk.K8sLayout()) if o["kind"] == "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    assert "initContainers" not in pod and "serviceAccountName" not in pod
+    assert [v["name"] for v in pod["volumes"]] == ["dshm"]
+    assert rk.render_weights(spec, rk.K8sLayout()) == []
+
+
+def test_accelerator_env_and_flags_come_from_the_profiles():
+    ascend = plan(PlanRequest("w4a8", "atlas-800-a3", 4))
+    spec = launch(ascend, Runtime(image="quay.io/ascend/vllm-ascend:kimi-k3-a3", port=11025))
+    env = spec.head.env_dict
+    for name, value in profiles.PROFILES["ascend-a3"].node_env:
+        assert env[name] == value
+    assert env["ASCEND_RT_VISIBLE_DEVICES"] == ",".join(str(i) for i in range(16))
+    assert "VLLM_ENGINE_READY_TIMEOUT_S" not in spec.worker.env_dict  # the head waits
+    hopper = plan(PlanRequest("mxfp4", "p5en.48xlarge", 2))
+    argv = launch(hopper, Runtime(image="vllm/vllm-openai:kimi-k3", port=8000)).head.argv
+    flags = profiles.PROFILES["hopper"].extra_args
+    at = argv.index(flags[0])
+    assert argv[at:at + len(flags)] == flags
+
+
+def test_a_profile_with_an_unknown_placeholder_is_refused(monkeypatch):
+    bad = dataclasses.replace(profiles.PROFILES["blackwell"],
+                              node_env=(("NCCL_SOCKET_IFNAME", "${NODE_IFACE}"),))
+    monkeypatch.setitem(launch_mod.PROFILES, "blackwell", bad)
+    p = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1))
+    with pytest.raises(ValueError, match="NODE_IFACE"):
+        launch(p, Runtime(image="vllm/vllm-openai:kimi-k3", port=8000))
