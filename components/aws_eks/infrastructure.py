@@ -79,7 +79,9 @@ class AwsEksCluster(pulumi.ComponentResource):
                 f"Capacity Block {b[0]}: {b[1]} to {b[2]}; AWS stops its instances at {b[3]}. The GPU "
                 "node group scales up at its start and back to 0 an hour before its end", resource=self)
             if b[0] else None)
-        # nothing else is created before the block exists (a refused purchase stops everything)
+        # nothing else is created before the block has decided (a refused purchase, or a plain
+        # listing of the offers without a fee cap, stops everything): every resource below waits
+        # for it, directly or through what it waits for (tests/integration/test_aws_order.py)
         self.cluster_name = f"{name}-{shared.stack}"[:100]
         network = Network(name, cfg, block.availability_zone, self, depends_on=[block],
                           public_endpoint=bool(shared.allowed_cidrs))
@@ -100,12 +102,12 @@ class AwsEksCluster(pulumi.ComponentResource):
         self.add_ons: List[pulumi.Resource] = cluster.add_ons(name, self,
                                                               multi_node=deployment.spec.nodes > 1)
         self.weights = _weights(name, deployment, cluster, region, self.stack_identity, self,
-                                block.start_date)
+                                block.start_date, after=[block])
         self.block, self.network, self.cluster = block, network, cluster
         self.kubeconfig, self.provider = cluster.kubeconfig, cluster.provider
 
 
-def _weights(name, deployment: Deployment, cluster, region, stack_identity, parent, block_start):
+def _weights(name, deployment: Deployment, cluster, region, stack_identity, parent, block_start, after=()):
     """The weights path's bucket, identities and (objects rendered once) cluster objects
     (components/aws_eks/weights/)."""
     from .weights.resources import Weights
@@ -114,4 +116,4 @@ def _weights(name, deployment: Deployment, cluster, region, stack_identity, pare
     return Weights(name, deployment.config.eks.weights, rendered.layout, rendered.weights,
                    cluster=cluster, region=region, stack_identity=stack_identity,
                    checkpoint_gb=MODELS[plan.model].download_bytes / 1e9, parent=parent,
-                   block_start=block_start, mirror_fill_s=plan.cold_start.mirror_fill_s)
+                   block_start=block_start, mirror_fill_s=plan.cold_start.mirror_fill_s, after=after)

@@ -165,7 +165,9 @@ class Network:
             self.resources.append(aws.ec2.RouteTableAssociation(sname, subnet_id=s.id, route_table_id=public_rt.id,
                                                                 opts=child))
             publics.append(s)
-        eip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", opts=child)
+        # not a child that uses the VPC: it would not wait for the Capacity Block on its own
+        eip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc",
+                          opts=pulumi.ResourceOptions(parent=vpc, depends_on=[vpc]))
         nat = aws.ec2.NatGateway(f"{name}-nat", subnet_id=publics[0].id, allocation_id=eip.id,
                                  opts=pulumi.ResourceOptions(parent=vpc, depends_on=[igw]))
         private_rt = aws.ec2.RouteTable(f"{name}-private-rt", vpc_id=vpc.id,

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from ..offline import order
 from ..offline.runner import ProgramRun, StackNotFound, run_program
 from . import plan_ops
 
@@ -78,8 +79,11 @@ def plan_document(run: ProgramRun) -> Dict:
              "secret_env": list(spec.secret_env)}
             for r in spec.roles()
         ],
+        # every resource with its engine URN and the URNs of what it waits for on a real
+        # `pulumi up` (explicit dependencies, those through its inputs, its provider: order.py)
         "resources": [
-            {"type": r["type"], "name": r["name"], "parent": r["parent"], "inputs": r["inputs"]}
+            {"type": r["type"], "name": r["name"], "parent": r["parent"], "inputs": r["inputs"],
+             "urn": r["urn"], "dependsOn": order.waits_for(r)}
             for r in run.resources
         ],
         "outputs": run.outputs,
@@ -179,7 +183,29 @@ def _other_warnings(run: ProgramRun) -> List[str]:
     return [w for w in run.warnings if not ("would stop" in w and any(k in w for k in keys))]
 
 
-def summary(run: ProgramRun, written: List[Path]) -> str:
+def order_lines(run: ProgramRun) -> List[str]:
+    """The resources in the order a real `pulumi up` can create them, each with what it waits for
+    (`plan --order`); components of the program create nothing and are listed apart."""
+    by = {r["urn"]: r for r in run.resources}
+
+    def label(urn: str) -> str:
+        r = by.get(urn)
+        return r["name"] if r else urn
+
+    lines = []
+    for i, wave in enumerate(order.waves(run.resources)):
+        lines.append(f"  wave {i}:")
+        for urn in wave:
+            r = by[urn]
+            deps = sorted({label(d) for d in order.waits_for(r)})
+            lines.append(f"    {r['type']:<46} {r['name']}" + (f"  (waits for {', '.join(deps)})" if deps else ""))
+    comps = [r["name"] for r in run.resources if not order.creates(r)]
+    if comps:
+        lines.append(f"  components (create nothing): {', '.join(comps)}")
+    return lines
+
+
+def summary(run: ProgramRun, written: List[Path], show_order: bool = False) -> str:
     dep = run.deployment
     ops = plan_ops.document(run)
     explain = plan_ops.replace_row(dep.plan.explain(), "cost",
@@ -190,8 +216,11 @@ def summary(run: ProgramRun, written: List[Path]) -> str:
     lines.append("vLLM head:")
     lines.append("  " + " ".join(dep.spec.head.argv))
     lines.append(f"resources ({len(run.resources)}):")
-    for r in run.resources:
-        lines.append(f"  {r['type']:<48} {r['name']}" + (f"  (in {r['parent']})" if r["parent"] else ""))
+    if show_order:
+        lines += order_lines(run)
+    else:
+        for r in run.resources:
+            lines.append(f"  {r['type']:<48} {r['name']}" + (f"  (in {r['parent']})" if r["parent"] else ""))
     lines.append(f"follow a real `pulumi up`'s long waits: python -m components status --stack {run.stack}")  # progress
     lines.append("written:")
     lines += [f"  {p.relative_to(Path.cwd()) if p.is_relative_to(Path.cwd()) else p}" for p in written]
@@ -216,6 +245,8 @@ def register(sub) -> None:
                    help="override stack config, e.g. --set kimi-k3:nodes=8")
     p.add_argument("--out", type=Path, help="output directory (default out/STACK/)")
     p.add_argument("--quiet", action="store_true", help="print only the files written")
+    p.add_argument("--order", action="store_true",
+                   help="list the resources in the order `pulumi up` creates them, with what each waits for")
     p.set_defaults(func=run)
 
 
@@ -256,6 +287,6 @@ def run(args) -> int:
         if args.quiet:
             print("\n".join(str(p) for p in written))
         else:
-            print(summary(run_, written))
+            print(summary(run_, written, show_order=getattr(args, "order", False)))
             print()
     return 0

@@ -94,6 +94,11 @@ def _name_of(urn: str) -> Optional[str]:
     return urn.rsplit("::", 1)[-1] if urn else None
 
 
+def _provider_urn(reference: str) -> Optional[str]:
+    """The URN in a provider reference (`<provider URN>::<provider id>`); None when empty."""
+    return reference.rsplit("::", 1)[0] if reference and "::" in reference else None
+
+
 #: the type of the stack's root resource, which the engine leaves out of its children's URNs
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 
@@ -215,9 +220,16 @@ def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
                     "name": request.name,
                     "parent": _name_of(request.parent),
                     "custom": bool(request.custom),
+                    # a multi-language component (pulumi-eks's Cluster): creates resources in its provider
+                    "remote": bool(request.remote),
                     "inputs": inputs,
-                    # names of the resources it depends on (destroy deletes it before them)
+                    # names of the resources it depends on, explicitly and through its inputs
+                    # (destroy deletes it before them; `up` creates it after them: order.py)
                     "dependencies": sorted({_name_of(u) for u in request.dependencies}),
+                    # the same as engine URNs (names are not unique: a subnet and its route table
+                    # association share one), and the provider's URN (None: a default provider)
+                    "dependency_urns": sorted(set(request.dependencies)),
+                    "provider_urn": _provider_urn(request.provider),
                     # what the engine keys its state by, and the aliases as the SDK sent them
                     "urn": response.urn,
                     "parent_urn": request.parent,

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -52,8 +52,10 @@ def _skip_await(obj: dict) -> dict:
 class WeightsMirrorBucket:
     """The stack's private, encrypted, TLS-only bucket for the mirror and the compile caches."""
 
-    def __init__(self, name: str, keep: bool, stack_identity: str, gb: float, parent: pulumi.Resource):
-        opts = pulumi.ResourceOptions(parent=parent, retain_on_delete=keep)
+    def __init__(self, name: str, keep: bool, stack_identity: str, gb: float, parent: pulumi.Resource,
+                 after: Sequence[pulumi.Resource] = ()):
+        # `after`: the Capacity Block; its settings, policy and notice wait for the bucket
+        opts = pulumi.ResourceOptions(parent=parent, retain_on_delete=keep, depends_on=list(after))
         self.bucket = aws.s3.Bucket(
             f"{name}-weights", bucket_prefix="kimi-k3-weights-", force_destroy=not keep,
             tags={"kimi-k3:stack": stack_identity, "kimi-k3:purpose": "weights-mirror"}, opts=opts)
@@ -87,8 +89,11 @@ class PodRole:
     """An IAM role for one service account through EKS Pod Identity, with one inline policy."""
 
     def __init__(self, name: str, cluster_name: Any, namespace: str, service_account: str,
-                 policy: pulumi.Input[str], parent: pulumi.Resource, depends_on: List[pulumi.Resource]):
-        opts = pulumi.ResourceOptions(parent=parent)
+                 policy: pulumi.Input[str], parent: pulumi.Resource, depends_on: List[pulumi.Resource],
+                 after: Sequence[pulumi.Resource] = ()):
+        # `after`: the Capacity Block (nothing is created before it decides); the policy waits
+        # for the role, the association for the cluster
+        opts = pulumi.ResourceOptions(parent=parent, depends_on=list(after))
         self.role = aws.iam.Role(f"{name}-role", assume_role_policy=json.dumps(iam.pod_trust_policy()),
                                  opts=opts)
         self.policy = aws.iam.RolePolicy(f"{name}-s3", role=self.role.name, policy=policy,
@@ -127,7 +132,10 @@ class Weights:
 
     def __init__(self, name: str, w: WeightsConfig, layout, objects: List[dict], *, cluster,
                  region: str, stack_identity: str, checkpoint_gb: float, parent: pulumi.Resource,
-                 block_start: Any = None, mirror_fill_s: Optional[int] = None):
+                 block_start: Any = None, mirror_fill_s: Optional[int] = None,
+                 after: Sequence[pulumi.Resource] = ()):
+        """`after`: what every resource here waits for (the Capacity Block: a refused purchase
+        must leave nothing behind; the mirror still fills long before a later block starts)."""
         self.name, self.w, self.layout, self.objects = name, w, layout, list(objects)
         self.region, self.parent = region, parent
         self.cluster = cluster
@@ -137,7 +145,8 @@ class Weights:
         if not w.uses_bucket:
             return
         if w.source == "mirror":
-            self.bucket = WeightsMirrorBucket(name, w.keep_mirror, stack_identity, checkpoint_gb, parent)
+            self.bucket = WeightsMirrorBucket(name, w.keep_mirror, stack_identity, checkpoint_gb, parent,
+                                              after=after)
             bucket_name: Any = self.bucket.name
             model_prefix: str = w.mirror_prefix
             self.s3_uri = bucket_name.apply(lambda b: f"s3://{b}/{model_prefix}")
@@ -157,11 +166,12 @@ class Weights:
         self.roles.append(PodRole(
             f"{name}-serving", cluster.name, layout.namespace, n["serving_sa"],
             _json(lambda b: iam.serving_policy(b, model_prefix, cache_prefix), bucket_name),
-            parent, [cluster.eks]))
+            parent, [cluster.eks], after=after))
         if w.source == "mirror":
             self.roles.append(PodRole(
                 f"{name}-mirror", cluster.name, layout.namespace, n["mirror_sa"],
-                _json(lambda b: iam.mirror_policy(b, model_prefix), bucket_name), parent, [cluster.eks]))
+                _json(lambda b: iam.mirror_policy(b, model_prefix), bucket_name), parent, [cluster.eks],
+                after=after))
         self.aws_resources += [self.agent] + [r.association for r in self.roles]
 
     def before_workload(self, provider: k8s.Provider, namespace: pulumi.Resource, parent: pulumi.Resource,

@@ -1,0 +1,82 @@
+"""What each registered resource waits for, and the order a real `pulumi up` creates them in.
+
+Pure functions over the runner's records (runner.py), keyed by engine URN (names are not unique:
+a subnet and its route table association share one). A resource waits for the resources it
+depends on explicitly (`depends_on`) and through its inputs (the engine's RegisterResource
+`dependencies`: the SDK sends both), and for its provider (a resource is not created before the
+provider it is created with). A component of this program is no step of its own (it creates
+nothing itself), so it is left out of the order; a remote (multi-language) component such as
+pulumi-eks's Cluster is one: its provider creates cloud resources for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Set
+
+
+def waits_for(resource: Mapping[str, Any]) -> List[str]:
+    """URNs of what `resource` waits for (plan.json `dependsOn`)."""
+    urns = set(resource.get("dependency_urns") or ())
+    if resource.get("provider_urn"):
+        urns.add(resource["provider_urn"])
+    urns.discard(resource.get("urn"))
+    return sorted(u for u in urns if u)
+
+
+def creates(resource: Mapping[str, Any]) -> bool:
+    """Is registering `resource` a step that creates something (custom, or a remote component)?"""
+    return bool(resource.get("custom") or resource.get("remote"))
+
+
+def _by_urn(resources: Sequence[Mapping[str, Any]]) -> Dict[str, Mapping[str, Any]]:
+    return {r["urn"]: r for r in resources}
+
+
+def reaches(resources: Sequence[Mapping[str, Any]], urn: str, target: str) -> bool:
+    """Does the resource `urn` wait for `target`, directly or through what it waits for?"""
+    by = _by_urn(resources)
+    seen: Set[str] = set()
+    todo = [urn]
+    while todo:
+        u = todo.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        for d in waits_for(by.get(u, {})):
+            if d == target:
+                return True
+            todo.append(d)
+    return False
+
+
+def not_waiting_for(resources: Sequence[Mapping[str, Any]], target: str,
+                    exempt_types: Iterable[str] = ()) -> List[str]:
+    """URNs of the resources that create something (`creates`) and could be created before
+    `target` is: those that do not wait for it, `target` itself and `exempt_types` aside."""
+    exempt = set(exempt_types)
+    return [r["urn"] for r in resources
+            if creates(r) and r["urn"] != target and r["type"] not in exempt
+            and not reaches(resources, r["urn"], target)]
+
+
+def waves(resources: Sequence[Mapping[str, Any]]) -> List[List[str]]:
+    """URNs of the resources that create something, grouped by when the engine can create them:
+    wave 0 waits for none of them, wave k for something in wave k-1 at the latest."""
+    steps = {r["urn"]: r for r in resources if creates(r)}
+    level: Dict[str, int] = {}
+
+    def depth(u: str, stack: Set[str]) -> int:
+        if u in level:
+            return level[u]
+        if u in stack:
+            raise ValueError(f"dependency cycle through {u}")
+        deps = [d for d in waits_for(steps[u]) if d in steps]
+        level[u] = 1 + max((depth(d, stack | {u}) for d in deps), default=-1)
+        return level[u]
+
+    for u in steps:
+        depth(u, set())
+    out: List[List[str]] = [[] for _ in range(max(level.values(), default=-1) + 1)]
+    for u in steps:  # registration order inside a wave
+        out[level[u]].append(u)
+    return out

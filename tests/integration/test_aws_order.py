@@ -1,0 +1,90 @@
+"""Nothing is created before the Capacity Block has decided: the dependency graph of the real
+__main__.py under Pulumi's mock engine, as the engine receives it.
+
+With neither `kimi-k3:capacityReservationId` nor `kimi-k3:maxUpfrontFeeUsd` (the shipped stack
+file), `pulumi up` lists the offers and stops in the Capacity Block's create; the engine creates a
+resource only after everything it waits for (explicit dependencies, those through its inputs, its
+provider), so every resource that creates something must wait for the block, directly or through
+what it waits for. Before issue 20, the weights bucket with its five settings, the serving and
+mirror IAM roles with their policies, the mirror notice and the NAT gateway's Elastic IP did not.
+"""
+
+import json
+
+import pytest
+
+from components.cli.plan import plan_document
+from components.offline import order
+from components.offline.runner import run_program
+
+BLOCK = "kimi-k3-capacity"
+CR = "cr-0123456789abcdef0"
+VPC = {"kimi-k3:vpcId": "vpc-0123456789abcdef0",
+       "kimi-k3:privateSubnetIds": "subnet-0123456789abcdef0,subnet-0123456789abcdef1",
+       "kimi-k3:publicSubnetIds": "subnet-0123456789abcdef2"}
+VARIANTS = {
+    "shipped stack (lists offers, buys nothing)": {},
+    "adopted, two nodes over EFA, public endpoint": {"kimi-k3:capacityReservationId": CR, "kimi-k3:nodes": "2",
+                                                     "kimi-k3:allowedCidrs": "203.0.113.0/24"},
+    "bought under a cap, two replicas, streamed": {"kimi-k3:maxUpfrontFeeUsd": "90000", "kimi-k3:replicas": "2",
+                                                   "kimi-k3:streamWeights": "true"},
+    "your VPC, your bucket, your KMS key": {**VPC, "kimi-k3:capacityReservationId": CR,
+                                            "kimi-k3:weightsSource": "s3", "kimi-k3:weightsS3Uri": "s3://my-weights/k3",
+                                            "kimi-k3:kmsKeyArn": "arn:aws:kms:us-east-2:111122223333:key/x",
+                                            "kimi-k3:privateApi": "true"},
+    "hub, API key, keep nothing": {"kimi-k3:weightsSource": "hub", "kimi-k3:apiKey": "sk-order-test"},
+}
+
+
+@pytest.fixture(scope="module", params=sorted(VARIANTS), ids=sorted(VARIANTS))
+def run(request):
+    return run_program("aws-eks", VARIANTS[request.param])
+
+
+def block_urn(run):
+    (block,) = run.of_type("pulumi-python:dynamic/aws:CapacityBlock")
+    assert block["name"] == BLOCK
+    return block["urn"]
+
+
+def urn_of(run, type_token, name):
+    (r,) = [r for r in run.of_type(type_token) if r["name"] == name]
+    return r["urn"]
+
+
+def test_every_resource_waits_for_the_capacity_blocks_decision(run):
+    early = order.not_waiting_for(run.resources, block_urn(run))
+    assert early == [], f"created before the Capacity Block decides: {early}"
+    # the block itself is the first step: it waits for nothing that creates anything
+    assert order.waves(run.resources)[0] == [block_urn(run)]
+
+
+def test_plan_json_records_what_each_resource_waits_for(run):
+    doc = plan_document(run)
+    urns = [r["urn"] for r in doc["resources"]]
+    assert len(urns) == len(set(urns))  # URNs identify resources in dependsOn (names do not)
+    by = {r["urn"]: r for r in doc["resources"]}
+    for r in doc["resources"]:
+        assert isinstance(r["dependsOn"], list) and r["urn"] not in r["dependsOn"]
+        assert set(r["dependsOn"]) <= set(by), (r["name"], r["dependsOn"])
+    names = {(r["type"], r["name"]): r for r in doc["resources"]}
+    # through inputs (the policy reads the role's name and the bucket's), explicit (the VPC), provider
+    role, bucket = ("aws:iam/role:Role", "kimi-k3-serving-role"), ("aws:s3/bucket:Bucket", "kimi-k3-weights")
+    if bucket in names:
+        assert names[("aws:iam/rolePolicy:RolePolicy", "kimi-k3-serving-s3")]["dependsOn"] == sorted(
+            [names[role]["urn"], names[bucket]["urn"]])
+    if ("aws:ec2/vpc:Vpc", "kimi-k3-vpc") in names:
+        assert names[("aws:ec2/vpc:Vpc", "kimi-k3-vpc")]["dependsOn"] == [block_urn(run)]
+    k8s = names[("pulumi:providers:kubernetes", "kimi-k3-k8s")]["urn"]
+    assert k8s in names[("kubernetes:core/v1:Namespace", "kimi-k3-ns")]["dependsOn"]
+    json.dumps(doc)
+
+
+def test_the_summary_shows_the_order(run):
+    from components.cli.plan import order_lines
+
+    lines = order_lines(run)
+    assert lines[:2] == ["  wave 0:", f"    {'pulumi-python:dynamic/aws:CapacityBlock':<46} {BLOCK}"]
+    assert "  wave 1:" in lines and lines[-1].startswith("  components (create nothing): kimi-k3")
+    eks = next(line for line in lines if line.strip().startswith("eks:index:Cluster"))
+    assert "(waits for " in eks and BLOCK in eks  # pulumi-eks's remote component is a step
