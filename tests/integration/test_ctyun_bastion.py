@@ -11,6 +11,8 @@ USER` per password received. Run under `flock /tmp/kk3-services.lock` (shared se
 """
 
 import io
+import os
+import pwd
 from pathlib import Path
 
 import paramiko
@@ -53,6 +55,11 @@ def user_key_for_kk3pw(services):
     before = keys.read_text() if keys.exists() else ""
     keys.parent.mkdir(mode=0o700, exist_ok=True)
     keys.write_text(before + line + "\n")
+    # this runs as root: the directory and file stay kk3pw's, or kk3pw's own key install (the
+    # HostKeyPin step, logged in as kk3pw) is refused in later tests
+    owner = pwd.getpwnam("kk3pw")
+    for p in (keys.parent, keys):
+        os.chown(p, owner.pw_uid, owner.pw_gid)
     try:
         yield
     finally:
