@@ -39,8 +39,8 @@ KNOWN_KEYS = frozenset({
 })
 #: shared keys whose values are never quoted (nor kept in `SharedSettings.source`)
 SECRET_KEYS = frozenset({"apiKey", "hfToken"})
-#: per target: (model, nodes, port) when unset
-TARGET_DEFAULTS = {"ctyun-hcc": ("w4a8", 4, 11025), "aws-eks": ("mxfp4", 1, 8000)}
+#: per target: (model, nodes, port) when unset, from the registry
+TARGET_DEFAULTS = {name: entry.defaults for name, entry in REGISTRY.items()}
 #: a CIDR this wide is "the internet": IPv4 prefixes shorter than /8, IPv6 shorter than /16
 #: (0.0.0.0/0 and ::/0, but also 0.0.0.0/1 + 128.0.0.0/1)
 INTERNET_PREFIX = {4: 8, 6: 16}

@@ -1,9 +1,10 @@
 """The explicit registry: a stack's `kimi-k3:target` -> the module defining its `Target`.
 
 One line per target. A target module defines `TARGET`, an instance of its `Target` subclass
-(contract.py). Modules are imported only when their target is chosen (or, offline, for their
-mock outputs), so a missing SDK for one cloud never breaks the other; the accelerators a target
-offers are listed here so the shared settings can check `kimi-k3:accelerator` without importing it.
+(contract.py). Modules are imported only when their target is chosen (the offline runner too
+loads only the stack's target), so a missing SDK for one cloud never breaks the other; the
+accelerators a target offers and its defaults for the shared keys are listed here so the shared
+settings can check and default `kimi-k3:*` without importing it.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ if TYPE_CHECKING:  # the contract imports the shared settings, which read this r
 class Entry:
     module: str  # defines TARGET
     accelerators: Tuple[str, ...]  # catalog keys, the default first
+    defaults: Tuple[str, int, int]  # kimi-k3:model, kimi-k3:nodes, kimi-k3:port when unset
 
 
 REGISTRY: Dict[str, Entry] = {
-    "ctyun-hcc": Entry("components.ctyun_hcc.target", ("ascend-910c",)),
-    "aws-eks": Entry("components.aws_eks.target", ("b300", "b200", "h200", "h100")),
+    "ctyun-hcc": Entry("components.ctyun_hcc.target", ("ascend-910c",), ("w4a8", 4, 11025)),
+    "aws-eks": Entry("components.aws_eks.target", ("b300", "b200", "h200", "h100"), ("mxfp4", 1, 8000)),
 }
 
 

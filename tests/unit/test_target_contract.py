@@ -98,10 +98,20 @@ def test_ctyun_hcc_parses_its_config_and_renders_once(monkeypatch):
 
 
 def test_the_program_never_probes_a_target():
-    """No `getattr` on targets: the program, K3Inference and the plan command use the contract."""
+    """No `getattr` on a target (or what it built): the program, K3Inference, the offline runner
+    and the plan command use the contract."""
+    import ast
+
     import components.cli.plan
+    import components.cli.plan_ops
     import components.inference.component
+    import components.offline.runner
     import components.program.pipeline
 
-    for module in (components.program.pipeline, components.inference.component, components.cli.plan):
-        assert "getattr(" not in inspect.getsource(module), module.__name__
+    for module in (components.program.pipeline, components.inference.component, components.cli.plan,
+                   components.cli.plan_ops, components.offline.runner):
+        for node in ast.walk(ast.parse(inspect.getsource(module))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr":
+                probed = ast.unparse(node.args[0])
+                assert not any(w in probed for w in ("target", "inference", "deployment", "infra")), \
+                    f"{module.__name__}: getattr({probed}, ...)"
