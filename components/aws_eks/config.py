@@ -34,6 +34,7 @@ KEYS = frozenset({
     "kmsKeyArn", "replicas", "systemInstanceType", "systemNodeCount", "weightsS3Uri", "keepWeightsMirror",
     "rootVolumeGib", "namespace", "hyperpodClusterName", "privateApi", "capacityAllowLocalZones",
     "interNodeTransport",
+    "monitoring", "ampWorkspaceId",
 })
 #: keys that shape what this stack builds on EKS; with `serving: hyperpod` the user's HyperPod
 #: cluster already decides them, so setting one is refused (never silently dropped)
@@ -42,7 +43,7 @@ EKS_ONLY_KEYS = (
     "capacityEarliestStart", "capacityLatestStart", "maxUpfrontFeeUsd", "vpcId",
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
     "kmsKeyArn", "systemInstanceType", "systemNodeCount", "rootVolumeGib", "privateApi",
-    "capacityAllowLocalZones", "interNodeTransport",
+    "capacityAllowLocalZones", "interNodeTransport", "monitoring", "ampWorkspaceId",
 )
 MAX_BLOCK_INSTANCES = 64
 _CR_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
@@ -106,6 +107,10 @@ class AwsEksConfig:
     weights: Optional[WeightsConfig] = None
     #: NCCL between the nodes of a replica: "efa" (default) or "tcp" (opted out, warned); efa/
     inter_node_transport: str = "efa"
+    #: `kimi-k3:monitoring`: Prometheus, Grafana and dcgm-exporter on the cluster (monitoring.py)
+    monitoring: bool = True
+    #: `kimi-k3:ampWorkspaceId`: also remote-write to this Amazon Managed Prometheus workspace
+    amp_workspace_id: Optional[str] = None
 
     @property
     def applies_kubernetes_objects(self) -> bool:
@@ -125,8 +130,9 @@ def check_own_namespace(namespace: str) -> None:
     so it is never adopted either.
     """
     from .addons import charts
+    from .monitoring import NAMESPACE as MONITORING
 
-    owned = sorted({c.namespace for c in charts(multi_node=True)} - {"kube-system"})
+    owned = sorted(({c.namespace for c in charts(multi_node=True)} | {MONITORING}) - {"kube-system"})
     if namespace == "default" or namespace.startswith("kube-") or namespace in owned:
         what = "the namespace of the add-ons' Helm release" if namespace in owned else \
             "a namespace of the cluster's own (default, kube-*)"
@@ -338,4 +344,19 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
         private_api=private_api,
         weights=weights,
         inter_node_transport=_inter_node_transport(shared, src),
+        **_monitoring(src),
     )
+
+
+def _monitoring(src: RawConfig) -> dict:
+    """`kimi-k3:monitoring` (default true) and `kimi-k3:ampWorkspaceId` (needs monitoring)."""
+    from .monitoring import WORKSPACE_ID
+
+    enabled = src.boolean("monitoring", True)
+    ws = src.matching("ampWorkspaceId", WORKSPACE_ID, "give the workspace id as AWS shows it, e.g. "
+                      "ws-12345678-abcd-1234-abcd-123456789012", "is not an Amazon Managed "
+                      "Prometheus workspace id")
+    if ws and not enabled:
+        raise src.refuse("ampWorkspaceId", "unset it, or set kimi-k3:monitoring to true (remote "
+                         "write needs the stack's Prometheus)", "needs kimi-k3:monitoring")
+    return {"monitoring": enabled, "amp_workspace_id": ws}

@@ -34,6 +34,8 @@ class AwsEksCluster(pulumi.ComponentResource):
         #: the stack's region/profile/credentials for kimi-k3's own AWS calls (aws_api.py)
         self.aws_inputs: Dict[str, Any] = dict(config.aws_inputs)
         self.region = config.region
+        #: Prometheus, Grafana, dcgm-exporter (monitoring_resources.py); None when off or HyperPod
+        self.monitoring = None
         if cfg.serving == "hyperpod":
             self._hyperpod(name, cfg)
         else:
@@ -103,6 +105,12 @@ class AwsEksCluster(pulumi.ComponentResource):
                                                               multi_node=deployment.spec.nodes > 1)
         self.weights = _weights(name, deployment, cluster, region, self.stack_identity, self,
                                 block.start_date, after=[block])
+        if cfg.monitoring:
+            from .monitoring_resources import Monitoring
+
+            self.monitoring = Monitoring(name, cluster, cluster.provider, self,
+                                         deployment.plan.platform, region, cfg.amp_workspace_id,
+                                         depends_on=[cluster.system_nodes])
         self.block, self.network, self.cluster = block, network, cluster
         self.kubeconfig, self.provider = cluster.kubeconfig, cluster.provider
 

@@ -28,6 +28,7 @@ from ..program.contract import Deployment, Gates, MockOutputs, Rendered, Served,
 from . import config as cfgmod
 from . import layout as lay
 from .infrastructure import AwsEksCluster
+from .monitoring import GRAFANA_PORT_FORWARD
 from .reachability import Requirement, api_requirement
 
 
@@ -216,6 +217,9 @@ def _eks(name: str, deployment: EksDeployment, infra: AwsEksCluster, parent,
                       depends_on=infra.add_ons, service_depends_on=service_deps,
                       before_workload=infra.weights.before_workload,
                       config_maps=list(rendered.api_guard) + list(rendered.efa), aliases=before)
+    from .monitoring_resources import pod_monitor
+
+    pod_monitor(name, deployment, serving, infra.monitoring, infra.provider, parent)
     return AwsServed(endpoint=serving.endpoint, serving=serving)
 
 
@@ -242,6 +246,7 @@ def _eks_outputs(deployment: EksDeployment, infra: AwsEksCluster, gates: AwsGate
                        "namespace": layout.namespace, "podSelector": selector, "container": "vllm"}),
         "kubectl": (f"pulumi stack output --show-secrets kubeconfig > k3.kubeconfig && "
                     f"KUBECONFIG=k3.kubeconfig kubectl -n {layout.namespace} get pods"),
+        **({"grafana": GRAFANA_PORT_FORWARD} if infra.monitoring is not None else {}),
         "capacityReservationId": block.reservation_id,
         "reservationWindow": pulumi.Output.all(block.start_date, block.end_date, block.instances_stop_at)
             .apply(lambda w: {"start": w[0], "end": w[1], "instancesStopAt": w[2]}),

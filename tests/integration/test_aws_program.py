@@ -28,6 +28,8 @@ def adopt():
 @pytest.fixture(scope="module")
 def two_nodes():
     return run_program("aws-eks", {"kimi-k3:nodes": "2", "kimi-k3:capacityReservationId": CR})
+#: the monitoring releases (components/aws_eks/monitoring_resources.py; tests/integration/test_plan_ops.py)
+MONITORING = {"kimi-k3-kube-prometheus-stack", "kimi-k3-dcgm-exporter"}
 
 
 def one(run, type_token, name=None):
@@ -100,7 +102,7 @@ def test_eks_cluster(adopt):
     assert c["encryptionConfigKeyArn"].startswith("arn:aws:kms:")  # KMS key created by the program
     ng = one(adopt, "aws:eks/nodeGroup:NodeGroup", "kimi-k3-gpu")
     assert ng["nodeRoleArn"].startswith("arn:aws:iam::")
-    names = {r["name"] for r in adopt.of_type("kubernetes:helm.sh/v3:Release")}
+    names = {r["name"] for r in adopt.of_type("kubernetes:helm.sh/v3:Release")} - MONITORING
     assert names == {"kimi-k3-nvidia-device-plugin"}  # one node per replica: no EFA, no LWS
 
 
@@ -145,7 +147,7 @@ def test_two_nodes_use_a_leader_worker_set_and_the_lws_controller(two_nodes):
     lws = one(two_nodes, "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
     assert lws["apiVersion"] == "leaderworkerset.x-k8s.io/v1"
     assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
-    releases = {r["name"] for r in two_nodes.of_type("kubernetes:helm.sh/v3:Release")}
+    releases = {r["name"] for r in two_nodes.of_type("kubernetes:helm.sh/v3:Release")} - MONITORING
     assert releases == {"kimi-k3-nvidia-device-plugin", "kimi-k3-efa-device-plugin", "kimi-k3-lws"}
     ng = one(two_nodes, "aws:eks/nodeGroup:NodeGroup", "kimi-k3-gpu")
     assert ng["scalingConfig"]["maxSize"] == 2

@@ -124,3 +124,71 @@ def test_the_gates_get_the_price_only_when_one_is_set(capsys, tmp_path):
         assert "usdPerHour" not in gate_inputs(doc)
         _, doc, _ = plan(capsys, tmp_path, stack, "kimi-k3:usdPerHour=98.5")
         assert gate_inputs(doc)["usdPerHour"] == 98.5
+
+
+def _types(doc):
+    return {(r["type"], r["name"]): r for r in doc["resources"]}
+
+
+def test_aws_monitoring_is_declared_by_default(capsys, tmp_path):
+    _, doc, _ = plan(capsys, tmp_path, "aws-eks", "kimi-k3:apiKey=k3-test-key-0123456789abcdef0123")
+    res = _types(doc)
+    kps = res[("kubernetes:helm.sh/v3:Release", "kimi-k3-kube-prometheus-stack")]["inputs"]
+    assert (kps["chart"], kps["version"], kps["namespace"]) == ("kube-prometheus-stack", "88.5.3", "monitoring")
+    assert kps["values"]["prometheus"]["prometheusSpec"]["podMonitorSelectorNilUsesHelmValues"] is False
+    dcgm = res[("kubernetes:helm.sh/v3:Release", "kimi-k3-dcgm-exporter")]["inputs"]
+    assert dcgm["values"]["nodeSelector"] == {"kimi-k3/gpu-node": "true"}
+    pm = res[("kubernetes:monitoring.coreos.com/v1:PodMonitor", "kimi-k3-pod-monitor")]
+    assert pm["parent"].endswith("kimi-k3-inference") or "inference" in pm["parent"]
+    ep = pm["inputs"]["spec"]["podMetricsEndpoints"][0]
+    assert ep["authorization"]["credentials"] == {"name": "kimi-k3-secrets", "key": "VLLM_API_KEY"}
+    assert ("kubernetes:monitoring.coreos.com/v1:PrometheusRule", "kimi-k3-alert-rules") in res
+    assert not any(t == "aws:eks/podIdentityAssociation:PodIdentityAssociation" and "prometheus" in n
+                   for t, n in res)
+
+
+def test_aws_monitoring_off_and_amp(capsys, tmp_path):
+    _, doc, _ = plan(capsys, tmp_path, "aws-eks", "kimi-k3:monitoring=false")
+    assert not any("prometheus" in n or "dcgm" in n or "monitor" in n for _, n in _types(doc))
+    ws = "ws-12345678-abcd-1234-abcd-123456789012"
+    _, doc, _ = plan(capsys, tmp_path, "aws-eks", f"kimi-k3:ampWorkspaceId={ws}")
+    res = _types(doc)
+    spec = res[("kubernetes:helm.sh/v3:Release", "kimi-k3-kube-prometheus-stack")]["inputs"]["values"][
+        "prometheus"]["prometheusSpec"]
+    assert spec["remoteWrite"] == [{"url": f"https://aps-workspaces.us-east-2.amazonaws.com/workspaces/{ws}/api/v1/remote_write",
+                                    "sigv4": {"region": "us-east-2"}}]
+    assoc = res[("aws:eks/podIdentityAssociation:PodIdentityAssociation", "kimi-k3-prometheus-identity")]["inputs"]
+    assert (assoc["namespace"], assoc["serviceAccount"]) == ("monitoring", "kimi-k3-prometheus")
+    policy = json.loads(res[("aws:iam/rolePolicy:RolePolicy", "kimi-k3-prometheus-amp")]["inputs"]["policy"])
+    assert policy["Statement"][0]["Action"] == ["aps:RemoteWrite"]
+    assert policy["Statement"][0]["Resource"] == f"arn:aws:aps:us-east-2:*:workspace/{ws}"
+
+
+@pytest.mark.parametrize("sets,said", [
+    (["kimi-k3:monitoring=perhaps"], "kimi-k3:monitoring='perhaps' is not a boolean"),
+    (["kimi-k3:ampWorkspaceId=ws-123"], "kimi-k3:ampWorkspaceId='ws-123' is not an Amazon Managed Prometheus workspace id"),
+    (["kimi-k3:ampWorkspaceId=ws-12345678-abcd-1234-abcd-123456789012/../x"], "is not an Amazon Managed"),
+    (["kimi-k3:ampWorkspaceId=ws-12345678-abcd-1234-abcd-123456789012", "kimi-k3:monitoring=false"],
+     "needs kimi-k3:monitoring"),
+    (["kimi-k3:namespace=monitoring"], "kimi-k3:namespace='monitoring'"),
+    (["kimi-k3:serving=hyperpod", "kimi-k3:hyperpodClusterName=hp1", "kimi-k3:monitoring=true"],
+     "kimi-k3:monitoring"),
+])
+def test_monitoring_keys_that_are_wrong_are_refused(capsys, tmp_path, sets, said):
+    args = ["plan", "--stack", "aws-eks", "--out", str(tmp_path / "x"), "--quiet"]
+    for s in sets:
+        args += ["--set", s]
+    code = main(args)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and said in err, err
+
+
+def test_the_grafana_output_and_release_names(capsys, tmp_path):
+    _, doc, _ = plan(capsys, tmp_path, "aws-eks")
+    assert doc["outputs"]["grafana"].startswith(
+        "kubectl -n monitoring port-forward svc/kimi-k3-monitoring-grafana 3000:80")
+    res = _types(doc)
+    assert res[("kubernetes:helm.sh/v3:Release", "kimi-k3-kube-prometheus-stack")]["inputs"]["name"] == \
+        "kimi-k3-monitoring"
+    _, doc, _ = plan(capsys, tmp_path, "aws-eks", "kimi-k3:monitoring=false")
+    assert "grafana" not in doc["outputs"]
