@@ -15,8 +15,9 @@ their names (`reservation_id`, `start_date`, ...: the program reads them). Stack
 the inputs were renamed hold the snake_case names in state: `CapacityBlockProvider.upgrade`
 reads them under the new names, so such a stack's next `up` changes nothing.
 
-Never buying twice: every purchase is tagged with the stack's identity (`IDENTITY_TAG` =
-`<organization>/<project>/<stack>`, passed in by the program: a provider cannot know it), and
+Never buying twice: every purchase is tagged with the stack's ownership token (`IDENTITY_TAG` =
+the random token of the stack's `StackOwner` record, owner.py, passed in as `stackIdentity`; not
+`<organization>/<project>/<stack>`, which two users of one stack name share), and
 before buying, `acquire` looks for a block of this instance type carrying that tag that is
 active, scheduled or payment-pending, and adopts it. So a `pulumi up` interrupted after
 PurchaseCapacityBlock (state has no record) adopts the block on the next run, and a purchase
@@ -340,12 +341,14 @@ def stack_blocks(ec2, identity: str, instance_type: str) -> List[Block]:
         args["NextToken"] = token
 
 
-def purchase(ec2, offering: Offering, identity: str) -> Block:
-    """Buy `offering`, tagged with the stack's identity (PurchaseCapacityBlock TagSpecifications)."""
+def purchase(ec2, offering: Offering, identity: str, stack_name: Optional[str] = None) -> Block:
+    """Buy `offering`, tagged with the stack's ownership token (PurchaseCapacityBlock
+    TagSpecifications) and, for people, named after the stack (`stack_name`: never matched)."""
     res = ec2.purchase_capacity_block(
         CapacityBlockOfferingId=offering.offering_id, InstancePlatform="Linux/UNIX",
         TagSpecifications=[{"ResourceType": "capacity-reservation", "Tags": [
-            {"Key": IDENTITY_TAG, "Value": identity}, {"Key": "Name", "Value": f"kimi-k3 {identity}"}]}])
+            {"Key": IDENTITY_TAG, "Value": identity},
+            {"Key": "Name", "Value": f"kimi-k3 {stack_name or identity}"}]}])
     reservations = res.get("CapacityReservations") or [res["CapacityReservation"]]
     if len(reservations) != 1:
         ids = [r["CapacityReservationId"] for r in reservations]
@@ -421,7 +424,7 @@ def acquire(ec2, props: Dict[str, Any], now: datetime, purchase_client=None,
                              allow_local_zones=bool(props.get("allowLocalZones")))
     fee_guard(chosen, offers, cap_usd)
     try:
-        block = purchase(purchase_client or ec2, chosen, identity)
+        block = purchase(purchase_client or ec2, chosen, identity, props.get("stackName"))
     except Exception as err:  # noqa: BLE001 decide below whether it may have gone through
         if _definitive(err):
             raise
@@ -590,7 +593,8 @@ class CapacityBlock(DynamicResource, module="aws", name="CapacityBlock"):
 
     Inputs: `region`, `aws`/`awsSecrets` (aws_api.py), `instanceType`, `instanceCount`, and
     either `reservationId` (adopt) or `durationHours`, `earliestStart`, `latestStart`,
-    `maxUpfrontFeeUsd`, `stackIdentity` and `allowLocalZones` (buy).
+    `maxUpfrontFeeUsd`, `stackIdentity` (the stack's ownership token, owner.py), `stackName` (the
+    purchase's Name tag only) and `allowLocalZones` (buy).
     """
 
     reservation_id: pulumi.Output[str]

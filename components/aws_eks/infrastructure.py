@@ -29,7 +29,8 @@ class AwsEksCluster(pulumi.ComponentResource):
         cfg = config.eks
         super().__init__(TYPE, name, {"serving": cfg.serving, "nodeShape": shared.node_shape,
                                       "region": config.region}, opts)
-        #: "<organization>/<project>/<stack>", tagged on every purchase (a provider cannot know it)
+        #: "<organization>/<project>/<stack>": names the stack on its bucket and its purchases
+        #: (for people; ownership is the StackOwner token, owner.py)
         self.stack_identity = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
         #: the stack's region/profile/credentials for kimi-k3's own AWS calls (aws_api.py)
         self.aws_inputs: Dict[str, Any] = dict(config.aws_inputs)
@@ -65,6 +66,10 @@ class AwsEksCluster(pulumi.ComponentResource):
                 "kimi-k3 will look for Capacity Block offerings and buy the cheapest one only if its "
                 f"upfront fee is at most ${c.max_upfront_fee_usd:,.2f} (kimi-k3:maxUpfrontFeeUsd). A "
                 "purchased block cannot be cancelled; `pulumi destroy` only forgets it.", resource=self)
+        from .owner import StackOwner
+
+        # state only (no API call): the only thing made before the block decides
+        owner = StackOwner(f"{name}-owner", opts=pulumi.ResourceOptions(parent=self))
         block = cap.CapacityBlock(f"{name}-capacity", {
             "region": region, "instanceType": shape.key, "instanceCount": c.instance_count,
             "reservationId": c.reservation_id, "durationHours": None if c.adopt else c.duration_hours,
@@ -72,8 +77,11 @@ class AwsEksCluster(pulumi.ComponentResource):
             "maxUpfrontFeeUsd": None if c.adopt else c.max_upfront_fee_usd,
             # Local/Wavelength Zone offerings are bought only when asked for (capacity.choose_offering)
             **({"allowLocalZones": True} if c.allow_local_zones else {}),
-            # purchases are tagged with it, and a tagged block is adopted before buying again
-            "stackIdentity": None if c.adopt else self.stack_identity,
+            # purchases are tagged with the stack's own token (a record in its state, owner.py),
+            # and a block tagged with it is adopted before buying again; never names, which two
+            # users of the same stack name share
+            "stackIdentity": None if c.adopt else owner.ownerToken,
+            "stackName": None if c.adopt else self.stack_identity,
             **aws_inputs,
         }, opts=pulumi.ResourceOptions(parent=self))
         pulumi.Output.all(block.reservation_id, block.start_date, block.end_date, block.instances_stop_at).apply(

@@ -100,7 +100,12 @@ def service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     return {"status": {"loadBalancer": {"ingress": [{"hostname": "mock-nlb.elb.us-east-2.amazonaws.com"}]}}}
 
 
+def stack_owner(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    return {"ownerToken": "0" * 32}
+
+
 MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
+    "pulumi-python:dynamic/aws:StackOwner": stack_owner,
     "pulumi-python:dynamic/aws:CapacityBlock": capacity_block,
     "pulumi-python:dynamic/aws:BlockScaling": block_scaling,
     "pulumi-python:dynamic/aws:EndpointReadiness": endpoint_readiness,

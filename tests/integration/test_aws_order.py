@@ -52,11 +52,17 @@ def urn_of(run, type_token, name):
     return r["urn"]
 
 
+#: records of the stack's state with nothing in AWS or Kubernetes (type -> why they may come first)
+STATE_ONLY = {"pulumi-python:dynamic/aws:StackOwner": "the stack's ownership token (owner.py): the block's input"}
+
+
 def test_every_resource_waits_for_the_capacity_blocks_decision(run):
-    early = order.not_waiting_for(run.resources, block_urn(run))
+    early = order.not_waiting_for(run.resources, block_urn(run), exempt_types=STATE_ONLY)
     assert early == [], f"created before the Capacity Block decides: {early}"
-    # the block itself is the first step: it waits for nothing that creates anything
-    assert order.waves(run.resources)[0] == [block_urn(run)]
+    # the block is the first step that reaches AWS: only state records come with or before it
+    first = {r["urn"]: r["type"] for r in run.resources if r["urn"] in order.waves(run.resources)[0]}
+    assert block_urn(run) in first or block_urn(run) in order.waves(run.resources)[1]
+    assert set(first.values()) - {"pulumi-python:dynamic/aws:CapacityBlock"} <= set(STATE_ONLY)
 
 
 def test_plan_json_records_what_each_resource_waits_for(run):
@@ -84,7 +90,25 @@ def test_the_summary_shows_the_order(run):
     from components.cli.plan import order_lines
 
     lines = order_lines(run)
-    assert lines[:2] == ["  wave 0:", f"    {'pulumi-python:dynamic/aws:CapacityBlock':<46} {BLOCK}"]
+    assert lines[:2] == ["  wave 0:", f"    {'pulumi-python:dynamic/aws:StackOwner':<46} kimi-k3-owner"]
+    block = f"    {'pulumi-python:dynamic/aws:CapacityBlock':<46} {BLOCK}"
+    if "kimi-k3:capacityReservationId" in run.config:  # adopting needs no token
+        assert lines[2] == block
+    else:  # buying tags the purchase with it
+        assert lines[2:4] == ["  wave 1:", block + "  (waits for kimi-k3-owner)"]
     assert "  wave 1:" in lines and lines[-1].startswith("  components (create nothing): kimi-k3")
     eks = next(line for line in lines if line.strip().startswith("eks:index:Cluster"))
     assert "(waits for " in eks and BLOCK in eks  # pulumi-eks's remote component is a step
+
+
+def test_a_purchase_is_owned_by_the_stacks_token_not_its_names():
+    run = run_program("aws-eks", {"kimi-k3:maxUpfrontFeeUsd": "90000"})
+    (owner,) = run.of_type("pulumi-python:dynamic/aws:StackOwner")
+    (block,) = run.of_type("pulumi-python:dynamic/aws:CapacityBlock")
+    assert block["inputs"]["stackIdentity"] == "0" * 32  # the owner record's token (mocked)
+    assert block["inputs"]["stackName"].endswith("/kimi-k3/aws-eks")  # the Name tag only
+    assert owner["urn"] in order.waits_for(block)
+    adopted = run_program("aws-eks", {"kimi-k3:capacityReservationId": CR})
+    (block,) = adopted.of_type("pulumi-python:dynamic/aws:CapacityBlock")
+    assert "stackIdentity" not in block["inputs"] or block["inputs"]["stackIdentity"] is None
+    assert adopted.of_type("pulumi-python:dynamic/aws:StackOwner")  # kept: switching back keeps the token

@@ -34,6 +34,7 @@ ADDED_SINCE_RECORD = {
         "kimi-k3-kube-prometheus-stack", "kimi-k3-dcgm-exporter", "kimi-k3-alert-rules",
         "kimi-k3-kimi-k3-serving-dashboard", "kimi-k3-kimi-k3-accelerators-dashboard",
         "kimi-k3-pod-monitor")},
+    "kimi-k3-owner": "issue 20: the stack's ownership token (state only) that purchases are tagged with",
 }
 
 
