@@ -62,9 +62,11 @@ class Monitoring:
 
         from .weights import iam
 
+        # waits like everything else for the Capacity Block's decision (through the system nodes):
+        # a refused purchase leaves nothing behind (tests/integration/test_aws_order.py)
         role = aws.iam.Role(f"{name}-prometheus-role",
                             assume_role_policy=json.dumps(iam.pod_trust_policy()),
-                            opts=pulumi.ResourceOptions(parent=parent))
+                            opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on))
         aws.iam.RolePolicy(f"{name}-prometheus-amp", role=role.name,
                            policy=json.dumps(mon.amp_policy(workspace_id, region)),
                            opts=pulumi.ResourceOptions(parent=role))

@@ -32,7 +32,8 @@ VARIANTS = {
                                             "kimi-k3:weightsSource": "s3", "kimi-k3:weightsS3Uri": "s3://my-weights/k3",
                                             "kimi-k3:kmsKeyArn": "arn:aws:kms:us-east-2:111122223333:key/x",
                                             "kimi-k3:privateApi": "true"},
-    "hub, API key, keep nothing": {"kimi-k3:weightsSource": "hub", "kimi-k3:apiKey": "sk-order-test"},
+    "hub, API key, remote write to AMP": {"kimi-k3:weightsSource": "hub", "kimi-k3:apiKey": "sk-order-test",
+                                           "kimi-k3:ampWorkspaceId": "ws-12345678-abcd-1234-abcd-123456789012"},
 }
 
 
