@@ -142,8 +142,13 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
         return render_files(plan, spec, settings.shared, settings.target.eks)
 
     def exposures(self, settings: Settings) -> List[Exposure]:
-        """The endpoint (kimi-k3:allowedCidrs); the EKS API's CIDRs are checked by config.py."""
-        return default_exposures(settings.shared)
+        """The endpoint (kimi-k3:allowedCidrs) and the EKS API (kimi-k3:apiAccessCidrs; its
+        CIDRs are checked by config.py)."""
+        return default_exposures(settings.shared) + [Exposure(
+            "the EKS API (the cluster's Kubernetes control plane, TCP 443)",
+            "kimi-k3:apiAccessCidrs", tuple(settings.target.eks.api_access_cidrs),
+            internet_risk="anyone can reach this cluster's Kubernetes API server and try "
+                          "credentials or API flaws against it")]
 
     def deploy_requirements(self, settings: Settings) -> List[Requirement]:
         """The EKS API must be reachable from where `pulumi up` runs (reachability.py)."""

@@ -150,6 +150,8 @@ class Exposure:
     key: str
     cidrs: Tuple[str, ...]
     serves_model: bool = False
+    #: said on a line of its own when the list reaches the whole internet (what anyone can do)
+    internet_risk: str = ""
 
 
 #: address space that is not reachable from the internet: RFC 1918, shared (RFC 6598),
@@ -189,6 +191,10 @@ def exposure_warnings(exposures: Sequence[Exposure], has_api_key: bool) -> List[
         who = (f"the whole internet ({', '.join(wide)}, kimi-k3:allowInternet=true)" if wide
                else f"public addresses {', '.join(pub)}")
         out.append(f"{e.key} opens {e.what} to {who}")
+        if wide and e.internet_risk:
+            out.append(f"{e.key} is open to the whole internet: {e.internet_risk} "
+                       "(kimi-k3:allowInternet=true opens every list that asks; give this one "
+                       "your own networks instead)")
         public_model = public_model or e.serves_model
     if public_model and not has_api_key:
         out.append("the endpoint is public and kimi-k3:apiKey is not set: anyone who can reach it "

@@ -119,7 +119,9 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         return [Exposure(f"the model endpoint (TCP {shared.port})", "kimi-k3:allowedCidrs",
                          tuple(hcc.endpoint_cidrs), serves_model=True),
                 Exposure(f"SSH to the master (TCP {cfg.ssh_port}, login as {cfg.ssh_user})",
-                         "kimi-k3:sshAllowedCidrs", tuple(hcc.ssh_cidrs))]
+                         "kimi-k3:sshAllowedCidrs", tuple(hcc.ssh_cidrs),
+                         internet_risk=f"anyone can try to log in to the master as "
+                                       f"{cfg.ssh_user} (password or key guessing, sshd flaws)")]
 
     def deploy_requirements(self, settings: Settings):
         from .cluster import deploy_requirements
