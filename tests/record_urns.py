@@ -28,13 +28,15 @@ URNS_DIR = ROOT / "tests" / "golden" / "urns"
 VARIANTS: Mapping[str, Tuple[str, Dict[str, str]]] = {
     "ctyun-default": ("ctyun-hcc", {}),
     "ctyun-8": ("ctyun-hcc", {"kimi-k3:nodes": "8", "kimi-k3:maxModelLen": "1048576"}),
-    "ctyun-key": ("ctyun-hcc", {"kimi-k3:allowedCidrs": "203.0.113.0/24", "kimi-k3:apiKey": "kk3-urns-key-0123456789abcdefghij"}),
+    # (issue 21: plain HTTP chosen, so the tree is the one recorded; TLS adds a proxy step)
+    "ctyun-key": ("ctyun-hcc", {"kimi-k3:allowedCidrs": "203.0.113.0/24", "kimi-k3:allowPlaintext": "true",
+                                "kimi-k3:apiKey": "kk3-urns-key-0123456789abcdefghij"}),
     "aws-default": ("aws-eks", {}),
     "aws-2node": ("aws-eks", {"kimi-k3:nodes": "2"}),
     "aws-2rep": ("aws-eks", {"kimi-k3:replicas": "2"}),
     "aws-hyperpod": ("aws-eks", {"kimi-k3:serving": "hyperpod", "kimi-k3:hyperpodClusterName": "hp1"}),
     "aws-h200": ("aws-eks", {"kimi-k3:allowedCidrs": "203.0.113.0/24", "kimi-k3:accelerator": "h200",
-                             "kimi-k3:nodes": "2"}),
+                             "kimi-k3:nodes": "2", "kimi-k3:allowPlaintext": "true"}),
 }
 
 

@@ -33,7 +33,7 @@ KEYS = frozenset({
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
     "kmsKeyArn", "replicas", "systemInstanceType", "systemNodeCount", "weightsS3Uri", "keepWeightsMirror",
     "rootVolumeGib", "namespace", "hyperpodClusterName", "privateApi", "capacityAllowLocalZones",
-    "interNodeTransport",
+    "interNodeTransport", "tlsDomain", "tlsCertificateArn", "tlsHostedZoneId",
     "monitoring", "ampWorkspaceId",
 })
 #: keys that shape what this stack builds on EKS; with `serving: hyperpod` the user's HyperPod
@@ -44,6 +44,7 @@ EKS_ONLY_KEYS = (
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
     "kmsKeyArn", "systemInstanceType", "systemNodeCount", "rootVolumeGib", "privateApi",
     "capacityAllowLocalZones", "interNodeTransport", "monitoring", "ampWorkspaceId",
+    "tlsDomain", "tlsCertificateArn", "tlsHostedZoneId",
 )
 MAX_BLOCK_INSTANCES = 64
 _CR_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
@@ -111,6 +112,8 @@ class AwsEksConfig:
     monitoring: bool = True
     #: `kimi-k3:ampWorkspaceId`: also remote-write to this Amazon Managed Prometheus workspace
     amp_workspace_id: Optional[str] = None
+    #: TLS on the load balancer (tls.py), None: plain TCP (private, or allowPlaintext)
+    tls: Optional["AwsTls"] = None
 
     @property
     def applies_kubernetes_objects(self) -> bool:
@@ -345,6 +348,7 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
         weights=weights,
         inter_node_transport=_inter_node_transport(shared, src),
         **_monitoring(src),
+        tls=_tls(shared, src, serving),
     )
 
 
@@ -360,3 +364,63 @@ def _monitoring(src: RawConfig) -> dict:
         raise src.refuse("ampWorkspaceId", "unset it, or set kimi-k3:monitoring to true (remote "
                          "write needs the stack's Prometheus)", "needs kimi-k3:monitoring")
     return {"monitoring": enabled, "amp_workspace_id": ws}
+
+
+@dataclass(frozen=True)
+class AwsTls:
+    """TLS on the NLB: the name clients use, the certificate (given, or None: the stack asks ACM
+    for one with DNS validation), the Route 53 zone to write the validation records in."""
+
+    domain: str
+    certificate_arn: Optional[str] = None
+    hosted_zone_id: Optional[str] = None
+
+
+#: ACM or IAM server certificates (the forms the Service annotation takes: cloud-provider-aws
+#: docs/service_controller.md, `aws-load-balancer-ssl-cert` "IAM or ACM ARN")
+_CERT_ARN = re.compile(r"^arn:aws(?:-cn|-us-gov)?:(?:acm:[a-z]{2}(?:-[a-z]+)+-[0-9]:[0-9]{12}:"
+                       r"certificate/[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}"
+                       r"|iam::[0-9]{12}:server-certificate/[A-Za-z0-9+=,.@_/-]{1,128})$")
+#: a DNS name of two or more labels (not an address, not a wildcard: the name clients use)
+_TLS_DOMAIN = re.compile(r"^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+"
+                         r"[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+#: Route 53 hosted zone ids (Z followed by upper-case letters and digits)
+_ZONE_ID = re.compile(r"^Z[A-Z0-9]{1,31}$")
+TLS_FIX = ("set kimi-k3:tlsDomain to the name clients use (the stack asks ACM for its certificate; "
+           "or give kimi-k3:tlsCertificateArn)")
+
+
+def _tls(shared: SharedSettings, src: RawConfig, serving: str) -> Optional[AwsTls]:
+    """TLS of the endpoint: required when it is public (unless allowPlaintext), possible when
+    it is private, refused when there is no load balancer to put it on."""
+    from ..config.shared import refuse_plaintext
+
+    domain = src.matching("tlsDomain", _TLS_DOMAIN, "give the DNS name clients will use, e.g. "
+                          "k3.example.com (lower case, no trailing dot, no wildcard)",
+                          "is not a DNS name")
+    arn = src.matching("tlsCertificateArn", _CERT_ARN, "give an ACM certificate ARN "
+                       "(arn:aws:acm:<region>:<account>:certificate/<id>) or an IAM "
+                       "server-certificate ARN", "is not a certificate ARN")
+    zone = src.matching("tlsHostedZoneId", _ZONE_ID, "give a Route 53 hosted zone id, e.g. "
+                        "Z0123456789ABCDEFGHIJ", "is not a hosted zone id")
+    if serving != "eks":
+        return None  # hyperpod: refused with the other EKS-only keys
+    if (arn or zone) and not domain:
+        key = "tlsCertificateArn" if arn else "tlsHostedZoneId"
+        raise src.refuse(key, "set kimi-k3:tlsDomain too: the name in the certificate, which "
+                         "clients use and which you point at the load balancer",
+                         "needs kimi-k3:tlsDomain")
+    if arn and zone:
+        raise src.refuse("tlsHostedZoneId", "unset it: the zone is only for validating a "
+                         "certificate the stack requests", "conflicts with kimi-k3:tlsCertificateArn")
+    if domain and not shared.allowed_cidrs:
+        raise src.refuse("tlsDomain", "set kimi-k3:allowedCidrs (who may reach the endpoint) or "
+                         "unset kimi-k3:tlsDomain", "has no load balancer to go on: without "
+                         "kimi-k3:allowedCidrs the endpoint is inside the cluster only")
+    if domain and shared.allow_plaintext:
+        raise src.refuse("tlsDomain", "unset kimi-k3:allowPlaintext or kimi-k3:tlsDomain",
+                         "conflicts with kimi-k3:allowPlaintext=true")
+    if not domain:
+        refuse_plaintext(shared, TLS_FIX)
+        return None
+    return AwsTls(domain, arn, zone)

@@ -13,6 +13,7 @@ from ..config.shared import SharedSettings
 from .config import AwsEksConfig
 from .efa.render import INTERCONNECT
 from .weights.render import STAGER
+from .tls import tls_annotations
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 GPU_NODE_LABEL = "kimi-k3/gpu-node"
@@ -76,4 +77,5 @@ def k8s_layout(shared: SharedSettings, cfg: AwsEksConfig) -> K8sLayout:
         instance_type=shape.key,
         stager=STAGER,
         interconnect=INTERCONNECT,
+        service_annotations=tls_annotations(cfg.tls, shared.port),
     )

@@ -124,3 +124,21 @@ MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "aws:s3/bucket:Bucket": lambda a: {"bucket": f"{a.get('bucketPrefix') or 'kimi-k3-weights-'}mock0001",
                                        "arn": "arn:aws:s3:::kimi-k3-weights-mock0001"},
 }
+
+
+def acm_certificate(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    """A requested certificate: its ARN and the one CNAME ACM asks for (shape of pulumi-aws
+    7.51.1 `CertificateDomainValidationOption`)."""
+    domain = inputs.get("domainName") or "mock.example.com"
+    return {"arn": "arn:aws:acm:us-east-2:000000000000:certificate/00000000-0000-0000-0000-000000000000",
+            "domainValidationOptions": [{
+                "domainName": domain, "resourceRecordName": f"_mock0validation.{domain}.",
+                "resourceRecordType": "CNAME", "resourceRecordValue": "_mock0.acm-validations.aws."}]}
+
+
+MOCK_OUTPUTS.update({
+    "aws:acm/certificate:Certificate": acm_certificate,
+    "aws:acm/certificateValidation:CertificateValidation": lambda a: {
+        "certificateArn": a.get("certificateArn")},
+    "aws:route53/record:Record": lambda a: {"fqdn": str(a.get("name") or "").rstrip(".")},
+})

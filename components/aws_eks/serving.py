@@ -44,7 +44,7 @@ class Serving:
                  provider: k8s.Provider, parent: pulumi.Resource, depends_on: List[pulumi.Resource],
                  service_depends_on: List[pulumi.Resource] = (),
                  before_workload=None, config_maps: List[dict] = (),
-                 aliases: List[pulumi.Alias] = ()):
+                 aliases: List[pulumi.Alias] = (), service_annotations: Mapping[str, Any] = None):
         """Every object a child of `parent` (K3Inference), with `aliases` (its place before:
         components/program/tree.py)."""
         aliases = list(aliases)
@@ -81,6 +81,8 @@ class Serving:
                 f"{name}-vllm", api_version=lws["apiVersion"], kind=lws["kind"], metadata=lws["metadata"],
                 spec=lws["spec"], opts=after)
         svc = _skip_await(by_kind["Service"])
+        # values known only at deploy time (a requested certificate's ARN: aws_eks/tls.py)
+        svc["metadata"]["annotations"].update(service_annotations or {})
         self.service_object = svc
         self.service = k8s.core.v1.Service(f"{name}-svc", metadata=svc["metadata"], spec=svc["spec"],
                                            opts=pulumi.ResourceOptions(parent=parent, provider=provider,

@@ -63,6 +63,10 @@ class K8sRendered(Rendered):
 class AwsServed(Served):
     serving: Any = None  # serving.Serving (EKS path)
     status: str = ""  # how to follow the InferenceEndpointConfig (HyperPod path)
+    #: a requested certificate's DNS validation records (an Output), None otherwise
+    validation_records: Any = None
+    #: the endpoint's certificate (given, or the requested one once issued), None without TLS
+    certificate_arn: Any = None
 
 
 @dataclass(frozen=True)
@@ -176,15 +180,17 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
 
         gate = readiness_gate(name, deployment, infrastructure, served.serving, parent,
                               moved_from(infrastructure))
-        # the gate reads the load balancer's name once it exists (the Service is not awaited)
-        endpoint = pulumi.Output.all(gate.endpoint, served.endpoint).apply(lambda e: e[0] or e[1])
+        # the gate reads the load balancer's name once it exists (the Service is not awaited);
+        # with TLS the endpoint is the name in the certificate, which the user points at it
+        endpoint = served.endpoint if deployment.config.eks.tls is not None else \
+            pulumi.Output.all(gate.endpoint, served.endpoint).apply(lambda e: e[0] or e[1])
         return AwsGates(endpoint=endpoint, acceptance=gate.acceptance, readiness=gate)
 
     def outputs(self, deployment: EksDeployment, infrastructure: AwsEksCluster, served: AwsServed,
                 gates: AwsGates) -> Mapping[str, Any]:
         if deployment.config.eks.serving == "hyperpod":
             return {"kubeconfig": infrastructure.kubeconfig, "curl": served.status}
-        return _eks_outputs(deployment, infrastructure, gates)
+        return {**_eks_outputs(deployment, infrastructure, gates), **_tls_outputs(deployment, served)}
 
     def mock_outputs(self) -> MockOutputs:
         from .mock_outputs import MOCK_OUTPUTS
@@ -211,6 +217,17 @@ def _eks(name: str, deployment: EksDeployment, infra: AwsEksCluster, parent,
     layout, objs = rendered.layout, list(rendered.objects)
     service_deps = []
     svc_obj = next(o for o in objs if o["kind"] == "Service")
+    tls, port = deployment.config.eks.tls, deployment.spec.port
+    validation_records, arn, annotate = None, None, {}
+    if tls is not None:
+        arn = tls.certificate_arn
+    if tls is not None and tls.certificate_arn is None:
+        # the listener waits for the issued certificate: the annotation takes the validated ARN
+        from .tls import REQUESTED_ARN, SSL_CERT, request_certificate
+
+        assert svc_obj["metadata"]["annotations"][SSL_CERT] == REQUESTED_ARN
+        arn, validation_records = request_certificate(name, tls, parent)
+        annotate = {SSL_CERT: arn}
     if svc_obj["spec"]["type"] == "LoadBalancer":
         # destroy: the Service goes first, then this waits for its NLB, then the network goes
         service_deps.append(LoadBalancerGone(f"{name}-lb-gone", {
@@ -221,11 +238,44 @@ def _eks(name: str, deployment: EksDeployment, infra: AwsEksCluster, parent,
     serving = Serving(name, objs, layout, _secret_data(deployment), infra.provider, parent,
                       depends_on=infra.add_ons, service_depends_on=service_deps,
                       before_workload=infra.weights.before_workload,
-                      config_maps=list(rendered.api_guard) + list(rendered.efa), aliases=before)
+                      config_maps=list(rendered.api_guard) + list(rendered.efa), aliases=before,
+                      service_annotations=annotate)
     from .monitoring_resources import pod_monitor
 
     pod_monitor(name, deployment, serving, infra.monitoring, infra.provider, parent)
-    return AwsServed(endpoint=serving.endpoint, serving=serving)
+    endpoint = serving.endpoint
+    if tls is not None:
+        from .tls import endpoint as tls_endpoint
+
+        endpoint = pulumi.Output.from_input(tls_endpoint(tls, port))
+    return AwsServed(endpoint=endpoint, serving=serving, validation_records=validation_records,
+                     certificate_arn=arn)
+
+
+def _tls_outputs(deployment: EksDeployment, served: AwsServed) -> Dict[str, Any]:
+    """The stack output `tls`: the name, the certificate, what DNS records the user makes."""
+    from .tls import POLICY
+
+    tls = deployment.config.eks.tls
+    if tls is None:
+        return {}
+    svc = served.serving.service
+    host = svc.status.apply(lambda st: _lb_host(st) or "(the load balancer's name, once made)")
+    arn = served.certificate_arn
+    return {"tls": pulumi.Output.all(host, arn, served.validation_records).apply(lambda a: {
+        "domain": tls.domain, "certificateArn": a[1], "requested": tls.certificate_arn is None,
+        "policy": POLICY,
+        "dnsRecord": {"name": tls.domain, "type": "CNAME", "value": a[0]},
+        "validationRecords": [] if tls.hosted_zone_id or not a[2] else a[2],
+    })}
+
+
+def _lb_host(status) -> Optional[str]:
+    try:
+        ingress = status.load_balancer.ingress[0]
+    except (AttributeError, IndexError, TypeError):
+        return None
+    return getattr(ingress, "hostname", None) or getattr(ingress, "ip", None)
 
 
 def _eks_outputs(deployment: EksDeployment, infra: AwsEksCluster, gates: AwsGates) -> Dict[str, Any]:

@@ -35,7 +35,7 @@ KNOWN_KEYS = frozenset({
     "target", "accelerator", "nodes", "model", "maxModelLen", "maxNumSeqs", "maxNumBatchedTokens",
     "gpuMemoryUtilization", "kvCacheDtype", "weightsSource", "streamWeights", "servedModelName",
     "port", "allowedCidrs", "image", "modelOverrides", "visionChunksPerPrompt", "apiKey", "hfToken",
-    "allowInternet", "acceptLoad", "usdPerHour",
+    "allowInternet", "acceptLoad", "usdPerHour", "allowPlaintext",
 })
 #: shared keys whose values are never quoted (nor kept in `SharedSettings.source`)
 SECRET_KEYS = frozenset({"apiKey", "hfToken"})
@@ -74,6 +74,8 @@ class SharedSettings:
     has_hf_token: bool = False
     #: `kimi-k3:allowInternet`: the explicit opt-in any internet-wide CIDR needs (check_exposure)
     allow_internet: bool = False
+    #: `kimi-k3:allowPlaintext`: the explicit opt-in a public endpoint without TLS needs
+    allow_plaintext: bool = False
     #: `kimi-k3:acceptLoad`: size of the acceptance gate's load part (components/accept/sizing.py)
     accept_load: str = "auto"
     #: `kimi-k3:usdPerHour`: the stack's contracted price per hour (US dollars), for plan.json's
@@ -178,6 +180,29 @@ def default_exposures(shared: "SharedSettings") -> List[Exposure]:
                      shared.allowed_cidrs, serves_model=True)]
 
 
+def public_endpoint(shared: "SharedSettings") -> bool:
+    """Does `kimi-k3:allowedCidrs` reach a public address (the endpoint is public)?"""
+    return bool(public_cidrs(shared.allowed_cidrs))
+
+
+def refuse_plaintext(shared: "SharedSettings", tls_fix: str) -> None:
+    """A public endpoint serves TLS, or the user said `kimi-k3:allowPlaintext: true` (then it is
+    warned about): the API key and every prompt would otherwise cross the internet in clear.
+    ConfigError naming allowedCidrs, with the target's way to get TLS (`tls_fix`)."""
+    if public_endpoint(shared) and not shared.allow_plaintext:
+        raise ConfigError("kimi-k3:allowedCidrs", shared.source.written("allowedCidrs"),
+                          f"{tls_fix}, or set kimi-k3:allowPlaintext=true to serve plain HTTP "
+                          "knowingly", "opens the endpoint to public addresses without TLS")
+
+
+def plaintext_warning(shared: "SharedSettings") -> List[str]:
+    """The line a public plain-HTTP endpoint gets at every plan and preview."""
+    if public_endpoint(shared) and shared.allow_plaintext:
+        return ["the endpoint is public and plain HTTP (kimi-k3:allowPlaintext=true): the API key "
+                "and every prompt and answer cross the network in clear"]
+    return []
+
+
 def exposure_warnings(exposures: Sequence[Exposure], has_api_key: bool) -> List[str]:
     """One line per public opening, printed at plan and `pulumi preview` (never refused here:
     `check_exposure` already refused internet-wide lists without kimi-k3:allowInternet)."""
@@ -260,6 +285,7 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         has_api_key=bool(_api_key(raw.get("apiKey"), allowed_cidrs)),
         has_hf_token=bool(raw.get("hfToken")),
         allow_internet=allow_internet,
+        allow_plaintext=src.boolean("allowPlaintext"),
         accept_load=parse_accept_load(raw.get("acceptLoad")),
         usd_per_hour=_usd_per_hour(src),
         # keys that are not shared belong to the target, which must reject those it does not know

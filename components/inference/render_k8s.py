@@ -224,6 +224,8 @@ class K8sLayout:
     stager: WeightsStager = NO_STAGING
     #: the target's network between the nodes of a replica (NO_INTERCONNECT: nothing added)
     interconnect: Interconnect = NO_INTERCONNECT
+    #: extra annotations of the load balancer Service, (name, value) pairs (TLS: aws_eks/tls.py)
+    service_annotations: Tuple[Tuple[str, str], ...] = ()
 
     def __post_init__(self):
         for what, value in (("namespace", self.namespace), ("name", self.name)):
@@ -467,7 +469,8 @@ def render_service(spec: LaunchSpec, layout: K8sLayout) -> dict:
     if layout.allowed_cidrs:
         svc["type"] = "LoadBalancer"
         svc["loadBalancerSourceRanges"] = list(layout.allowed_cidrs)
-        meta["annotations"] = {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"}
+        meta["annotations"] = {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+                               **dict(layout.service_annotations)}
     return {"apiVersion": "v1", "kind": "Service", "metadata": meta, "spec": svc}
 
 

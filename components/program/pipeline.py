@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Tuple
 
 from ..config.keys import check_namespaces
-from ..config.shared import exposure_warnings, parse_settings
+from ..config.shared import exposure_warnings, parse_settings, plaintext_warning
 from ..inference.errors import ConfigError
 from ..inference.launch import LaunchSpec, launch
 from ..inference.planner import Plan
@@ -79,6 +79,7 @@ def prepare(raw: Mapping[str, object], stack: str, secrets: Secrets, offline: bo
         raise deployment.requirements[0].error()
     warnings = [f"a real `pulumi up` would stop here: {r.text()}" for r in deployment.requirements]
     warnings += exposure_warnings(target.exposures(settings), settings.shared.has_api_key)
+    warnings += plaintext_warning(settings.shared)
     return Prepared(target, deployment, tuple(warnings))
 
 

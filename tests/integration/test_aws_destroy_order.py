@@ -22,7 +22,8 @@ NETWORK_TYPES = ("aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway
 
 @pytest.fixture(scope="module", params=["clusterip", "loadbalancer"])
 def run(request):
-    extra = {"kimi-k3:allowedCidrs": "203.0.113.0/24"} if request.param == "loadbalancer" else {}
+    extra = {"kimi-k3:allowedCidrs": "203.0.113.0/24", "kimi-k3:tlsDomain": "k3.example.com"} \
+        if request.param == "loadbalancer" else {}
     return run_program("aws-eks", {"kimi-k3:capacityReservationId": CR,
                                    "kimi-k3:apiAccessCidrs": "198.51.100.7/32", **extra})
 

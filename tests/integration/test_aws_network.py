@@ -15,7 +15,8 @@ from components.aws_eks import mock_outputs as mo
 from components.offline.runner import run_program
 
 FIRST, NEXT = "cr-0123456789abcdef0", "cr-0c0c0c0c0c0c0c0c0"
-BASE = {"kimi-k3:apiAccessCidrs": "198.51.100.7/32", "kimi-k3:allowedCidrs": "203.0.113.0/24"}
+BASE = {"kimi-k3:apiAccessCidrs": "198.51.100.7/32", "kimi-k3:allowedCidrs": "203.0.113.0/24",
+        "kimi-k3:allowPlaintext": "true"}
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ CR = "cr-0123456789abcdef0"
 def adopt():
     return run_program("aws-eks", {"kimi-k3:capacityReservationId": CR,
                                    "kimi-k3:allowedCidrs": "203.0.113.0/24",
+                                   "kimi-k3:allowPlaintext": "true",
                                    "kimi-k3:apiAccessCidrs": "198.51.100.7/32",
                                    "kimi-k3:apiKey": "sk-do-not-leak-1-0123456789abcdefgh", "kimi-k3:hfToken": "hf_do_not_leak"})
 

@@ -153,7 +153,7 @@ def test_public_openings_are_warned_about(capsys, tmp_path):
     assert any("kimi-k3:apiKey is not set" in w for w in doc["warnings"])
     code, _, err = plan(capsys, "--stack", "aws-eks", "--out", str(tmp_path / "a"),
                         "--set", "kimi-k3:allowedCidrs=0.0.0.0/0", "--set", "kimi-k3:allowInternet=true",
-                        "--set", f"kimi-k3:apiKey={SECRET}")
+                        "--set", "kimi-k3:allowPlaintext=true", "--set", f"kimi-k3:apiKey={SECRET}")
     assert code == 0 and "to the whole internet (0.0.0.0/0" in err
     assert "kimi-k3:apiKey is not set" not in err and SECRET not in err
     # with a key kimi-k3's guard covers /invocations & co (no "unguarded routes" warning), and

@@ -34,8 +34,9 @@ def test_adopt_and_purchase_keys():
 
 def test_api_cidrs_are_their_own_key():
     # a public model endpoint never means a public Kubernetes API
-    assert parse(allowedCidrs="198.51.100.0/24").api_access_cidrs == ()
-    assert parse(allowedCidrs="198.51.100.0/24", apiAccessCidrs="192.0.2.0/24").api_access_cidrs == \
+    tls = {"tlsDomain": "k3.example.com"}  # a public endpoint serves TLS (issue 21)
+    assert parse(allowedCidrs="198.51.100.0/24", **tls).api_access_cidrs == ()
+    assert parse(allowedCidrs="198.51.100.0/24", apiAccessCidrs="192.0.2.0/24", **tls).api_access_cidrs == \
         ("192.0.2.0/24",)
 
 

@@ -49,7 +49,8 @@ def _env(container):
 
 
 def test_allowed_cidrs_open_the_service_to_exactly_those_sources():
-    shared, cfg = _settings(allowedCidrs="203.0.113.0/24,198.51.100.7/32", apiKey="kk3-" + "0123456789abcdefghijklmnopqrstuvwxyz")
+    shared, cfg = _settings(allowedCidrs="203.0.113.0/24,198.51.100.7/32", allowPlaintext="true",
+                            apiKey="kk3-" + "0123456789abcdefghijklmnopqrstuvwxyz")
     _, _, _, objs = _rendered(shared, cfg)
     (svc,) = [o for o in objs if o["kind"] == "Service"]
     assert svc["spec"]["type"] == "LoadBalancer"
