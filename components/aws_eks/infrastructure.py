@@ -107,7 +107,7 @@ class AwsEksCluster(pulumi.ComponentResource):
                             role_arn=cluster.node_role.arn, subnet_id=network.gpu_subnet_id,
                             security_group_id=cluster.security_group_id, instance_count=c.instance_count,
                             root_volume_gib=cfg.root_volume_gib, parent=self, aws_inputs=aws_inputs,
-                            nodes_per_replica=shared.nodes,
+                            nodes_per_replica=shared.nodes, kubernetes_version=cfg.cluster_version,
                             depends_on=[cluster.eks, *cluster.node_role_attachments])
         self.add_ons: List[pulumi.Resource] = cluster.add_ons(name, self,
                                                               multi_node=deployment.spec.nodes > 1)

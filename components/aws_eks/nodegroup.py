@@ -4,7 +4,7 @@ pulumi-eks cannot express a capacity-block launch template together with an EFA 
 p6-b300 (card 0 ENA only, cards 1-16 EFA-only), so the launch template is built here. Its pieces
 are pure functions (`network_interfaces`, `user_data`, `launch_template_args`) so tests read
 exactly what AWS gets. Rules: market type `capacity-block` and a reservation target in the
-template, node group `CAPACITY_BLOCK`, desired size 0 for upgrades (Amazon EKS User Guide,
+template, node group `CAPACITY_BLOCK`, desired size 0 for upgrades (roll_guard.py; Amazon EKS User Guide,
 "Create a managed node group with Capacity Blocks for ML",
 https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html); no subnet in the
 template, no `instance_types`/`disk_size` beside it, the cluster security group on every
@@ -108,8 +108,8 @@ GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}
 
 def node_group_args(cluster_name: Any, role_arn: Any, subnet_ids: Any, launch_template: Any,
                     instance_count: int, desired: Any, shape: NodeShape,
-                    nodes_per_replica: int = 1) -> Dict[str, Any]:
-    return {
+                    nodes_per_replica: int = 1, kubernetes_version: Optional[str] = None) -> Dict[str, Any]:
+    args = {
         "cluster_name": cluster_name,
         "node_role_arn": role_arn,
         "subnet_ids": subnet_ids,
@@ -119,13 +119,18 @@ def node_group_args(cluster_name: Any, role_arn: Any, subnet_ids: Any, launch_te
         "scaling_config": {"min_size": 0, "max_size": instance_count, "desired_size": desired},
         # a full Capacity Block has no spare instance: MINIMAL terminates a node before launching
         # its replacement (the EKS API's NodegroupUpdateConfig.updateStrategy, meant for GPUs);
-        # one replica's nodes at a time, so other replicas keep serving
+        # while a block runs the group is at 0 anyway before it rolls (roll_guard.py: EKS's rule)
         "update_config": {"update_strategy": "MINIMAL", "max_unavailable": nodes_per_replica},
         "taints": [dict(GPU_TAINT)],
         # GPU_NODE_LABELS include nvidia.com/gpu.present=true, which the NVIDIA device plugin
         # chart's required node affinity looks for (addons.py, chart_facts.yaml)
         "labels": {**GPU_NODE_LABELS, "kimi-k3/instance-type": shape.key},
     }
+    if kubernetes_version:
+        # the GPU nodes follow the control plane (kimi-k3:clusterVersion); a change rolls them, so
+        # roll_guard.py scales the group to 0 first while a block runs
+        args["version"] = kubernetes_version
+    return args
 
 
 class GpuNodes:
@@ -134,7 +139,8 @@ class GpuNodes:
     def __init__(self, name: str, *, shape: NodeShape, block: cap.CapacityBlock, cluster_name: Any,
                  role_arn: Any, subnet_id: Any, security_group_id: Any, instance_count: int,
                  root_volume_gib: int, parent: pulumi.Resource, aws_inputs: Dict[str, Any],
-                 nodes_per_replica: int = 1, depends_on=()):
+                 nodes_per_replica: int = 1, depends_on=(), kubernetes_version: Optional[str] = None):
+        from .roll_guard import GpuRollGuard
         from .scaling import BlockScaling
 
         opts = pulumi.ResourceOptions(parent=parent)
@@ -146,18 +152,28 @@ class GpuNodes:
         # size (it follows whichever block the launch template targets), so later `up`s leave it
         desired = block.start_date.apply(
             lambda s: instance_count if s and cap.scaling_times(s, s, _now())["scale_up_at"] is None else 0)
+        lt_version = self.launch_template.latest_version.apply(_version)
+        # what makes EKS roll the group's nodes; the guard scales the group to 0 first while the
+        # block runs (EKS's rule for Capacity Blocks), BlockScaling scales it back after
+        roll_key = {"kubernetesVersion": kubernetes_version, "amiType": AMI_TYPE,
+                    "launchTemplateVersion": lt_version}
+        self.roll_guard = GpuRollGuard(f"{name}-gpu-roll-guard", {
+            "clusterName": cluster_name, "rollKey": roll_key, "reservationId": block.reservation_id,
+            "startDate": block.start_date, "endDate": block.end_date, **aws_inputs,
+        }, opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)))
         self.node_group = aws.eks.NodeGroup(
             f"{name}-gpu",
             **node_group_args(cluster_name, role_arn, [subnet_id],
-                              {"id": self.launch_template.id,
-                               "version": self.launch_template.latest_version.apply(_version)},
-                              instance_count, desired, shape, nodes_per_replica),
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on),
+                              {"id": self.launch_template.id, "version": lt_version},
+                              instance_count, desired, shape, nodes_per_replica, kubernetes_version),
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=[*depends_on, self.roll_guard],
                                         ignore_changes=["scalingConfig.desiredSize"]))
         asg = self.node_group.resources.apply(_asg_name)
         self.scaling = BlockScaling(f"{name}-gpu-scaling", {
             "asgName": asg, "actionPrefix": name, "reservationId": block.reservation_id,
             "startDate": block.start_date, "endDate": block.end_date, "instanceCount": instance_count,
+            # a roll re-applies the schedule: a running block's group is set back to its size
+            "rollKey": roll_key,
             **aws_inputs,
         }, opts=pulumi.ResourceOptions(parent=parent, depends_on=[self.node_group]))
 

@@ -33,7 +33,9 @@ from .capacity import SCALE_DOWN_LEAD, _utc, fmt
 #: never schedule an action closer than this to now (AutoScaling rejects past start times)
 MIN_LEAD = timedelta(minutes=2)
 #: inputs whose change means the schedule must be recomputed
-PLAN_INPUTS = ("asgName", "reservationId", "startDate", "endDate", "instanceCount", "actionPrefix")
+PLAN_INPUTS = ("asgName", "reservationId", "startDate", "endDate", "instanceCount", "actionPrefix",
+               # what rolls the node group (roll_guard.py): after a roll at 0 the size is set back
+               "rollKey")
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,18 @@ def remove_actions(asg, group: str, prefix: str) -> None:
 
 # ---------------------------------------------------------------- the dynamic provider
 
+def canonical(value: Any) -> str:
+    """A value as compared across `up`s: numbers come back from the engine as floats (1.0 for 1)
+    and a map's keys in any order."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{canonical(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(canonical(v) for v in value) + "]"
+    return str(value)
+
+
 def _now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -124,7 +138,7 @@ class BlockScalingProvider(aws_api.AwsProvider):
 
     @staticmethod
     def same(old: Any, new: Any) -> bool:
-        return str(old) == str(new)  # numbers come back from the engine as floats
+        return canonical(old) == canonical(new)
 
     def _apply(self, p: Dict[str, Any]) -> Dict[str, Any]:
         count = int(p["instanceCount"])

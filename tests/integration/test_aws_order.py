@@ -113,3 +113,16 @@ def test_a_purchase_is_owned_by_the_stacks_token_not_its_names():
     (block,) = adopted.of_type("pulumi-python:dynamic/aws:CapacityBlock")
     assert "stackIdentity" not in block["inputs"] or block["inputs"]["stackIdentity"] is None
     assert adopted.of_type("pulumi-python:dynamic/aws:StackOwner")  # kept: switching back keeps the token
+
+
+def test_the_gpu_node_group_rolls_only_after_the_roll_guard(run):
+    """EKS's Capacity Block rule (roll_guard.py): the guard, which scales the group to 0 while the
+    block runs, comes before the node group; the schedule after it sets the size back."""
+    guard = urn_of(run, "pulumi-python:dynamic/aws:GpuRollGuard", "kimi-k3-gpu-roll-guard")
+    group = next(r for r in run.of_type("aws:eks/nodeGroup:NodeGroup") if r["name"] == "kimi-k3-gpu")
+    scaling = next(r for r in run.of_type("pulumi-python:dynamic/aws:BlockScaling"))
+    assert guard in order.waits_for(group) and order.reaches(run.resources, scaling["urn"], guard)
+    (g,) = [r["inputs"] for r in run.of_type("pulumi-python:dynamic/aws:GpuRollGuard")]
+    assert g["rollKey"]["kubernetesVersion"] == group["inputs"]["version"] == "1.35"
+    assert g["rollKey"]["launchTemplateVersion"] == group["inputs"]["launchTemplate"]["version"]
+    assert scaling["inputs"]["rollKey"] == g["rollKey"]

@@ -35,6 +35,7 @@ ADDED_SINCE_RECORD = {
         "kimi-k3-kimi-k3-serving-dashboard", "kimi-k3-kimi-k3-accelerators-dashboard",
         "kimi-k3-pod-monitor")},
     "kimi-k3-owner": "issue 20: the stack's ownership token (state only) that purchases are tagged with",
+    "kimi-k3-gpu-roll-guard": "issue 20: scales the GPU node group to 0 before it rolls while a block runs",
 }
 
 
