@@ -53,6 +53,33 @@ def usd_per_hour_input(props: Dict[str, Any]) -> Optional[float]:
     return float(v)
 
 
+KNOWN_INPUT = "acceptKnown"
+
+
+def known_input(plan) -> Dict[str, Any]:
+    """The gate resources' known-answer input from the plan: the context length the needle
+    reaches and its cap, where the estimated prefill of the longest prompt stays within
+    known_cost.NEEDLE_PREFILL_BUDGET_S on one data-parallel rank (None: no cap needed)."""
+    from ..inference.catalog import MODELS
+    from .known_cost import needle_cap_tokens
+
+    par = plan.parallelism
+    cap = needle_cap_tokens(MODELS[plan.model], plan.accelerator,
+                            par.tensor_parallel * par.pipeline_parallel, plan.max_model_len)
+    return {KNOWN_INPUT: {"contextTokens": int(plan.max_model_len), "needleCapTokens": cap}}
+
+
+def known_kwargs(props: Dict[str, Any]) -> Dict[str, Any]:
+    """gate_config's keyword arguments from the `acceptKnown` input (nothing when the state has
+    none: the gate's default cap then applies)."""
+    k = props.get(KNOWN_INPUT)
+    if not isinstance(k, dict) or not isinstance(k.get("contextTokens"), (int, float)):
+        return {}
+    cap = k.get("needleCapTokens")
+    return {"context_tokens": int(k["contextTokens"]),
+            "needle_cap_tokens": int(cap) if isinstance(cap, (int, float)) and cap > 0 else None}
+
+
 def gate_config(endpoint: str, model: str, api_key: Optional[str], size: Optional[LoadSize],
                 hardware: Optional[Dict[str, Any]] = None,
                 timeout_s: float = GATE_REQUEST_TIMEOUT_S, *,

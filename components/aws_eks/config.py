@@ -31,7 +31,7 @@ KEYS = frozenset({
     "serving", "capacityReservationId", "capacityInstanceCount", "capacityDurationHours",
     "capacityEarliestStart", "capacityLatestStart", "maxUpfrontFeeUsd", "vpcId",
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
-    "kmsKeyArn", "replicas", "systemInstanceType", "systemNodeCount", "weightsS3Uri", "keepWeightsMirror",
+    "kmsKeyArn", "systemInstanceType", "systemNodeCount", "weightsS3Uri", "keepWeightsMirror",
     "rootVolumeGib", "namespace", "hyperpodClusterName", "privateApi", "capacityAllowLocalZones",
     "interNodeTransport", "tlsDomain", "tlsCertificateArn", "tlsHostedZoneId",
     "monitoring", "ampWorkspaceId",
@@ -186,16 +186,16 @@ def _refuse_shared_keys_hyperpod_ignores(shared: SharedSettings, s3: Optional[st
 
 
 def _replicas(shared: SharedSettings, src: RawConfig, serving: str) -> int:
-    """`replicas`, and nodes x replicas within one Capacity Block (one node each on HyperPod)."""
-    replicas = src.integer("replicas", 1, 1, 64)
+    """`replicas` (a shared key), and nodes x replicas within one Capacity Block (one node each
+    on HyperPod)."""
+    replicas = shared.replicas
     nodes_needed = shared.nodes * replicas
     if serving == "hyperpod" and shared.nodes != 1:
         raise shared.refuse("nodes", "use kimi-k3:serving=eks for a replica that spans nodes",
                             "is more than HyperPod's one node per replica")
     if nodes_needed > MAX_BLOCK_INSTANCES:
-        raise src.refuse("replicas", f"keep nodes x replicas at most {MAX_BLOCK_INSTANCES}",
-                         f"needs {nodes_needed} instances, more than one Capacity Block holds",
-                         default=replicas)
+        raise shared.refuse("replicas", f"keep nodes x replicas at most {MAX_BLOCK_INSTANCES}",
+                            f"needs {nodes_needed} instances, more than one Capacity Block holds")
     return replicas
 
 

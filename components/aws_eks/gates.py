@@ -15,7 +15,7 @@ from ..inference.planner import Plan
 
 def readiness_gate(name: str, deployment, infra, serving, parent, aliases: List[pulumi.Alias]):
     """The gate after the workload and Service, a child of `parent` (K3Inference)."""
-    from ..accept.gate import price_input
+    from ..accept.gate import known_input, price_input
     from ..progress.program import progress_inputs
     from .gate_budget import plan_budget
     from .readiness import BLOCK_WAIT_MAX_S, EndpointReadiness
@@ -36,9 +36,20 @@ def readiness_gate(name: str, deployment, infra, serving, parent, aliases: List[
         "mirror": _mirror_input(plan, deployment.config.eks, infra.weights),
         "blockWaitMaxS": BLOCK_WAIT_MAX_S, "launchFingerprint": fingerprint,
         **_acceptance_inputs(plan, shared.accept_load), **price_input(shared.usd_per_hour),
+        **known_input(plan), **_replica_inputs(spec, layout),
         **infra.aws_inputs, **progress_inputs(plan),
     }, opts=pulumi.ResourceOptions(parent=parent, aliases=aliases,
                                    depends_on=[serving.workload, serving.service, *infra.add_ons]))
+
+
+def _replica_inputs(spec, layout) -> Dict[str, Any]:
+    """Behind the router: how many replicas, and how to find each one's serving pod, so the
+    acceptance gate asks every replica directly once (greedy_replicas); nothing for one."""
+    from ..inference import render_k8s as rk
+
+    if not layout.router:
+        return {}
+    return {"replicas": layout.replicas, "replicaSelector": rk.replica_selector(spec, layout)}
 
 
 def _mirror_input(plan: Plan, cfg, weights) -> Optional[Dict[str, Any]]:

@@ -51,7 +51,13 @@ def runtime(shared: SharedSettings, cfg: AwsEksConfig) -> Runtime:
         vision_chunks_per_prompt=shared.vision_chunks_per_prompt,
         api_key=shared.has_api_key,
         hf_token=shared.has_hf_token,
+        behind_router=behind_router(shared, cfg),
     )
+
+
+def behind_router(shared: SharedSettings, cfg: AwsEksConfig) -> bool:
+    """Several replicas on EKS serve behind vllm-router (HyperPod's operator balances its own)."""
+    return cfg.serving == "eks" and cfg.replicas > 1
 
 
 def k8s_layout(shared: SharedSettings, cfg: AwsEksConfig) -> K8sLayout:
@@ -78,4 +84,5 @@ def k8s_layout(shared: SharedSettings, cfg: AwsEksConfig) -> K8sLayout:
         stager=STAGER,
         interconnect=INTERCONNECT,
         service_annotations=tls_annotations(cfg.tls, shared.port),
+        router=behind_router(shared, cfg),
     )

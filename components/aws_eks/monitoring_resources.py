@@ -83,9 +83,11 @@ def pod_monitor(name: str, deployment, serving, monitoring: Optional[Monitoring]
 
     if monitoring is None or monitoring.release is None:
         return None
+    from ..inference.render_k8s import replica_selector
+
     layout, shared = deployment.rendered.layout, deployment.shared
-    svc = serving.service_object
-    obj = mon.pod_monitor(layout.namespace, dict(svc["spec"]["selector"]),
+    # vLLM's serving pods (with several replicas the Service selects vllm-router's pod instead)
+    obj = mon.pod_monitor(layout.namespace, replica_selector(deployment.spec, layout),
                           key_secret=layout.secret_name if shared.has_api_key else None)
     return k8s.apiextensions.CustomResource(
         f"{name}-pod-monitor", api_version=obj["apiVersion"], kind=obj["kind"],

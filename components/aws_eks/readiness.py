@@ -111,31 +111,95 @@ def run_gate(cluster, *, namespace: str, selector: Mapping[str, str], model: str
                      f"plus {NODE_JOIN_S} s for the nodes to join{why}); last seen: {last}")
 
 
-def after_ready(props: Mapping[str, Any], url: str, log: ProgressLog) -> Optional[Dict[str, Any]]:
+def after_ready(props: Mapping[str, Any], url: str, log: ProgressLog, cluster=None,
+                deadline: Optional[float] = None) -> Optional[Dict[str, Any]]:
     """Hook: the acceptance checks run here once the endpoint is ready (tunnel open at `url`).
 
-    components/accept/gate.py through the same tunnel: the functional checks always, the load
+    components/accept/gate.py through the same tunnel: the functional checks always, the
+    known-answer checks (the needle up to the plan's context, capped: `acceptKnown`), the load
     part as `acceptLoad` ({requests, concurrency, maxTokens} from kimi-k3:acceptLoad and the
-    plan; None = off). Returns the summary (exported as the gate's `acceptance`); a failed check
-    raises GateFailed("acceptance check <name> failed: ..."), so `pulumi up` fails naming it
-    and a refresh reports it without failing.
+    plan; None = off). Behind the router (`replicaSelector`), every replica's serving pod is
+    also reached through a port-forward of its own, once all `replicas` serve (within
+    `deadline`, monotonic), and asked directly (greedy_replicas). Returns the summary (exported
+    as the gate's `acceptance`); a failed check raises GateFailed("acceptance check <name>
+    failed: ..."), so `pulumi up` fails naming it and a refresh reports it without failing.
     """
-    from ..accept.gate import AcceptanceFailed, gate_config, run_gate, usd_per_hour_input
+    import contextlib
+
+    from ..accept.gate import (AcceptanceFailed, gate_config, known_kwargs, run_gate,
+                               usd_per_hour_input)
     from ..accept.sizing import LoadSize
 
     load = props.get("acceptLoad") or None
     size = LoadSize(int(load["requests"]), int(load["concurrency"]), int(load["maxTokens"])) \
         if load else None
-    cfg = gate_config(url, props["servedModelName"], props.get("apiKey") or None, size,
-                      dict(props.get("acceptHardware") or {}) or None)
     where = f"{props.get('namespace')}/{props.get('serviceName')}"
-    with log.phase("accept-gate", f"acceptance checks on {where} (through the port-forward)") as ph:
-        try:
-            out = run_gate(cfg, on_check=lambda r: ph.update(f"{r.name}: {'ok' if r.ok else 'FAILED'}"),
-                           usd_per_hour=usd_per_hour_input(props))
-        except AcceptanceFailed as e:
-            raise GateFailed(f"{e} (service {where}, through a Kubernetes API port-forward)") from None
-    return {**out, "endpoint": f"service {where}", "via": "Kubernetes API port-forward to the serving pod"}
+    with contextlib.ExitStack() as stack:
+        replicas = _replica_urls(props, cluster, stack, log, deadline)
+        cfg = gate_config(url, props["servedModelName"], props.get("apiKey") or None, size,
+                          dict(props.get("acceptHardware") or {}) or None, replicas=replicas,
+                          **known_kwargs(dict(props)))
+        with log.phase("accept-gate", f"acceptance checks on {where} (through the port-forward)") as ph:
+            try:
+                out = run_gate(cfg, on_check=lambda r: ph.update(f"{r.name}: {'ok' if r.ok else 'FAILED'}"),
+                               usd_per_hour=usd_per_hour_input(props))
+            except AcceptanceFailed as e:
+                raise GateFailed(f"{e} (service {where}, through a Kubernetes API port-forward)") from None
+    via = "Kubernetes API port-forward to the serving pod"
+    if replicas:
+        via = (f"Kubernetes API port-forward to the router's pod, and to each of the "
+               f"{len(replicas)} replicas once")
+    return {**out, "endpoint": f"service {where}", "via": via}
+
+
+#: how often the replicas' pods are looked at while waiting for all of them to serve
+REPLICA_POLL_S = 10.0
+
+
+def _replica_urls(props: Mapping[str, Any], cluster, stack, log: ProgressLog,
+                  deadline: Optional[float], clock=time.monotonic, sleep=time.sleep) -> List[str]:
+    """Behind the router: one port-forward (entered on `stack`) to each replica's serving pod,
+    once `replicas` of them are running and each answers (wait_ready); [] for one replica."""
+    from ..accept import wait_ready
+    from .kube_api import pod_summary
+
+    selector, want = props.get("replicaSelector"), int(props.get("replicas") or 0)
+    if not selector or want < 2 or cluster is None:
+        return []
+    deadline = deadline if deadline is not None else clock() + SLICE_S
+    ns = props["namespace"]
+    with log.phase("replicas", f"all {want} replicas to serve (each is asked once directly)") as ph:
+        while True:
+            pods = sorted((p for p in cluster.pods_matching(selector) if _running(p)),
+                          key=lambda p: p["metadata"]["name"])
+            if len(pods) >= want:
+                break
+            seen = "; ".join(pod_summary(p) for p in cluster.pods_matching(selector)) or "none"
+            if clock() >= deadline:
+                raise GateFailed(f"only {len(pods)} of {want} replicas run in {ns} "
+                                 f"({dict(selector)}); last seen: {seen}")
+            ph.update(f"{len(pods)} of {want} running; {seen}")
+            sleep(max(0.0, min(REPLICA_POLL_S, deadline - clock())))
+        urls = []
+        for p in pods[:want]:
+            name = p["metadata"]["name"]
+            fw = stack.enter_context(cluster.forward(name))
+            r = wait_ready(fw.url, props["servedModelName"], props.get("apiKey") or None,
+                           timeout_s=max(0.1, deadline - clock()), poll_interval_s=POLL_S,
+                           request_timeout_s=REQUEST_TIMEOUT_S,
+                           on_poll=lambda gate, seen: ph.update(f"pod {name}: {gate}: {seen}"))
+            if not r.ready:
+                raise GateFailed(f"replica pod {name} did not serve: waiting for {r.stage}; "
+                                 f"last seen: {r.last_seen}")
+            urls.append(fw.url)
+        ph.done(f"{want} replicas serve")
+    return urls
+
+
+def _running(pod: Mapping[str, Any]) -> bool:
+    from .kube_api import serving_pod
+
+    return serving_pod([pod]) is not None
 
 
 # ---------------------------------------------------------------- pure timing
@@ -181,6 +245,10 @@ class EksCluster:
 
     def pods(self):
         return self.api.pods(self.props["namespace"], self.props["podSelector"])
+
+    def pods_matching(self, selector: Mapping[str, str]):
+        """The namespace's pods labelled `selector` (each replica's serving pod)."""
+        return self.api.pods(self.props["namespace"], selector)
 
     def service(self):
         return self.api.service(self.props["namespace"], self.props["serviceName"])
@@ -238,7 +306,8 @@ class EndpointReadinessProvider(aws_api.AwsProvider):
                 result = run_gate(cluster, namespace=p["namespace"], selector=p["podSelector"],
                                   model=p["servedModelName"], api_key=p.get("apiKey") or None,
                                   deadline_s=deadline_s, phase=ph, poll_s=float(p.get("pollIntervalS") or POLL_S),
-                                  after_ready=lambda url: after_ready(p, url, log),
+                                  after_ready=lambda url: after_ready(p, url, log, cluster,
+                                                                      time.monotonic() + deadline_s),
                                   budget_why="" if budget is None else budget.why)
                 ph.done(result.last_seen)
         except GateFailed as e:

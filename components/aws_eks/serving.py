@@ -38,13 +38,15 @@ def _skip_await(obj: Mapping) -> dict:
 
 class Serving:
     """Namespace, Secret, `config_maps` (the API-key guard), workload (Deployment or
-    LeaderWorkerSet) and Service."""
+    LeaderWorkerSet), `router` (vllm-router's account, role, binding, ConfigMap and Deployment:
+    components/router/k8s.py) and Service."""
 
     def __init__(self, name: str, objs: List[dict], layout: K8sLayout, secrets: Dict[str, Any],
                  provider: k8s.Provider, parent: pulumi.Resource, depends_on: List[pulumi.Resource],
                  service_depends_on: List[pulumi.Resource] = (),
                  before_workload=None, config_maps: List[dict] = (),
-                 aliases: List[pulumi.Alias] = (), service_annotations: Mapping[str, Any] = None):
+                 aliases: List[pulumi.Alias] = (), service_annotations: Mapping[str, Any] = None,
+                 router: List[dict] = ()):
         """Every object a child of `parent` (K3Inference), with `aliases` (its place before:
         components/program/tree.py)."""
         aliases = list(aliases)
@@ -80,6 +82,7 @@ class Serving:
             self.workload = k8s.apiextensions.CustomResource(
                 f"{name}-vllm", api_version=lws["apiVersion"], kind=lws["kind"], metadata=lws["metadata"],
                 spec=lws["spec"], opts=after)
+        self.router = _declare_router(name, router, after) if router else []
         svc = _skip_await(by_kind["Service"])
         # values known only at deploy time (a requested certificate's ARN: aws_eks/tls.py)
         svc["metadata"]["annotations"].update(service_annotations or {})
@@ -96,6 +99,31 @@ class Serving:
             self.endpoint = self.service.status.apply(lambda st: _lb_url(st, port) or in_cluster)
         else:
             self.endpoint = pulumi.Output.from_input(in_cluster)
+
+
+def _declare_router(name: str, objs: List[dict], opts: pulumi.ResourceOptions) -> List[pulumi.Resource]:
+    """The router's objects in order (the Deployment not awaited: it becomes Ready only once a
+    replica serves, which the readiness gate waits for)."""
+    out: List[pulumi.Resource] = []
+    for o in objs:
+        kind, meta, res_name = o["kind"], o["metadata"], f"{name}-router-{o['kind'].lower()}"
+        step = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=list(out)))
+        if kind == "ServiceAccount":
+            out.append(k8s.core.v1.ServiceAccount(res_name, metadata=meta, opts=step))
+        elif kind == "Role":
+            out.append(k8s.rbac.v1.Role(res_name, metadata=meta, rules=o["rules"], opts=step))
+        elif kind == "RoleBinding":
+            out.append(k8s.rbac.v1.RoleBinding(res_name, metadata=meta, role_ref=o["roleRef"],
+                                               subjects=o["subjects"], opts=step))
+        elif kind == "ConfigMap":
+            out.append(k8s.core.v1.ConfigMap(res_name, metadata=meta, data=o["data"], opts=step))
+        elif kind == "Deployment":
+            d = _skip_await(o)
+            out.append(k8s.apps.v1.Deployment(res_name, metadata=d["metadata"], spec=d["spec"],
+                                              opts=step))
+        else:
+            raise ValueError(f"unexpected router object {kind}")
+    return out
 
 
 def _lb_url(status, port: int) -> Optional[str]:

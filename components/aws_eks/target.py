@@ -57,6 +57,8 @@ class K8sRendered(Rendered):
     efa: Tuple[dict, ...] = ()
     #: the HyperPod InferenceEndpointConfig (serving=hyperpod)
     hyperpod: Optional[dict] = None
+    #: vllm-router and its front in front of several replicas (components/router/k8s.py)
+    router: Tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,11 +88,12 @@ def render_files(plan: Plan, spec: LaunchSpec, shared: SharedSettings,
         return K8sRendered(files=rk.manifest_files([iec]), layout=layout, hyperpod=iec)
     objs = rk.render(plan, spec, layout)
     weights, guard = rk.render_weights(spec, layout), rk.render_api_guard(spec, layout)
-    efa = rk.render_efa(layout)
+    efa, router = rk.render_efa(layout), rk.render_router(spec, layout)
     # the weights objects (scripts ConfigMap, service accounts, mirror Job), the API-key guard's
-    # ConfigMap and the EFA scripts go after the namespace
-    return K8sRendered(files=rk.manifest_files(objs[:1] + weights + guard + efa + objs[1:]), layout=layout,
-                       objects=tuple(objs), weights=tuple(weights), api_guard=tuple(guard), efa=tuple(efa))
+    # ConfigMap and the EFA scripts go after the namespace; the router before the Service
+    files = rk.manifest_files(objs[:1] + weights + guard + efa + objs[1:2] + router + objs[2:])
+    return K8sRendered(files=files, layout=layout, objects=tuple(objs), weights=tuple(weights),
+                       api_guard=tuple(guard), efa=tuple(efa), router=tuple(router))
 
 
 def curl_line(endpoint: str, served_model_name: str, api_key: bool, port_forward: Optional[str]) -> str:
@@ -239,7 +242,7 @@ def _eks(name: str, deployment: EksDeployment, infra: AwsEksCluster, parent,
                       depends_on=infra.add_ons, service_depends_on=service_deps,
                       before_workload=infra.weights.before_workload,
                       config_maps=list(rendered.api_guard) + list(rendered.efa), aliases=before,
-                      service_annotations=annotate)
+                      service_annotations=annotate, router=list(rendered.router))
     from .monitoring_resources import pod_monitor
 
     pod_monitor(name, deployment, serving, infra.monitoring, infra.provider, parent)
@@ -292,7 +295,8 @@ def _eks_outputs(deployment: EksDeployment, infra: AwsEksCluster, gates: AwsGate
     cost = pulumi.Output.all(block.purchased, block.upfront_fee_usd).apply(
         lambda a: _cost_text(c, a[0], a[1], plan, nodes_needed))
     cluster = infra.cluster
-    selector = dict(next(o for o in deployment.rendered.objects if o["kind"] == "Service")["spec"]["selector"])
+    # the vLLM pods (not the router's, which the Service selects with several replicas)
+    selector = rk.replica_selector(spec, layout)
     return {
         "kubeconfig": infra.kubeconfig,
         # what `python -m components logs` reads (components/aws_eks/logs.py; docs/day-two.md)

@@ -41,6 +41,9 @@ def plan_document(run: ProgramRun) -> Dict:
             "devices_per_node": plan.devices_per_node,
             "device_memory_gib": mem.device_memory_gib,
             "nodes": plan.nodes,
+            # serving replicas of `nodes` nodes each, and the instances they take in all
+            "replicas": dep.shared.replicas,
+            "instances": plan.nodes * dep.shared.replicas,
         },
         "parallelism": {
             "tensor_parallel": par.tensor_parallel,
@@ -205,11 +208,23 @@ def order_lines(run: ProgramRun) -> List[str]:
     return lines
 
 
+def hardware_line(plan, replicas: int) -> str:
+    """The summary's hardware row: every instance the stack runs, replicas included."""
+    one = (f"{plan.nodes} x {plan.node_shape} ({plan.devices_per_node} x {plan.accelerator}, "
+           f"{plan.memory.device_memory_gib:.0f} GiB each)")
+    if replicas == 1:
+        return one
+    return (f"{plan.nodes * replicas} x {plan.node_shape}: {replicas} replicas of {plan.nodes} "
+            f"node{'s' if plan.nodes > 1 else ''} each ({plan.devices_per_node} x "
+            f"{plan.accelerator}, {plan.memory.device_memory_gib:.0f} GiB each), behind vllm-router")
+
+
 def summary(run: ProgramRun, written: List[Path], show_order: bool = False) -> str:
     dep = run.deployment
     ops = plan_ops.document(run)
     explain = plan_ops.replace_row(dep.plan.explain(), "cost",
                                    plan_ops.cost_estimate.summary_line(ops["cost"]))
+    explain = plan_ops.replace_row(explain, "hardware", hardware_line(dep.plan, dep.shared.replicas))
     lines = [f"== {run.stack} ({dep.shared.target}) ==", explain, *plan_ops.summary_lines(ops), ""]
     for req in (r.to_dict() for r in dep.requirements):
         lines.append(f"warning: a real `pulumi up` would stop: {req['key']} {req['problem']}; {req['fix']}")

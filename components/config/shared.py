@@ -35,7 +35,7 @@ KNOWN_KEYS = frozenset({
     "target", "accelerator", "nodes", "model", "maxModelLen", "maxNumSeqs", "maxNumBatchedTokens",
     "gpuMemoryUtilization", "kvCacheDtype", "weightsSource", "streamWeights", "servedModelName",
     "port", "allowedCidrs", "image", "modelOverrides", "visionChunksPerPrompt", "apiKey", "hfToken",
-    "allowInternet", "acceptLoad", "usdPerHour", "allowPlaintext",
+    "allowInternet", "acceptLoad", "usdPerHour", "allowPlaintext", "replicas",
 })
 #: shared keys whose values are never quoted (nor kept in `SharedSettings.source`)
 SECRET_KEYS = frozenset({"apiKey", "hfToken"})
@@ -81,6 +81,9 @@ class SharedSettings:
     #: `kimi-k3:usdPerHour`: the stack's contracted price per hour (US dollars), for plan.json's
     #: cost and the acceptance gate's USD per million tokens (components/cost/estimate.py)
     usd_per_hour: Optional[float] = None
+    #: `kimi-k3:replicas`: serving replicas of `nodes` nodes each; more than one are served behind
+    #: vllm-router (components/router/)
+    replicas: int = 1
     #: `kimi-k3:*` keys that are not shared, for the target's own parser (it rejects unknown ones)
     target_config: Mapping[str, object] = field(default_factory=dict)
     #: the shared keys as written (secrets left out), so a later refusal quotes what the user
@@ -115,7 +118,8 @@ class SharedSettings:
 def _typed(shared: "SharedSettings", name: str) -> object:
     """The typed value of shared key `name` (its default when unset), or None."""
     attr = {"nodes": "nodes", "port": "port", "model": "model", "accelerator": "accelerator",
-            "servedModelName": "served_model_name", "acceptLoad": "accept_load"}.get(name)
+            "servedModelName": "served_model_name", "acceptLoad": "accept_load",
+            "replicas": "replicas"}.get(name)
     return getattr(shared, attr) if attr else None
 
 
@@ -268,6 +272,7 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         accelerator=accelerator,
         node_shape=DEFAULT_SHAPE_FOR_ACCELERATOR[accelerator],
         nodes=src.integer("nodes", default_nodes, 1, 64),
+        replicas=src.integer("replicas", 1, 1, 64),
         model=model,
         image=image,
         port=src.port("port", default_port, RESERVED_PORTS, lo=1024),

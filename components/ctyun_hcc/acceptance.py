@@ -65,7 +65,8 @@ class AcceptanceGateProvider(SshStepProvider):
 
     def gate(self, p: Dict[str, Any]) -> Dict[str, Any]:
         """Run the checks the way `via` says; the outputs, or raise naming the failed check."""
-        from ..accept.gate import AcceptanceFailed, gate_config, run_gate, usd_per_hour_input
+        from ..accept.gate import (AcceptanceFailed, gate_config, known_kwargs, run_gate,
+                                   usd_per_hour_input)
 
         via = p.get("via") or "auto"
         if via not in VIA:
@@ -78,7 +79,7 @@ class AcceptanceGateProvider(SshStepProvider):
         def run(url: str, how: str):
             cfg = gate_config(url, p["servedModelName"], key, self._size(p),
                               dict(p.get("hardware") or {}) or None,
-                              float(p["requestTimeoutS"]))
+                              float(p["requestTimeoutS"]), **known_kwargs(p))
             with plog.phase("accept-gate", f"acceptance checks on {p['endpoint']} ({how})") as ph:
                 try:
                     out = run_gate(cfg, on_check=lambda r: ph.update(

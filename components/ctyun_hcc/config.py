@@ -224,6 +224,9 @@ def _storage(src: RawConfig, names: Names) -> Dict[str, object]:
 def _compute_nodes(src: RawConfig, shared: SharedSettings) -> Tuple[bool, int]:
     """(masterInCompute, compute nodes): the master serves as one of `kimi-k3:nodes` by default."""
     master_in_compute = src.boolean("masterInCompute", True)
+    if shared.replicas > 1:  # several Slurm jobs behind the router: not wired on this target yet
+        raise shared.refuse("replicas", "use 1 on ctyun-hcc (several replicas behind the router "
+                            "are served on aws-eks)", "is not served on ctyun-hcc yet")
     compute = shared.nodes - 1 if master_in_compute else shared.nodes
     if compute < 1:
         raise shared.refuse("nodes", "use at least 2 nodes, or set ctyun:masterInCompute=false",

@@ -176,7 +176,7 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         """The acceptance checks once the service answers (acceptance.py)."""
         import pulumi
 
-        from ..accept.gate import price_input
+        from ..accept.gate import known_input, price_input
         from ..accept.sizing import load_size
         from ..progress.program import progress_inputs
         from .acceptance import AcceptanceGate
@@ -193,7 +193,7 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
             "loadMaxTokens": size.max_tokens if size else 64,
             "hardware": {"accelerator": plan.accelerator, "node_shape": plan.node_shape,
                          "nodes": plan.nodes},
-            **price_input(deployment.shared.usd_per_hour)},
+            **price_input(deployment.shared.usd_per_hour), **known_input(plan)},
             pulumi.ResourceOptions(parent=parent, depends_on=[service]))
         return HccGates(acceptance=gate.acceptance, gate=gate)
 

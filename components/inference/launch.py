@@ -23,7 +23,7 @@ from .errors import ConfigError
 from .planner import Plan
 from .profiles import PROFILES
 from .quoting import json_text
-from .vllm_flags import ASCEND_ADDITIONAL_CONFIG, PARSERS, check_flags, supported, version_tuple
+from .vllm_flags import ASCEND_ADDITIONAL_CONFIG, FLAGS, PARSERS, check_flags, supported, version_tuple
 
 #: run-time values each renderer must provide
 PLACEHOLDERS: Mapping[str, str] = {
@@ -63,6 +63,9 @@ class Runtime:
     api_key: bool = False  # serve with an API key read from VLLM_API_KEY (a secret)
     hf_token: bool = False  # download with HF_TOKEN (a secret)
     extra_args: Tuple[str, ...] = ()
+    #: the replica serves behind vllm-router (components/router/): vLLM must answer the render
+    #: route its cache_aware policy routes on (`--enable-scale-out` where the release has it)
+    behind_router: bool = False
 
 
 @dataclass(frozen=True)
@@ -270,6 +273,14 @@ def _env(plan: Plan, head: bool, startup_timeout_s: int, guarded: bool) -> List[
     return env
 
 
+def _router_args(runtime: Runtime, img: ServingImage, worker: bool) -> List[str]:
+    """Behind vllm-router the head serves the render route (older releases always do)."""
+    if not runtime.behind_router or worker or not supported(FLAGS, "--enable-scale-out",
+                                                             img.vllm_version):
+        return []
+    return ["--enable-scale-out"]
+
+
 def launch(plan: Plan, runtime: Runtime) -> LaunchSpec:
     """The launch spec for `plan` under `runtime`; every flag checked against the image."""
     img = _image(runtime, plan)
@@ -280,7 +291,8 @@ def launch(plan: Plan, runtime: Runtime) -> LaunchSpec:
     def role(worker: bool) -> RoleSpec:
         guard_args = guard.middleware_args() if guarded and not worker else []  # the head serves HTTP
         argv = ["vllm", "serve", runtime.model_path] + build(plan, runtime, img, worker) \
-            + _common_tail(img) + guard_args + list(runtime.extra_args)
+            + _common_tail(img) + guard_args + _router_args(runtime, img, worker) \
+            + list(runtime.extra_args)
         check_flags(argv, img.vllm_version)
         return RoleSpec("worker" if worker else "head", -1 if worker else 0, tuple(argv),
                         tuple(_env(plan, not worker, timeout, guarded)))

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Protocol, Tuple
 
+from ..router import k8s as router_k8s
 from . import api_guard as guard
 from .launch import PLACEHOLDERS, LaunchSpec, RoleSpec
 from .planner import Plan
@@ -226,6 +227,8 @@ class K8sLayout:
     interconnect: Interconnect = NO_INTERCONNECT
     #: extra annotations of the load balancer Service, (name, value) pairs (TLS: aws_eks/tls.py)
     service_annotations: Tuple[Tuple[str, str], ...] = ()
+    #: the replicas serve behind vllm-router: the Service selects the router pod (components/router/k8s.py)
+    router: bool = False
 
     def __post_init__(self):
         for what, value in (("namespace", self.namespace), ("name", self.name)):
@@ -454,15 +457,30 @@ def service_name(layout: K8sLayout) -> str:
     return f"{layout.name}-api"
 
 
+def replica_selector(spec: LaunchSpec, layout: K8sLayout) -> Dict[str, str]:
+    """The labels of the pods that serve HTTP: every replica's (head) pod."""
+    selector = dict(layout.labels)
+    if spec.nodes > 1:
+        selector["kimi-k3/role"] = "head"
+    return selector
+
+
+def render_router(spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
+    """vllm-router and kimi-k3's front in front of the replicas (components/router/k8s.py), or
+    nothing for one replica."""
+    if not layout.router:
+        return []
+    return router_k8s.render(layout.namespace, layout.name, spec.port, replica_selector(spec, layout))
+
+
 def render_service(spec: LaunchSpec, layout: K8sLayout) -> dict:
     """The endpoint. With allowed CIDRs: an NLB limited to them; without: ClusterIP only.
+    Several replicas: the router pod (its front) is what it selects.
 
     No CIDRs means nothing is exposed outside the cluster (reach it with `kubectl port-forward`);
     the whole internet only when 0.0.0.0/0 is spelled out in kimi-k3:allowedCidrs.
     """
-    selector = dict(layout.labels)
-    if spec.nodes > 1:
-        selector["kimi-k3/role"] = "head"
+    selector = router_k8s.service_selector(layout.name) if layout.router else replica_selector(spec, layout)
     svc = {"type": "ClusterIP", "selector": selector,
            "ports": [{"name": "http", "port": spec.port, "targetPort": "http", "protocol": "TCP"}]}
     meta = _meta(layout, name=service_name(layout))

@@ -58,12 +58,19 @@ FLAGS: Mapping[str, Tuple[str, Optional[str]]] = {
     "--api-key": ("0.4.0", None),
     # kimi-k3's API-key guard (components/inference/api_guard.py): read in 0.23.0 and 0.33.0
     "--middleware": ("0.23.0", None),
+    # the render route vllm-router's cache_aware policy routes on (components/router/): in 0.33.0
+    # `enable_scale_out` (vllm/entrypoints/common/cli_args.py; without it the route answers 403,
+    # vllm/entrypoints/scale_out/factories.py); 0.23.0 has no such flag and serves the route
+    # always (vllm/entrypoints/serve/render/api_router.py). The first release with the flag
+    # between the two was not looked up: 0.33.0 is the oldest kimi-k3 emits it for
+    "--enable-scale-out": ("0.33.0", None),
 }
 
 #: flags that take no value
 BOOLEAN_FLAGS = frozenset({
     "--trust-remote-code", "--headless", "--enable-expert-parallel", "--enable-prefix-caching",
     "--enable-auto-tool-choice", "--no-enable-flashinfer-autotune", "--disable-custom-all-reduce",
+    "--enable-scale-out",
 })
 
 #: vllm-ascend `--additional-config` keys -> (first plugin release, last plugin release or None)

@@ -31,6 +31,19 @@ from typing import List, Optional, Sequence, Tuple
 
 ROUTER_PACKAGE = "vllm-router"
 ROUTER_VERSION = "0.1.17"
+#: what a target installs for the router and the front: vllm-router and every package it pulls
+#: in, at the versions the tests ran (tests/unit/test_router_settings.py checks this list against
+#: the installed distribution's dependency closure)
+ROUTER_REQUIREMENTS = (
+    "aiohappyeyeballs==2.7.1", "aiohttp==3.14.5", "aiosignal==1.4.0", "annotated-doc==0.0.7",
+    "annotated-types==0.8.0", "anyio==4.16.0", "attrs==26.1.0", "certifi==2026.10.19.post1",
+    "charset-normalizer==3.5.3", "click==8.5.1", "fastapi==0.165.0", "frozenlist==1.8.0",
+    "h11==0.16.0", "idna==3.20", "multidict==7.2.1", "opentelemetry-api==1.45.2",
+    "orjson==3.13.0", "propcache==0.5.4", "pydantic==2.14.4", "pydantic-core==2.50.5",
+    "requests==2.34.2", "setproctitle==1.3.8", "starlette==1.10.0", "typing-extensions==4.16.0",
+    "typing-inspection==0.4.5", "urllib3==2.8.0", "uvicorn==0.54.0",
+    f"vllm-router=={ROUTER_VERSION}", "yarl==1.25.1",
+)
 #: the router's own port (loopback; clients reach kk3_front) and its metrics port
 ROUTER_PORT = 30000
 ROUTER_METRICS_PORT = 29000

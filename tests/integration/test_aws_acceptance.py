@@ -113,3 +113,93 @@ def test_the_program_sizes_the_gate_from_the_plan():
                                   "kimi-k3:acceptLoad": "off"})
     g = [r for r in off.resources if r["type"] == "pulumi-python:dynamic/aws:EndpointReadiness"]
     assert "acceptLoad" not in g[0]["inputs"] or g[0]["inputs"]["acceptLoad"] is None
+
+
+# ---- several replicas behind the router (issue 23) ------------------------------------------
+
+class RouterCluster:
+    """The router's pod (the Service's) tunnels to kimi-k3's front of a real vllm-router; each
+    replica's pod tunnels to its own vLLM double."""
+
+    def __init__(self, rig):
+        self.rig = rig
+        self.forwards = []
+
+    @staticmethod
+    def _pod(name):
+        return {"metadata": {"name": name}, "status": {
+            "phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+            "containerStatuses": [{"name": "vllm", "ready": True, "state": {"running": {}}}]}}
+
+    def pods(self):
+        return [self._pod("kimi-k3-router-abc")]
+
+    def pods_matching(self, selector):
+        assert selector == {"app.kubernetes.io/name": "kimi-k3", "app.kubernetes.io/instance": "kimi-k3"}
+        return [self._pod(f"kimi-k3-{i}") for i in range(self.rig.n)]
+
+    @contextmanager
+    def forward(self, name):
+        self.forwards.append(name)
+        url = self.rig.front_url if "router" in name else \
+            self.rig.replica_url(int(name.rsplit("-", 1)[1])) + "/v1"
+
+        class Fw:
+            last_error = ""
+        Fw.url = url
+        yield Fw()
+
+    def service(self):
+        return {"status": {"loadBalancer": {}}}
+
+
+ROUTED = dict(replicas=2, replicaSelector={"app.kubernetes.io/name": "kimi-k3",
+                                           "app.kubernetes.io/instance": "kimi-k3"},
+              acceptKnown={"contextTokens": 32768, "needleCapTokens": 16384},
+              podSelector={"app.kubernetes.io/name": "kimi-k3-router",
+                           "app.kubernetes.io/instance": "kimi-k3"})
+
+
+def _routed_rig(drift=False):
+    from tests.doubles.router_rig import RouterRig
+
+    cfg = DoubleConfig(api_key=KEY, ttft_s=0.01, tpot_s=0.002, enable_scale_out=True,
+                       max_model_len=32768,
+                       middleware=("components.inference.kk3_api_guard.ApiKeyGuard",))
+    rig = RouterRig(replicas=2, double=cfg)
+    rig.start()
+    if drift:  # replica 1 answers half the word problems differently
+        rig.kill(1)
+        rig.doubles[1] = VllmOpenAIDouble(
+            DoubleConfig(**{**cfg.__dict__, "faults": frozenset({"replica_drift"})}),
+            port=rig.ports[1]).start()
+    return rig
+
+
+def test_behind_the_router_the_gate_asks_every_replica_once(provider, monkeypatch, tmp_path):
+    rig = _routed_rig()
+    try:
+        cluster = RouterCluster(rig)
+        monkeypatch.setattr(rd.EndpointReadinessProvider, "cluster_factory", lambda *a: cluster)
+        outs = provider.create(props(tmp_path, **ROUTED)).outs
+    finally:
+        rig.stop()
+    acc = outs["acceptance"]
+    assert acc["ok"] and acc["checks"]["greedy_replicas"] is True, acc
+    assert "each of the 2 replicas" in acc["via"]
+    assert cluster.forwards[0] == "kimi-k3-router-abc"
+    assert sorted(cluster.forwards[1:]) == ["kimi-k3-0", "kimi-k3-1"]
+
+
+def test_a_replica_that_disagrees_fails_the_gate_by_name(provider, monkeypatch, tmp_path):
+    rig = _routed_rig(drift=True)
+    try:
+        monkeypatch.setattr(rd.EndpointReadinessProvider, "cluster_factory",
+                            lambda *a: RouterCluster(rig))
+        with pytest.raises(rd.GateFailed) as err:
+            provider.create(props(tmp_path, **ROUTED))
+    finally:
+        rig.stop()
+    # through the router the drifting replica takes some problems: the set itself may fail first
+    assert str(err.value).startswith(("acceptance check greedy_replicas failed",
+                                      "acceptance check arithmetic failed")), str(err.value)

@@ -36,6 +36,8 @@ ADDED_SINCE_RECORD = {
         "kimi-k3-pod-monitor")},
     "kimi-k3-owner": "issue 20: the stack's ownership token (state only) that purchases are tagged with",
     "kimi-k3-gpu-roll-guard": "issue 20: scales the GPU node group to 0 before it rolls while a block runs",
+    **{f"kimi-k3-router-{kind}": "issue 23: vllm-router in front of several replicas"
+       for kind in ("serviceaccount", "role", "rolebinding", "configmap", "deployment")},
 }
 
 

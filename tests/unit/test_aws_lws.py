@@ -3,7 +3,8 @@
 Against a model of the LWS controller (tests/contracts/kubernetes/lws.py, read in
 kubernetes-sigs/lws v0.8.0): for 2 and 4 nodes per replica (and 2 replicas), the controller
 creates its headless Service, every pod's LWS_LEADER_ADDRESS resolves to its group's leader, and
-our Service selects exactly the leaders (the pods that answer HTTP).
+our Service selects exactly the leaders (the pods that answer HTTP); with several replicas the
+Service selects vllm-router's pod and the router discovers exactly the leaders.
 """
 
 import pytest
@@ -35,7 +36,16 @@ def test_leader_address_resolves_and_the_api_service_selects_the_leaders(nodes, 
     for p in pods:
         assert lwsmodel.resolves(p["leader_address"], services, pods), p["name"]
     leaders = {p["name"] for p in pods if p["role"] == 0}
-    selected = {p["name"] for p in pods if lwsmodel._selects(svc, p)}
+    if replicas == 1:
+        selected = {p["name"] for p in pods if lwsmodel._selects(svc, p)}
+    else:  # behind vllm-router: the Service selects the router's pod, the router the leaders
+        assert not any(lwsmodel._selects(svc, p) for p in pods)
+        router = next(r for r in run.of_type("kubernetes:apps/v1:Deployment")
+                      if r["inputs"]["metadata"]["name"] == "kimi-k3-router")["inputs"]
+        argv = router["spec"]["template"]["spec"]["containers"][0]["command"]
+        picks = argv[argv.index("--selector") + 1:argv.index("--service-discovery-namespace")]
+        discovered = {"spec": {"selector": dict(x.split("=", 1) for x in picks)}}
+        selected = {p["name"] for p in pods if lwsmodel._selects(discovered, p)}
     assert selected == leaders
     # the vLLM argv/env reach the leader through that address (no other way to find node 0)
     t = lws["spec"]["leaderWorkerTemplate"]

@@ -79,3 +79,26 @@ def test_the_front_is_one_file_that_imports_nothing_of_kimi_k3():
     text = (ROOT / "components" / "router" / "kk3_front.py").read_text()
     imports = re.findall(r"^(?:from|import) ([\w.]+)", text, re.M)
     assert not [m for m in imports if m.startswith(("components", "."))], imports
+
+
+def test_the_targets_install_exactly_what_the_tests_ran():
+    """ROUTER_REQUIREMENTS = vllm-router's installed dependency closure, version for version."""
+    import importlib.metadata as md
+
+    from packaging.requirements import Requirement
+
+    from components.router.settings import ROUTER_REQUIREMENTS
+
+    seen, todo = {}, ["vllm-router"]
+    while todo:
+        name = todo.pop()
+        key = name.lower().replace("_", "-")
+        if key in seen:
+            continue
+        dist = md.distribution(name)
+        seen[key] = dist.version
+        for r in dist.requires or ():
+            req = Requirement(r)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(req.name)
+    assert sorted(ROUTER_REQUIREMENTS) == sorted(f"{k}=={v}" for k, v in seen.items())
