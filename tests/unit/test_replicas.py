@@ -45,3 +45,12 @@ def test_the_summary_and_plan_json_count_every_instance():
     one = run_program("aws-eks", {"kimi-k3:capacityReservationId": CR})
     assert hardware_line(one.deployment.plan, 1) == "1 x p6-b300.48xlarge (8 x b300, 268 GiB each)"
     assert plan_document(one)["hardware"]["instances"] == 1
+
+
+def test_behind_the_router_the_pod_monitor_still_scrapes_vllm():
+    run = run_program("aws-eks", {"kimi-k3:replicas": "2", "kimi-k3:capacityReservationId": CR})
+    (pm,) = [r for r in run.resources if r["name"] == "kimi-k3-pod-monitor"]
+    svc = next(r for r in run.of_type("kubernetes:core/v1:Service"))["inputs"]
+    labels = pm["inputs"]["spec"]["selector"]["matchLabels"]
+    assert labels == {"app.kubernetes.io/name": "kimi-k3", "app.kubernetes.io/instance": "kimi-k3"}
+    assert svc["spec"]["selector"]["app.kubernetes.io/name"] == "kimi-k3-router"
