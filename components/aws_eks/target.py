@@ -229,7 +229,7 @@ def _eks(name: str, deployment: EksDeployment, infra: AwsEksCluster, parent,
         from .tls import REQUESTED_ARN, SSL_CERT, request_certificate
 
         assert svc_obj["metadata"]["annotations"][SSL_CERT] == REQUESTED_ARN
-        arn, validation_records = request_certificate(name, tls, parent)
+        arn, validation_records = request_certificate(name, tls, parent, after=[infra.block])
         annotate = {SSL_CERT: arn}
     if svc_obj["spec"]["type"] == "LoadBalancer":
         # destroy: the Service goes first, then this waits for its NLB, then the network goes

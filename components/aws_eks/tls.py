@@ -45,15 +45,17 @@ def endpoint(tls, port: int) -> str:
     return f"https://{tls.domain}:{int(port)}/v1"
 
 
-def request_certificate(name: str, tls, parent) -> Tuple[Any, Any]:
+def request_certificate(name: str, tls, parent, after=()) -> Tuple[Any, Any]:
     """(validated ARN, validation records) of an ACM certificate for `tls.domain`; records are
-    written to `tls.hosted_zone_id` when given."""
+    written to `tls.hosted_zone_id` when given. `after`: the Capacity Block (nothing is requested
+    before it has decided; the records and the validation wait for the certificate)."""
     import pulumi
     import pulumi_aws as aws
 
     opts = pulumi.ResourceOptions(parent=parent)
     cert = aws.acm.Certificate(f"{name}-tls-cert", domain_name=tls.domain, validation_method="DNS",
-                               tags={"Name": f"{name}-tls"}, opts=opts)
+                               tags={"Name": f"{name}-tls"},
+                               opts=pulumi.ResourceOptions(parent=parent, depends_on=list(after)))
     option = cert.domain_validation_options.apply(lambda opts_: _first(opts_))
     records = option.apply(lambda o: [o] if o else [])
     fqdns: Optional[List[Any]] = None
