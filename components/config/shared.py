@@ -17,8 +17,9 @@ from ..inference.catalog import (
     ACCELERATORS,
     DEFAULT_IMAGE_FOR_PLATFORM,
     DEFAULT_SHAPE_FOR_ACCELERATOR,
+    DEFAULT_MODEL_ID,
     IMAGES,
-    MODELS,
+    RELEASES,
 )
 from . import api_key as api_keys
 from . import keys as config_keys
@@ -35,7 +36,7 @@ KNOWN_KEYS = frozenset({
     "target", "accelerator", "nodes", "model", "maxModelLen", "maxNumSeqs", "maxNumBatchedTokens",
     "gpuMemoryUtilization", "kvCacheDtype", "weightsSource", "streamWeights", "servedModelName",
     "port", "allowedCidrs", "image", "modelOverrides", "visionChunksPerPrompt", "apiKey", "hfToken",
-    "allowInternet", "acceptLoad", "usdPerHour", "allowPlaintext", "replicas",
+    "allowInternet", "acceptLoad", "usdPerHour", "allowPlaintext", "replicas", "modelId",
 })
 #: shared keys whose values are never quoted (nor kept in `SharedSettings.source`)
 SECRET_KEYS = frozenset({"apiKey", "hfToken"})
@@ -81,6 +82,9 @@ class SharedSettings:
     #: `kimi-k3:usdPerHour`: the stack's contracted price per hour (US dollars), for plan.json's
     #: cost and the acceptance gate's USD per million tokens (components/cost/estimate.py)
     usd_per_hour: Optional[float] = None
+    #: `kimi-k3:modelId`: the released model (components/inference/catalog.py RELEASES); `model`
+    #: is its weight variant's catalog key
+    model_id: str = "kimi-k3"
     #: `kimi-k3:replicas`: serving replicas of `nodes` nodes each; more than one are served behind
     #: vllm-router (components/router/)
     replicas: int = 1
@@ -119,7 +123,7 @@ def _typed(shared: "SharedSettings", name: str) -> object:
     """The typed value of shared key `name` (its default when unset), or None."""
     attr = {"nodes": "nodes", "port": "port", "model": "model", "accelerator": "accelerator",
             "servedModelName": "served_model_name", "acceptLoad": "accept_load",
-            "replicas": "replicas"}.get(name)
+            "replicas": "replicas", "modelId": "model_id"}.get(name)
     return getattr(shared, attr) if attr else None
 
 
@@ -258,9 +262,9 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
     """Typed, checked shared settings from a stack's raw `kimi-k3:*` config."""
     src = RawConfig("kimi-k3", {k: v for k, v in raw.items() if k in KNOWN_KEYS - SECRET_KEYS},
                     secret=SECRET_KEYS, known=KNOWN_KEYS)
-    target, accelerator, model, image = _hardware(src)
+    target, accelerator, model_id, model, image = _hardware(src)
     overrides = _model_overrides(src)
-    served = src.checked("servedModelName", served_model_name, "Kimi-K3")
+    served = src.checked("servedModelName", served_model_name, RELEASES[model_id].served_model_name)
     kv = src.text("kvCacheDtype")
     allow_internet = src.boolean("allowInternet")
     allowed_cidrs = src.cidrs("allowedCidrs")
@@ -274,6 +278,7 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         nodes=src.integer("nodes", default_nodes, 1, 64),
         replicas=src.integer("replicas", 1, 1, 64),
         model=model,
+        model_id=model_id,
         image=image,
         port=src.port("port", default_port, RESERVED_PORTS, lo=1024),
         served_model_name=served,
@@ -299,8 +304,9 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
     )
 
 
-def _hardware(src: RawConfig) -> Tuple[str, str, str, str]:
-    """(target, accelerator, model, image): each known, and offered together."""
+def _hardware(src: RawConfig) -> Tuple[str, str, str, str, str]:
+    """(target, accelerator, model id, model, image): each known, and offered together; `model`
+    is the weight variant's catalog key (components/inference/catalog.py MODELS)."""
     target = src.text("target")
     if target not in TARGETS:
         raise src.refuse("target", f"use one of {', '.join(TARGETS)}", "is not a known target")
@@ -311,14 +317,34 @@ def _hardware(src: RawConfig) -> Tuple[str, str, str, str]:
     if accelerator not in offered:
         raise src.refuse("accelerator", f"use one of {', '.join(offered)} on {target}",
                          f"is not offered by {target}")
-    model = src.text("model", TARGET_DEFAULTS[target][0])
-    if model not in MODELS:
-        raise src.refuse("model", f"use one of {', '.join(sorted(MODELS))}",
-                         "is not a known Kimi K3 weight variant")
+    model_id, model = _model(src, target, accelerator)
     image = src.text("image", DEFAULT_IMAGE_FOR_PLATFORM[ACCELERATORS[accelerator].platform])
     if image not in IMAGES:
         raise src.refuse("image", f"use one of {', '.join(sorted(IMAGES))}", "is not a known serving image")
-    return target, accelerator, model, image
+    return target, accelerator, model_id, model, image
+
+
+def _model(src: RawConfig, target: str, accelerator: str) -> Tuple[str, str]:
+    """(`modelId`, the catalog key of its `model` variant). A release without weights for the
+    accelerator is refused here; a known variant on the wrong hardware by the planner."""
+    model_id = src.text("modelId", DEFAULT_MODEL_ID)
+    release = RELEASES.get(model_id)
+    if release is None:
+        raise src.refuse("modelId", f"use one of {', '.join(sorted(RELEASES))}", "is not a known model")
+    platform = ACCELERATORS[accelerator].platform
+    here = sorted(k for k, v in release.variants.items() if platform in v.platforms)
+    if not here:
+        loads = sorted({a for a, acc in ACCELERATORS.items() for v in release.variants.values()
+                        if acc.platform in v.platforms})
+        raise src.refuse("modelId", f"use an accelerator that loads it ({', '.join(loads)}) or "
+                         "another kimi-k3:modelId",
+                         f"has no published weights for {ACCELERATORS[accelerator].display_name}")
+    default = TARGET_DEFAULTS[target][0]
+    model = src.text("model", default if default in release.variants else here[0])
+    if model not in release.variants:
+        raise src.refuse("model", f"use one of {', '.join(sorted(release.variants))}",
+                         f"is not a known {release.display_name} weight variant")
+    return model_id, release.variants[model].key
 
 
 def _model_overrides(src: RawConfig) -> Mapping[str, float]:

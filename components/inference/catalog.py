@@ -73,7 +73,8 @@ class ModelProfile:
         return self.checkpoint_bytes if self.checkpoint_bytes is not None else self.weights_bytes
 
 
-MODELS: Mapping[str, ModelProfile] = {
+#: Kimi K3's weight variants, by `kimi-k3:model`
+K3_MODELS: Mapping[str, ModelProfile] = {
     m.key: m
     for m in (
         ModelProfile(
@@ -128,6 +129,8 @@ class ModelRelease:
     released: Optional[str]  # announcement date, where a source gives one
     source: str
     variants: Mapping[str, ModelProfile]
+    #: `--served-model-name` unless kimi-k3:servedModelName says otherwise
+    served_model_name: str = "Kimi-K3"
     reasoning_parser: str = "kimi_k3"
     tool_call_parser: str = "kimi_k3"
     parsers_confirmed: bool = True
@@ -145,7 +148,7 @@ class ModelRelease:
 #: variant was found.
 K31_PRO_MODELS: Mapping[str, ModelProfile] = {
     "mxfp4": ModelProfile(
-        key="mxfp4",
+        key="k3.1-pro-mxfp4",
         display_name="Kimi K3.1 Pro MXFP4",
         repo_id="moonshotai/Kimi-K3.1-Pro",
         hub="huggingface",
@@ -166,9 +169,9 @@ RELEASES: Mapping[str, ModelRelease] = {
             display_name="Kimi K3",
             released=None,
             source="huggingface.co/moonshotai/Kimi-K3; vllm-project/recipes Kimi-K3 recipe",
-            variants=MODELS,
+            variants=K3_MODELS,
             not_public=("the pinned commit of each weight repository (none confirmed at its "
-                        "source; kimi-k3:modelRevision pins one)",),
+                        "source)",),
         ),
         ModelRelease(
             key="kimi-k3.1-pro",
@@ -176,6 +179,7 @@ RELEASES: Mapping[str, ModelRelease] = {
             released="2026-10-23",
             source="huggingface.co/moonshotai/Kimi-K3.1-Pro; NVIDIA NIM 2.1.5 model notes",
             variants=K31_PRO_MODELS,
+            served_model_name="Kimi-K3.1-Pro",
             parsers_confirmed=False,
             not_public=("an NVFP4 or Ascend W4A8 checkpoint", "a vLLM recipe",
                         "the parsers (kimi_k3 inferred from the unchanged architecture)",
@@ -185,6 +189,11 @@ RELEASES: Mapping[str, ModelRelease] = {
     )
 }
 DEFAULT_MODEL_ID = "kimi-k3"
+
+#: every weight variant of every release by its catalog key (the plan's `model`): Kimi K3's by
+#: their `kimi-k3:model` names, the others' as `<release>-<variant>` (e.g. k3.1-pro-mxfp4)
+MODELS: Mapping[str, ModelProfile] = {
+    **K3_MODELS, **{m.key: m for r in (K31_PRO_MODELS,) for m in r.values()}}
 
 
 def release_variant(model_id: str, variant: str, accelerator_key: str) -> ModelProfile:

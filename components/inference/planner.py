@@ -12,6 +12,7 @@ from typing import Any, Mapping, Optional, Tuple
 
 from .catalog import (
     GIB,
+    K3_MODELS,
     MODELS,
     NODE_SHAPES,
     ModelProfile,
@@ -295,7 +296,7 @@ def _check_request(req: PlanRequest) -> Tuple[ModelProfile, NodeShape, ServingPr
 
 def _check_model(req: PlanRequest) -> Tuple[ModelProfile, NodeShape]:
     if req.model not in MODELS:
-        raise ConfigError("kimi-k3:model", req.model, f"use one of {', '.join(sorted(MODELS))}",
+        raise ConfigError("kimi-k3:model", req.model, f"use one of {', '.join(sorted(K3_MODELS))}",
                           "is not a known Kimi K3 weight variant")
     if req.node_shape not in NODE_SHAPES:
         raise ConfigError("kimi-k3:accelerator", req.node_shape,
@@ -313,7 +314,8 @@ def _check_model(req: PlanRequest) -> Tuple[ModelProfile, NodeShape]:
     shape = NODE_SHAPES[req.node_shape]
     acc = shape.accelerator
     if acc.platform not in model.platforms:
-        ok = sorted(k for k, m in MODELS.items() if acc.platform in m.platforms)
+        ok = sorted(k for k, m in MODELS.items()  # the same release's variants that load here
+                    if acc.platform in m.platforms and m.model_id == model.model_id)
         raise ConfigError("kimi-k3:model", req.model, f"use {' or '.join(ok)} on {acc.key}",
                           f"({model.display_name}) does not load on {acc.display_name}")
     return model, shape
