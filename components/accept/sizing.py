@@ -7,7 +7,7 @@
 - `off`: no load part (the functional checks always run);
 - `R`: R requests at the auto concurrency; `RxC`: R requests at concurrency C.
 
-Imports neither Pulumi nor the HTTP client: settings.py checks the key with it.
+Imports neither Pulumi nor the HTTP client: config/shared.py checks the key with it.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import List
 
 import pulumi
 
-INFERENCE_TYPE = "kimi-k3:inference:K3Inference"
+from ..inference.component import TYPE as INFERENCE_TYPE
 
 
 def inference_aliases(name: str) -> List[pulumi.Alias]:
