@@ -114,3 +114,22 @@ def test_no_known_skips_them():
     with VllmOpenAIDouble(DoubleConfig(**FAST)) as d:
         r = run(d.url, known=False)
     assert not {c["name"] for c in r["checks"]} & set(KNOWN_CHECKS)
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["--replica", "http://127.0.0.1:9/"], "--replica 'http://127.0.0.1:9/' does not end in /v1"),
+    (["--replica", "file:///etc/passwd"], "--replica 'file:///etc/passwd' is not an http(s) URL"),
+    (["--needle-cap-tokens", "-5"], "--needle-cap-tokens -5 is out of range"),
+    (["--context-tokens", "0"], None),  # 0 = not given: the server's max_model_len
+    (["--known-max-tokens", "0"], "--known-max-tokens 0 is out of range"),
+])
+def test_known_answer_options_refuse_bad_values_in_one_line(argv, words, capsys):
+    from components.cli import main as cli
+
+    code = cli.main(["accept", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m",
+                     "--timeout", "1", *argv])
+    err = capsys.readouterr().err.strip()
+    if words is None:
+        assert code == 1 and not err  # nothing answers on port 9: a failed health check
+    else:
+        assert code == 2 and len(err.splitlines()) == 1 and words in err, err
