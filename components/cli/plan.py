@@ -302,6 +302,6 @@ def run(args) -> int:
         if args.quiet:
             print("\n".join(str(p) for p in written))
         else:
-            print(summary(run_, written, show_order=getattr(args, "order", False)))
+            print(summary(run_, written, show_order=args.order))
             print()
     return 0
