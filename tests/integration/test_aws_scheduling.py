@@ -56,7 +56,8 @@ def releases(run):
 
 
 def vllm_pods(run):
-    deps = run.of_type("kubernetes:apps/v1:Deployment")
+    deps = [d for d in run.of_type("kubernetes:apps/v1:Deployment")
+            if d["name"].endswith("-vllm")]
     if deps:
         spec = deps[0]["inputs"]["spec"]
         return [(f"vllm-{i}", spec["template"]["spec"]) for i in range(int(spec["replicas"]))]
