@@ -9,31 +9,16 @@ without it is adopted, changed or deleted. No API call; delete removes only the 
 
 from __future__ import annotations
 
-import uuid
-from typing import Any, Dict, Optional
+from typing import Optional
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult
 
-from ..dynamic.provider import DynamicResource, Provider
+from ..dynamic.owner_token import OwnerTokenProvider
+from ..dynamic.provider import DynamicResource
 
 
-class HccStackOwnerProvider(Provider):
-    serialize_as_secret_always = False
-    OUTPUTS = ("ownerToken",)
-
-    def create(self, props: Dict[str, Any]) -> CreateResult:
-        token = uuid.uuid4().hex
-        return CreateResult(token, {**props, "ownerToken": token})
-
-    def diff(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> DiffResult:
-        # the token never changes: a new one would orphan everything marked with the old
-        return DiffResult(changes=False)
-
-    def read(self, id_: str, props: Dict[str, Any]) -> ReadResult:
-        return ReadResult(id_, {**props, "ownerToken": id_})
-
-    # delete: the base's (only the state entry goes)
+class HccStackOwnerProvider(OwnerTokenProvider):
+    """The shared token provider under this target's class name (state names it)."""
 
 
 class HccStackOwner(DynamicResource, module="ctyun", name="HccStackOwner"):
