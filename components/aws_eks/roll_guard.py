@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, UpdateResult
+from pulumi.dynamic import CreateResult, UpdateResult
 
 from . import aws_api
 from ..dynamic.provider import Deadline, DynamicResource, is_unknown

@@ -173,3 +173,10 @@ class Stack:
                 id_, outs = self.state[name]
                 self.engine.delete(name, self.providers[name], id_, outs)
                 self.state.pop(name)
+
+
+def clean(emu) -> dict:
+    """The emulator's report, asserting the ownership invariants every test shares."""
+    report = emu.report()
+    assert report["foreignTouched"] == [], report["foreignTouched"]
+    return report

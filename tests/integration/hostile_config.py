@@ -17,11 +17,8 @@ For one (stack, config key, value): run the real program under the mock engine, 
 from __future__ import annotations
 
 import json
-import re
-import shlex
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from components.ctyun_hcc import bootstrap, service
 from components.ctyun_hcc.ssh import Result, SshCredentials, SshRunner, SshTarget

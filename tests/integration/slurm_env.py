@@ -1,21 +1,18 @@
-"""Fixtures for the CTyun bootstrap/service tests: real sshd + real 4-node Slurm on this machine.
+"""Helpers for the CTyun bootstrap/service tests: real sshd + real 4-node Slurm on this machine.
 
-`.ci/services/start.sh` starts them (idempotent; needs root). When they cannot start, the tests
-fail under CI=true and are skipped only on a developer machine without root.
-Imported explicitly by the test modules (`from tests.integration.slurm_env import *`).
+The fixtures that start them and give each test a directory (`services`, `workspace`) are in
+tests/integration/conftest.py; this module holds the helpers the test modules import by name
+(inputs of the SSH resources, the doubles' calls and faults, the rendered scripts).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
-import uuid
 from pathlib import Path
 from typing import Dict
 
-import pytest
 
 from components.inference.launch import Runtime, launch
 from components.inference.planner import PlanRequest, plan
@@ -33,26 +30,6 @@ def _env_file(path: Path) -> Dict[str, str]:
         if line.startswith("export "):
             k, _, v = line[len("export "):].partition("=")
             env[k] = v.strip('"')
-    return env
-
-
-@pytest.fixture(scope="session")
-def services() -> Dict[str, str]:
-    """Start (or find running) sshd + Slurm; the env.sh values as a dict."""
-    ci = os.environ.get("CI", "").lower() == "true"
-    problem = None
-    if os.geteuid() != 0:
-        problem = "needs root (network namespaces, sshd, slurmd)"
-    else:
-        res = subprocess.run(["bash", str(START)], capture_output=True, text=True, timeout=300)
-        if res.returncode != 0:
-            problem = f"start.sh failed:\n{res.stdout}\n{res.stderr}"
-    if problem:
-        if ci:
-            pytest.fail(f"CTyun test services could not start (CI=true): {problem}")
-        pytest.skip(f"CTyun test services unavailable: {problem}")
-    env = _env_file(Path(os.environ.get("KK3_CI_DIR", "/tmp/kimi-k3-ci")) / "env.sh")
-    os.environ["SLURM_CONF"] = env["SLURM_CONF"]
     return env
 
 
@@ -90,14 +67,6 @@ def sshd_log_lines(env: Dict[str, str], fragment: str) -> int:
 
 def host_key(env: Dict[str, str]) -> str:
     return " ".join(Path(env["KK3_SSH_HOST_PUB"]).read_text().split()[:2])
-
-
-@pytest.fixture
-def workspace(services) -> Path:
-    """A fresh directory (shared by all test nodes) for one test: work dir, disks, model."""
-    base = Path(services["KK3_CI_DIR"]) / "t" / uuid.uuid4().hex[:8]
-    base.mkdir(parents=True)
-    return base
 
 
 def layout_for(base: Path, **kw) -> SlurmLayout:

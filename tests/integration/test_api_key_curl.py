@@ -65,7 +65,7 @@ def hostile_keys(base, tmp):
     return [
         f'ab"\nurl = "{base}/evil',
         f'ab"\noutput = "{tmp}/pwned"\nurl = "{base}/evil',
-        f'x\nX-Injected: 1',
+        'x\nX-Injected: 1',
         'sk-\r\nX-Injected: 1',
         'back\\slash-key-0123456789abcdefgh',
         '"quoted"-key-0123456789abcdefghij',

@@ -24,7 +24,7 @@ from components.ctyun_hcc.bootstrap import (
 from components.ctyun_hcc.slurm_jobs import JobFailed
 from components.ctyun_hcc.ssh import CommandFailed, HostKeyChanged
 from components.ctyun_hcc.scripts import render_bcast_sh, render_mount_nvme_sh
-from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
+from tests.integration.slurm_env import (
     clear_faults,
     default_plan_spec,
     doubles_calls,
@@ -33,10 +33,8 @@ from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
     inject_fault,
     layout_for,
     password_props,
-    services,
     sh,
     ssh_props,
-    workspace,
 )
 
 OTHER_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"

@@ -14,16 +14,14 @@ import pytest
 from components.ctyun_hcc.acceptance import AcceptanceGateProvider, reachable
 from components.ctyun_hcc.service import SlurmServiceProvider
 from tests.integration.dynamic_host import DynamicProviderHost, dynamic_urn, serialized
-from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
+from tests.integration.slurm_env import (
     API_KEY,
     clear_faults,
     host_key,
     inject_fault,
     no_leftovers,
     prepare,
-    services,
     ssh_props,
-    workspace,
 )
 
 

@@ -23,14 +23,12 @@ from components.ctyun_hcc.service import SlurmServiceProvider
 from components.ctyun_hcc.ssh import SshError, fingerprint
 from components.ctyun_hcc.serve_config import bastion_login_key, parse_serve_config
 from components.inference.errors import ConfigError
-from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
+from tests.integration.slurm_env import (
     host_key,
     no_leftovers,
     prepare,
-    services,
     sshd_log_lines,
     squeue_names,
-    workspace,
 )
 
 

@@ -6,7 +6,7 @@ import pytest
 from components.ctyun_hcc import provider_runtime as rt
 from tests.emulators.ctyun.state import REGION
 from tests.integration.ctyun_fault_matrix import run_scenario, scenarios
-from tests.integration.ctyun_fixtures import Stack, clean, emu, emulator  # noqa: F401
+from tests.integration.ctyun_stack import Stack, clean
 
 
 @pytest.mark.parametrize("fault,op", scenarios())

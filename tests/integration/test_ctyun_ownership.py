@@ -19,7 +19,7 @@ from components.ctyun_hcc.cluster_order import HccClusterOrderProvider, NotOurs
 from components.ctyun_hcc.network_provider import NotOurs as NetworkNotOurs
 from components.ctyun_hcc.sg_provider import GroupProblem
 from tests.emulators.ctyun.state import REGION, SUBNET, VPC
-from tests.integration.ctyun_fixtures import PASSWORD, Stack, clean, emu, emulator  # noqa: F401
+from tests.integration.ctyun_stack import PASSWORD, Stack, clean
 
 SHARED = {"vpcId": VPC, "subnetId": SUBNET}
 

@@ -26,8 +26,7 @@ from components.ctyun_hcc.sg_provider import GroupProblem, HccSecurityGroupProvi
 from components.progress.record import read_records
 from tests.emulators.ctyun.catalog import SPEC_910C
 from tests.emulators.ctyun.state import AZ2, DEFAULT_SG, REGION, SUBNET, VPC
-from tests.integration.ctyun_fixtures import PASSWORD, Stack, clean, emu, emulator  # noqa: F401
-from tests.integration.ctyun_stack import CheckFailed
+from tests.integration.ctyun_stack import CheckFailed, PASSWORD, Stack, clean
 
 NOT_FOUND_READS = {"Openapi.Vpc.NotFound", "Openapi.Subnet.NotFound",
                    "Openapi.SecurityGroup.NotFound", "Hpc.Delegate.AlreadyExists",

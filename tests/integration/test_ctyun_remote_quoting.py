@@ -10,7 +10,7 @@ import pytest
 
 from components.ctyun_hcc.slurm_jobs import log_tail
 from components.ctyun_hcc.ssh import SshCredentials, SshRunner, SshTarget
-from tests.integration.slurm_env import host_key, services  # noqa: F401  (fixtures)
+from tests.integration.slurm_env import host_key
 
 ROOT = Path(__file__).resolve().parents[2]
 

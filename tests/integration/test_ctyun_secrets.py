@@ -23,7 +23,7 @@ import pytest
 
 from components.ctyun_hcc.api.errors import CtyunError
 from tests.emulators.ctyun.harness import AK, SK
-from tests.integration.ctyun_fixtures import PASSWORD, Stack, clean, emu, emulator  # noqa: F401
+from tests.integration.ctyun_stack import PASSWORD, Stack, clean
 
 CREATE = "/v4/cthpc/hpc/create-cluster"
 LIST_VPCS = "/v4/vpc/new-list"

@@ -10,7 +10,7 @@ from components.ctyun_hcc.api.errors import TransportError
 from components.ctyun_hcc.api.vpc import IngressRule
 from components.ctyun_hcc.ownership import is_ours
 from tests.emulators.ctyun.state import REGION
-from tests.integration.ctyun_fixtures import Stack, clean, emu, emulator  # noqa: F401
+from tests.integration.ctyun_stack import Stack, clean
 
 SSH_A, SSH_B = "198.51.100.7/32", "198.51.100.8/32"
 ENDPOINT = "203.0.113.0/24"

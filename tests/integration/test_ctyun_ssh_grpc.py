@@ -12,16 +12,13 @@ import base64
 from components.ctyun_hcc.bootstrap import HostKeyPinProvider
 from components.ctyun_hcc.service import SlurmServiceProvider
 from tests.integration.dynamic_host import DynamicProviderHost, dynamic_urn, serialized
-from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
+from tests.integration.slurm_env import (
     API_KEY,
     host_key,
     instances,
     password_props,
     prepare,
-    services,
     squeue_names,
-    ssh_props,
-    workspace,
 )
 
 

@@ -7,7 +7,6 @@ Runs the CLI in-process (`components.cli.main.main`), as `python -m components p
 
 import dataclasses
 import json
-from pathlib import Path
 
 import pytest
 

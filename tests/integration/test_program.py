@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from components.offline.runner import SECRET, run_program
+from components.offline.runner import run_program
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,7 +19,7 @@ from components.ctyun_hcc.scripts import render_bcast_sh
 from components.progress.record import read_records
 from components.progress.plan import planned_waits
 from components.progress.view import latest_run, plain, summarize, view_lines
-from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
+from tests.integration.slurm_env import (
     API_KEY,
     HF_TOKEN,
     clear_faults,
@@ -30,9 +30,7 @@ from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
     layout_for,
     no_leftovers,
     prepare,
-    services,
     ssh_props,
-    workspace,
 )
 
 

@@ -7,7 +7,6 @@ show if it were taken away.
 """
 
 import socket
-import time
 
 import pytest
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.slurm_env import services, sh  # noqa: F401 (fixture)
+from tests.integration.slurm_env import sh
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ srun --ntasks-per-node=1 --output={d}/node_%j.%t.out --error={d}/node_%j.%t.err 
 
 
 @pytest.fixture()
-def job(services, tmp_path):  # noqa: F811
+def job(services, tmp_path):
     d = Path(f"/tmp/kk3-logs-{uuid.uuid4().hex[:8]}/logs")
     d.mkdir(parents=True)
     script = d.parent / "job.sh"

@@ -19,7 +19,6 @@ import yaml
 from components.ctyun_hcc import monitoring
 from components.observability import alerts, dashboards
 from tests.integration.prometheus_server import Prometheus
-from tests.integration.slurm_env import services  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 NODES = {"kk3n0": "10.77.0.10", "kk3n1": "10.77.0.11", "kk3n2": "10.77.0.12", "kk3n3": "10.77.0.13"}
@@ -44,7 +43,7 @@ def _wait_http(url, headers=None, timeout=30):
 
 
 @pytest.fixture()
-def nodes(services):  # noqa: F811
+def nodes(services):
     import os
     procs = []
     try:

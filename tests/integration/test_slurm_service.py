@@ -17,7 +17,7 @@ from components.ctyun_hcc.service import SlurmServiceProvider
 from components.ctyun_hcc.slurm_jobs import JobFailed
 from components.ctyun_hcc.ssh import HostKeyChanged
 from components.ctyun_hcc.ssh_resource import STATS
-from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
+from tests.integration.slurm_env import (
     API_KEY,
     HF_TOKEN,
     doubles_calls,
@@ -25,9 +25,7 @@ from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
     no_leftovers,
     ROOT,
     prepare,
-    services,
     squeue_names,
-    workspace,
 )
 
 def test_provider_pickles_without_state():

@@ -18,7 +18,7 @@ from components.ctyun_hcc.ssh import (
     SshTarget,
     SshTimeout,
 )
-from tests.integration.slurm_env import host_key, services, workspace  # noqa: F401
+from tests.integration.slurm_env import host_key
 
 
 def key_runner(services, **kw):

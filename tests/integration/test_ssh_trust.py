@@ -20,12 +20,7 @@ from components.ctyun_hcc.ssh import (
     SshTarget,
     fingerprint,
 )
-from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
-    host_key,
-    password_props,
-    services,
-    sshd_log_lines,
-)
+from tests.integration.slurm_env import host_key, password_props, sshd_log_lines
 
 OTHER_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
 

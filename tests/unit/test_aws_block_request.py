@@ -6,7 +6,7 @@ EC2 is botocore's Stubber on the real EC2 service model; a purchase that is not 
 the Stubber fail, so "nothing was bought" is checked, not assumed.
 """
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import boto3
 import pytest

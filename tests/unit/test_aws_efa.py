@@ -14,7 +14,7 @@ from components.config.shared import parse_settings
 from components.inference import render_k8s as rk
 from components.inference.catalog import NODE_SHAPES
 from components.inference.errors import ConfigError
-from components.inference.launch import Runtime, launch
+from components.inference.launch import launch
 from components.inference.planner import PlanRequest, plan
 
 B300 = NODE_SHAPES["p6-b300.48xlarge"]

@@ -11,9 +11,7 @@ warm-up all read the same clock, so a 20 s budget takes milliseconds and its fig
 import base64
 import contextlib
 import functools
-import json
 import socket
-import threading
 import time
 from datetime import datetime, timedelta, timezone
 from urllib.parse import parse_qs, urlsplit
@@ -23,7 +21,7 @@ import pytest
 from components.aws_eks import kube_api
 from components.aws_eks import readiness as rd
 from components.aws_eks.port_forward import PortForward, ws_url
-from components.progress.record import ProgressLog, read_records
+from components.progress.record import read_records
 from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble
 
 SELECTOR = {"app.kubernetes.io/name": "kimi-k3", "app.kubernetes.io/instance": "kimi-k3"}

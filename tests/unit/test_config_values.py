@@ -17,7 +17,7 @@ from components.aws_eks import config as aws
 from components.config import values as v
 from components.config.shared import parse_settings
 from components.ctyun_hcc import config as hcc
-from components.ctyun_hcc.serve_config import bastion_login_key, parse_serve_config
+from components.ctyun_hcc.serve_config import parse_serve_config
 from components.inference.errors import NOT_SHOWN, ConfigError, Default, PlanError, shown
 from components.program import pipeline
 
