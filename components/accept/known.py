@@ -161,30 +161,44 @@ _TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
 def schema_errors(obj: Any, schema: Mapping[str, Any], path: str = "$") -> List[str]:
     """Violations of the JSON-schema subset the check uses (type, properties, required,
     additionalProperties false, pattern, enum); [] when `obj` is valid."""
-    t = schema.get("type")
-    if t == "integer":
-        if isinstance(obj, bool) or not isinstance(obj, int):
-            return [f"{path} is not an integer"]
-    elif t == "number":
-        if isinstance(obj, bool) or not isinstance(obj, (int, float)):
-            return [f"{path} is not a number"]
-    elif t in _TYPES and not isinstance(obj, _TYPES[t]):
-        return [f"{path} is not {'an' if t[0] in 'aeiou' else 'a'} {t}"]
+    wrong_type = _type_error(obj, schema.get("type"), path)
+    if wrong_type:
+        return [wrong_type]
     errors = []
     if "enum" in schema and obj not in schema["enum"]:
         errors.append(f"{path} is not one of {schema['enum']}")
     if isinstance(obj, str) and "pattern" in schema and not re.search(schema["pattern"], obj):
         errors.append(f"{path} does not match {schema['pattern']}")
     if isinstance(obj, dict):
-        props = schema.get("properties") or {}
-        for key in schema.get("required") or ():
-            if key not in obj:
-                errors.append(f"{path}.{key} is missing")
-        if schema.get("additionalProperties") is False:
-            errors += [f"{path}.{k} is not allowed" for k in obj if k not in props]
-        for k, sub in props.items():
-            if k in obj:
-                errors += schema_errors(obj[k], sub, f"{path}.{k}")
+        errors += _object_errors(obj, schema, path)
+    return errors
+
+
+def _type_error(obj: Any, t: Any, path: str) -> Optional[str]:
+    """The violation of schema type `t` (a bool is neither an integer nor a number), or None."""
+    if t == "integer":
+        if isinstance(obj, bool) or not isinstance(obj, int):
+            return f"{path} is not an integer"
+    elif t == "number":
+        if isinstance(obj, bool) or not isinstance(obj, (int, float)):
+            return f"{path} is not a number"
+    elif t in _TYPES and not isinstance(obj, _TYPES[t]):
+        return f"{path} is not {'an' if t[0] in 'aeiou' else 'a'} {t}"
+    return None
+
+
+def _object_errors(obj: Mapping[str, Any], schema: Mapping[str, Any], path: str) -> List[str]:
+    """An object's violations: required keys, additionalProperties false, its properties."""
+    errors = []
+    props = schema.get("properties") or {}
+    for key in schema.get("required") or ():
+        if key not in obj:
+            errors.append(f"{path}.{key} is missing")
+    if schema.get("additionalProperties") is False:
+        errors += [f"{path}.{k} is not allowed" for k in obj if k not in props]
+    for k, sub in props.items():
+        if k in obj:
+            errors += schema_errors(obj[k], sub, f"{path}.{k}")
     return errors
 
 

@@ -110,40 +110,52 @@ async def run_known(c: Client, cfg, record: Callable[[CheckResult], None],
             record(CheckResult("json_schema", *(kn.judge_shipment(r.content)
                                                 if r.content is not None else (False, r.why))))
         second: Dict[str, Any] = {}
-        found = []
-        if needle_on:
-            control = first["needle"]
-            found.append(control)
-            if control[3] is not None and len(lengths) > 1:  # the control answered: go longer
-                per_token = control[3]
-                second["needle"] = asyncio.gather(*(
-                    _needle_at(kc, model, mt, gate, t, per_token * kn.NEEDLE_MARGIN, codes)
-                    for t in lengths[1:]))
+        if needle_on and first["needle"][3] is not None and len(lengths) > 1:
+            # the control answered: go longer, sized by its measured characters per token
+            per_token = first["needle"][3]
+            second["needle"] = asyncio.gather(*(
+                _needle_at(kc, model, mt, gate, t, per_token * kn.NEEDLE_MARGIN, codes)
+                for t in lengths[1:]))
         if "greedy_repeat" in wanted:
             second["greedy_repeat"] = _arithmetic(
                 kc, model, mt, gate, [p for p in repeat for _ in range(kn.REPEAT_COPIES)])
         later = dict(zip(list(second), await asyncio.gather(*second.values())))
         if needle_on:
-            found += list(later.get("needle", ()))
-            ok, detail = kn.judge_needle([f[:3] for f in found], codes)
-            if len(lengths) == 1:
-                detail += f"; context length {source}: control only"
-            elif cfg.needle_cap_tokens and context and lengths[-1] < context - kn.NEEDLE_ANSWER_TOKENS:
-                detail += f"; capped at {cfg.needle_cap_tokens} tokens of the {context} context"
-            record(CheckResult("needle", ok, detail))
+            found = [first["needle"], *later.get("needle", ())]
+            record(_needle_result(cfg, found, codes, lengths, context, source))
         if "greedy_repeat" in wanted:
-            by_id = {p.id: r for p, r in zip(ps, first["arithmetic"])}
-            copies: Dict[str, List[Optional[int]]] = {p.id: [] for p in repeat}
-            texts: Dict[str, List[str]] = {p.id: [by_id[p.id].content or ""] for p in repeat}
-            for i, r in enumerate(later["greedy_repeat"]):
-                pid = repeat[i // kn.REPEAT_COPIES].id
-                copies[pid].append(kn.extract_integer(r.content))
-                texts[pid].append(r.content or "")
-            record(CheckResult("greedy_repeat", *kn.judge_repeat(got, copies, texts)))
+            record(_repeat_result(ps, repeat, got, first["arithmetic"], later["greedy_repeat"]))
     if "greedy_replicas" in wanted:
         per_replica = {name: _answers(ps, replies)[0]
                        for name, replies in first["greedy_replicas"].items()}
         record(CheckResult("greedy_replicas", *kn.judge_replicas(got, per_replica)))
+
+
+def _needle_result(cfg, found: Sequence[Tuple], codes, lengths: Sequence[int],
+                   context: Optional[int], source: str) -> CheckResult:
+    """The needle check from the control and the longer requests (`_needle_at`'s answers),
+    saying when only the control ran or the lengths were capped below the context."""
+    ok, detail = kn.judge_needle([f[:3] for f in found], codes)
+    if len(lengths) == 1:
+        detail += f"; context length {source}: control only"
+    elif cfg.needle_cap_tokens and context and lengths[-1] < context - kn.NEEDLE_ANSWER_TOKENS:
+        detail += f"; capped at {cfg.needle_cap_tokens} tokens of the {context} context"
+    return CheckResult("needle", ok, detail)
+
+
+def _repeat_result(ps: Sequence[kn.Problem], repeat: Sequence[kn.Problem],
+                   got: Dict[str, Optional[int]], firsts: Sequence[Reply],
+                   copies_sent: Sequence[Reply]) -> CheckResult:
+    """greedy_repeat: the first answer of each repeated problem and its copies (sent in order,
+    kn.REPEAT_COPIES per problem) must agree, in value and text."""
+    by_id = {p.id: r for p, r in zip(ps, firsts)}
+    copies: Dict[str, List[Optional[int]]] = {p.id: [] for p in repeat}
+    texts: Dict[str, List[str]] = {p.id: [by_id[p.id].content or ""] for p in repeat}
+    for i, r in enumerate(copies_sent):
+        pid = repeat[i // kn.REPEAT_COPIES].id
+        copies[pid].append(kn.extract_integer(r.content))
+        texts[pid].append(r.content or "")
+    return CheckResult("greedy_repeat", *kn.judge_repeat(got, copies, texts))
 
 
 async def _replicas(cfg, model: str, max_tokens: int, ps) -> Dict[str, List[Reply]]:

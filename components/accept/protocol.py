@@ -295,10 +295,21 @@ class StreamState:
             self._keep(self.reasoning, "reasoning", r)
             self.reasoning_fields.add(reasoning_field(delta))
             out = True
-        calls = delta.get("tool_calls")
+        if self._tool_call_deltas(delta.get("tool_calls")):
+            out = True
+        if out:
+            self.output_chunks += 1
+            if self.first_output_t is None:
+                self.first_output_t = t
+            self.last_output_t = t
+
+    def _tool_call_deltas(self, calls: Any) -> bool:
+        """Add a delta's tool-call fragments to the calls being assembled (by index); True if
+        any fragment was taken."""
         if calls is not None and not isinstance(calls, list):
             self._fail(f"a delta's tool_calls is {type(calls).__name__}, not a list")
-            calls = None
+            return False
+        taken = False
         for tc in calls or []:
             if not isinstance(tc, dict):
                 continue
@@ -320,12 +331,8 @@ class StreamState:
                     self._fail(f"tool call {index}'s arguments exceed {MAX_KEPT_CHARS} characters")
                 else:
                     parts.arguments += args
-            out = True
-        if out:
-            self.output_chunks += 1
-            if self.first_output_t is None:
-                self.first_output_t = t
-            self.last_output_t = t
+            taken = True
+        return taken
 
     # ---- what the checks read ----------------------------------------------------------
     @property

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import checks as ck
 from . import reference
@@ -92,6 +92,29 @@ class AcceptConfig:
         return self
 
 
+def wanted_checks(cfg: AcceptConfig) -> List[str]:
+    """The checks this run makes, in the report's order: auth only with an API key, load only
+    with requests, the known-answer checks only when asked, greedy_replicas only with replicas."""
+    return [n for n in CHECK_NAMES
+            if not (n == "auth" and not cfg.api_key) and not (n == "load" and cfg.requests == 0)
+            and not (n in KNOWN_CHECKS and not cfg.known)
+            and not (n == "greedy_replicas" and not cfg.replicas)]
+
+
+async def _known_guarded(c: Client, cfg: AcceptConfig, record: Callable[[CheckResult], None],
+                         known: List[str], results: List[CheckResult]) -> None:
+    """The known-answer checks, all at once, under the same safety net as each other check:
+    an unforeseen error fails every one of them not recorded yet, by name."""
+    before = {r.name for r in results}
+    try:
+        await run_known(c, cfg, record, known)
+    except Exception as e:  # noqa: BLE001 - the same safety net, per check
+        for n in known:
+            if n not in before and n not in {r.name for r in results}:
+                record(CheckResult(n, False, f"unexpected answer "
+                                   f"({type(e).__name__}: {str(e)[:200]})"))
+
+
 async def accept_async(cfg: AcceptConfig,
                        on_check: Optional[Callable[[CheckResult], None]] = None) -> Dict[str, Any]:
     cfg.validate()
@@ -112,10 +135,7 @@ async def accept_async(cfg: AcceptConfig,
             return CheckResult(name, False, f"unexpected answer ({type(e).__name__}: "
                                             f"{str(e)[:200]})")
 
-    wanted = [n for n in CHECK_NAMES
-              if not (n == "auth" and not cfg.api_key) and not (n == "load" and cfg.requests == 0)
-              and not (n in KNOWN_CHECKS and not cfg.known)
-              and not (n == "greedy_replicas" and not cfg.replicas)]
+    wanted = wanted_checks(cfg)
     load = None
     async with Client(cfg.endpoint, cfg.api_key, timeout_s=cfg.timeout_s,
                       max_connections=cfg.concurrency + 2) as c:
@@ -153,14 +173,7 @@ async def accept_async(cfg: AcceptConfig,
             if name in KNOWN_CHECKS:
                 known = [n for n in wanted if n in KNOWN_CHECKS]
                 if name == known[0]:
-                    before = {r.name for r in results}
-                    try:
-                        await run_known(c, cfg, record, known)
-                    except Exception as e:  # noqa: BLE001 - the same safety net, per check
-                        for n in known:
-                            if n not in before and n not in {r.name for r in results}:
-                                record(CheckResult(n, False, f"unexpected answer "
-                                                   f"({type(e).__name__}: {str(e)[:200]})"))
+                    await _known_guarded(c, cfg, record, known, results)
                 continue
             record(await guarded(name, runs[name]))
     report = build(shown_url(cfg.endpoint), cfg.model, results, load,

@@ -172,33 +172,45 @@ def choose_offering(offerings: Iterable[Offering], instance_type: str, instance_
     that zone wins if it is within `max_upfront_fee_usd`: the GPU node group then stays in its
     subnet (a block in another zone works too, but moves the node group: network.py).
     """
-    offerings = list(offerings)
     shaped = [o for o in offerings
-              if o.instance_type == instance_type and o.instance_count >= instance_count
-              and o.duration_hours == duration_hours and o.currency == "USD"
-              and o.segments == 1 and not o.ultraserver and o.extra_minutes == 0]
+              if _shaped_as_asked(o, instance_type, instance_count, duration_hours)]
     fits = [o for o in shaped if o.in_availability_zone
             or (allow_local_zones and o.zone_types)]
-    if shaped and not fits:
-        offers = "; ".join(o.describe() for o in sorted(shaped, key=lambda o: o.upfront_fee_usd))
-        raise CapacityError("kimi-k3:capacityAllowLocalZones", None,
-                            "widen capacityEarliestStart/capacityLatestStart or try another aws:region; "
-                            "set kimi-k3:capacityAllowLocalZones=true (with kimi-k3:vpcId and a subnet "
-                            f"in that zone) to buy there (offers: {offers})",
-                            f"leaves no offering of {instance_count} x {instance_type}: every one is "
-                            "outside the region's Availability Zones")
     if not fits:
-        raise CapacityError("kimi-k3:capacityEarliestStart", None,
-                            "widen capacityEarliestStart/capacityLatestStart, change "
-                            "capacityDurationHours or try another aws:region",
-                            f"has no Capacity Block offering of {instance_count} x {instance_type} "
-                            f"for {duration_hours} h")
+        raise _nothing_fits(shaped, instance_type, instance_count, duration_hours)
     if prefer_zone:
         here = [o for o in fits if o.availability_zone == prefer_zone
                 and (max_upfront_fee_usd is None or o.upfront_fee_usd <= max_upfront_fee_usd)]
         if here:
             return min(here, key=lambda o: (o.upfront_fee_usd, o.start, o.offering_id))
     return min(fits, key=lambda o: (o.upfront_fee_usd, o.start, o.offering_id))
+
+
+def _shaped_as_asked(o: Offering, instance_type: str, instance_count: int,
+                     duration_hours: int) -> bool:
+    """The type, at least the count and exactly the duration asked, priced in USD, one segment,
+    not an UltraServer, no extra minutes."""
+    return (o.instance_type == instance_type and o.instance_count >= instance_count
+            and o.duration_hours == duration_hours and o.currency == "USD"
+            and o.segments == 1 and not o.ultraserver and o.extra_minutes == 0)
+
+
+def _nothing_fits(shaped: Sequence[Offering], instance_type: str, instance_count: int,
+                  duration_hours: int) -> CapacityError:
+    """The refusal when no offering fits: the zones are the reason if some had the right shape."""
+    if shaped:
+        offers = "; ".join(o.describe() for o in sorted(shaped, key=lambda o: o.upfront_fee_usd))
+        return CapacityError("kimi-k3:capacityAllowLocalZones", None,
+                             "widen capacityEarliestStart/capacityLatestStart or try another aws:region; "
+                             "set kimi-k3:capacityAllowLocalZones=true (with kimi-k3:vpcId and a subnet "
+                             f"in that zone) to buy there (offers: {offers})",
+                             f"leaves no offering of {instance_count} x {instance_type}: every one is "
+                             "outside the region's Availability Zones")
+    return CapacityError("kimi-k3:capacityEarliestStart", None,
+                         "widen capacityEarliestStart/capacityLatestStart, change "
+                         "capacityDurationHours or try another aws:region",
+                         f"has no Capacity Block offering of {instance_count} x {instance_type} "
+                         f"for {duration_hours} h")
 
 
 def fee_guard(chosen: Offering, offerings: Sequence[Offering], max_upfront_fee_usd: float) -> None:
