@@ -4,7 +4,9 @@
   unused imports and names, redefinitions, undefined names;
 - no module imports a pytest fixture: shared fixtures live in conftest.py, where pytest finds
   them (an imported fixture shadowed by a test's parameter is what ruff's F811 reported ~100
-  times before this gate).
+  times before this gate);
+- no function, method or class in components/ graded D or worse by radon's cyclomatic
+  complexity (radon 6.0.1, as `radon cc -n D components`): split it, behaviour unchanged.
 Each check is also run against a hostile input, so a gate that silently passes everything fails.
 """
 
@@ -15,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Dict, Iterable, List, Set
+
+from radon.complexity import cc_rank, cc_visit
 
 ROOT = Path(__file__).resolve().parents[2]
 LINTED = ("components", "tests", "bench", "tools")
@@ -115,3 +119,22 @@ def test_fixture_import_check_finds_an_imported_fixture(tmp_path):
         "tests/integration/test_a.py:1: services from tests.integration.env",
         "tests/integration/test_b.py:1: * from tests.integration.env",
     ]
+
+
+def graded_d_or_worse(source: str, name: str) -> List[str]:
+    """`name:line kind block (grade complexity)` for each block of `source` graded D to F."""
+    return [f"{name}:{b.lineno} {b.fullname} ({cc_rank(b.complexity)} {b.complexity})"
+            for b in cc_visit(source) if cc_rank(b.complexity) in "DEF"]
+
+
+def test_no_function_in_components_is_graded_d_or_worse():
+    found = [line for path in sorted((ROOT / "components").rglob("*.py"))
+             for line in graded_d_or_worse(path.read_text(), str(path.relative_to(ROOT)))]
+    assert found == [], "graded D or worse by radon (split them, behaviour unchanged):\n" + \
+        "\n".join(found)
+
+
+def test_complexity_gate_grades_a_branchy_function_d():
+    branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(21))
+    source = f"def branchy(x):\n{branches}    return -1\n\n\ndef plain(x):\n    return x\n"
+    assert graded_d_or_worse(source, "m.py") == ["m.py:1 branchy (D 22)"]
