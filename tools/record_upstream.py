@@ -82,7 +82,7 @@ def hyperpod_crd(clone: Path) -> None:
     repo, commit, path = HYPERPOD_CRD
     crd = yaml.safe_load(git_show(clone, commit, path))
     head = (f"# Reduced from https://github.com/{repo}/blob/{commit}/{path}:\n"
-            "# version v1's served/storage flags and its spec schema, keeping type, format,\n"
+            "# version v1's served/storage flags and its spec and status schemas, keeping type, format,\n"
             "# default, enum, pattern, maxLength and required everywhere, properties only along the\n"
             "# paths the tests read (elsewhere each property is {}), and the descriptions quoted\n"
             "# there. Written by tools/record_upstream.py (reduce_crd).\n")

@@ -14,6 +14,8 @@ from typing import Optional, Tuple
 from ..config.values import RawConfig
 from ..inference.errors import ConfigError
 from ..config.shared import SharedSettings, check_exposure, reject_unknown
+from .hyperpod import settings as hps
+from .hyperpod.settings import HyperPodConfig
 from .weights.settings import WeightsConfig
 from .weights.settings import parse as parse_weights
 
@@ -34,7 +36,7 @@ KEYS = frozenset({
     "kmsKeyArn", "systemInstanceType", "systemNodeCount", "weightsS3Uri", "keepWeightsMirror",
     "rootVolumeGib", "namespace", "hyperpodClusterName", "privateApi", "capacityAllowLocalZones",
     "interNodeTransport", "tlsDomain", "tlsCertificateArn", "tlsHostedZoneId",
-    "monitoring", "ampWorkspaceId",
+    "monitoring", "ampWorkspaceId", "trainingPlanArn",
 })
 #: keys that shape what this stack builds on EKS; with `serving: hyperpod` the user's HyperPod
 #: cluster already decides them, so setting one is refused (never silently dropped)
@@ -114,11 +116,19 @@ class AwsEksConfig:
     amp_workspace_id: Optional[str] = None
     #: TLS on the load balancer (tls.py), None: plain TCP (private, or allowPlaintext)
     tls: Optional["AwsTls"] = None
+    #: `serving: hyperpod` without `hyperpodClusterName`: the stack builds the HyperPod cluster on
+    #: a training plan (components/aws_eks/hyperpod/settings.py); None otherwise
+    hyperpod: Optional["HyperPodConfig"] = None
+
+    @property
+    def hyperpod_end_to_end(self) -> bool:
+        return self.serving == "hyperpod" and self.hyperpod is not None
 
     @property
     def applies_kubernetes_objects(self) -> bool:
-        """This stack's own `pulumi up` talks to the EKS API (Helm releases, serving objects)."""
-        return self.serving == "eks"
+        """This stack's own `pulumi up` talks to the EKS API it created (Helm releases, serving
+        objects): on the EKS path and on the end-to-end HyperPod path."""
+        return self.serving == "eks" or self.hyperpod_end_to_end
 
 
 def check_own_namespace(namespace: str) -> None:
@@ -158,8 +168,9 @@ def _refuse_eks_only_keys(src: RawConfig) -> None:
 _HYPERPOD_MODEL_NAME = re.compile(r"^[a-zA-Z0-9]")
 
 
-def _refuse_shared_keys_hyperpod_ignores(shared: SharedSettings, s3: Optional[str]) -> None:
-    """Shared keys the HyperPod path cannot honour yet: refused rather than dropped."""
+def _refuse_shared_keys_hyperpod_ignores(shared: SharedSettings, s3: Optional[str], gate: bool = False) -> None:
+    """Shared keys the HyperPod path cannot honour yet: refused rather than dropped (`gate`: the
+    end-to-end path, whose readiness gate runs the acceptance checks, so acceptLoad applies)."""
     name = shared.served_model_name
     if len(name) > 63 or not _HYPERPOD_MODEL_NAME.match(name):
         raise shared.refuse("servedModelName", "use at most 63 characters starting with a letter "
@@ -168,7 +179,7 @@ def _refuse_shared_keys_hyperpod_ignores(shared: SharedSettings, s3: Optional[st
         raise shared.refuse("allowedCidrs", "unset it; the HyperPod Inference Operator decides how "
                             "its endpoint is exposed (docs/aws-eks.md)",
                             "does not apply to kimi-k3:serving=hyperpod")
-    if shared.accept_load not in ("auto", "off"):
+    if shared.accept_load not in ("auto", "off") and not gate:
         # the default `auto` is warned about at deploy time (target.py): no gate runs there
         raise shared.refuse("acceptLoad", "unset it (or set off) and run "
                             "`python -m components accept --endpoint URL/v1 --model NAME` once the "
@@ -288,9 +299,6 @@ def _hyperpod_cluster(src: RawConfig, serving: str) -> Optional[str]:
     name = src.matching("hyperpodClusterName", _EKS_CLUSTER_NAME, "give the EKS cluster's name as "
                         "`aws eks list-clusters` shows it (letters, digits, '-', '_'; up to 100)",
                         "is not an EKS cluster name")
-    if serving == "hyperpod" and name is None:
-        raise src.refuse("hyperpodClusterName", "give the name of the EKS cluster that orchestrates "
-                         "your HyperPod cluster", "is needed with kimi-k3:serving=hyperpod")
     return name
 
 
@@ -312,14 +320,32 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
     reject_unknown(raw, KEYS)
     src = RawConfig("kimi-k3", raw)
     serving = src.choice("serving", SERVING_MODES, "eks", "is not a serving mode")
+    e2e = serving == "hyperpod" and hps.mode(src) == "end-to-end"
     if serving == "hyperpod":
-        _refuse_eks_only_keys(src)
-        _refuse_shared_keys_hyperpod_ignores(shared, src.text("weightsS3Uri"))
+        if not e2e:
+            _refuse_eks_only_keys(src)
+            hps.refuse_e2e_keys(src)
+        else:
+            hps.refuse_not_e2e_keys(src)
+        _refuse_shared_keys_hyperpod_ignores(shared, src.text("weightsS3Uri"), gate=e2e)
+    elif src.given("trainingPlanArn"):
+        raise src.refuse("trainingPlanArn", "unset it, or use kimi-k3:serving=hyperpod (a training plan "
+                         "is HyperPod's capacity)", "does not apply to kimi-k3:serving=eks (its capacity is a "
+                         "Capacity Block: kimi-k3:capacityReservationId)")
     replicas = _replicas(shared, src, serving)
-    capacity = _capacity(src, shared.nodes * replicas)
+    hyperpod = hps.parse(src, shared.node_shape, replicas) if e2e else None
+    # the HyperPod paths' capacity is a training plan (hyperpod), or the user's cluster's
+    capacity = _capacity(src if serving == "eks" else RawConfig("kimi-k3", {}), shared.nodes * replicas)
     net = _network(src)
-    version = src.matching("clusterVersion", _K8S_VERSION, f"give an EKS version such as {DEFAULT_CLUSTER_VERSION}",
-                           "is not a Kubernetes minor version", default=DEFAULT_CLUSTER_VERSION)
+    version = hps.cluster_version(src) if e2e else src.matching(
+        "clusterVersion", _K8S_VERSION, f"give an EKS version such as {DEFAULT_CLUSTER_VERSION}",
+        "is not a Kubernetes minor version", default=DEFAULT_CLUSTER_VERSION)
+    if e2e and not shared.has_api_key:
+        raise shared.refuse("apiKey", "set one: pulumi config set --secret kimi-k3:apiKey <key> (generate it with "
+                            "python3 -c 'import secrets; print(secrets.token_urlsafe(32))')",
+                            "is needed by the HyperPod cluster this stack builds: the inference operator's load "
+                            "balancer decides its own exposure (it may be internet-facing), so kimi-k3 never "
+                            "serves through it without a key")
     api_cidrs, private_api = _api_access(shared, src)
     kms = src.text("kmsKeyArn")
     if kms is not None and not kms.startswith("arn:aws"):
@@ -349,6 +375,7 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
         inter_node_transport=_inter_node_transport(shared, src),
         **_monitoring(src),
         tls=_tls(shared, src, serving),
+        hyperpod=hyperpod,
     )
 
 

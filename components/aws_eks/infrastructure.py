@@ -3,8 +3,9 @@
 Its children are the infrastructure, declared in order: the Capacity Block (adopted or bought),
 the network pinned to its zone, the leftover check, EKS with its system node group, the GPU node
 group on the block with its scheduled scaling, the add-ons, and the weights path's bucket and
-identities. With `kimi-k3:serving=hyperpod` it only reaches the user's HyperPod cluster (a
-Kubernetes provider). K3Inference is attached to it (components/program/pipeline.py); the serving
+identities. With `kimi-k3:serving=hyperpod` and `hyperpodClusterName` it only reaches the user's
+HyperPod cluster (a Kubernetes provider); without the name it builds the HyperPod cluster on a
+training plan, with the inference operator (components/aws_eks/hyperpod/resources.py). K3Inference is attached to it (components/program/pipeline.py); the serving
 objects and the readiness gate are K3Inference's children (target.py).
 """
 
@@ -37,7 +38,11 @@ class AwsEksCluster(pulumi.ComponentResource):
         self.region = config.region
         #: Prometheus, Grafana, dcgm-exporter (monitoring_resources.py); None when off or HyperPod
         self.monitoring = None
-        if cfg.serving == "hyperpod":
+        if cfg.hyperpod_end_to_end:  # the HyperPod cluster on a training plan (hyperpod/resources.py)
+            from .hyperpod.resources import build
+
+            build(self, name, deployment)
+        elif cfg.serving == "hyperpod":
             self._hyperpod(name, cfg)
         else:
             self._eks(name, deployment)

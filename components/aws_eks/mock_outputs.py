@@ -12,6 +12,8 @@ import json
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, Mapping
 
+from .hyperpod import mock_outputs as _hyperpod
+
 MOCK_ZONES = ["us-east-2a", "us-east-2b", "us-east-2c"]
 MOCK_BLOCK_ZONE = "us-east-2b"
 #: adopted reservation ids whose mocked block is elsewhere (tests of the next block in another
@@ -75,6 +77,8 @@ def eks_cluster(inputs: Mapping[str, Any]) -> Dict[str, Any]:
 
 def get_cluster(args: Mapping[str, Any]) -> Dict[str, Any]:
     return {"name": args.get("name"), "endpoint": "https://mock.eks.invalid",
+            "arn": f"arn:aws:eks:us-east-2:000000000000:cluster/{args.get('name')}",
+            "identities": [{"oidcs": [{"issuer": "https://oidc.eks.us-east-2.amazonaws.com/id/MOCK"}]}],
             "certificateAuthorities": [{"data": "bW9jaw=="}],
             "vpcConfig": {"clusterSecurityGroupId": "sg-0mock00000000000", "subnetIds": [],
                            "securityGroupIds": [], "endpointPrivateAccess": True,
@@ -142,3 +146,4 @@ MOCK_OUTPUTS.update({
         "certificateArn": a.get("certificateArn")},
     "aws:route53/record:Record": lambda a: {"fqdn": str(a.get("name") or "").rstrip(".")},
 })
+MOCK_OUTPUTS.update(_hyperpod.MOCK_OUTPUTS)  # the end-to-end HyperPod path (hyperpod/)

@@ -12,6 +12,7 @@ holds the `InferenceEndpointConfig` (no gate).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -84,7 +85,13 @@ def render_files(plan: Plan, spec: LaunchSpec, shared: SharedSettings,
                  cfg: cfgmod.AwsEksConfig) -> K8sRendered:
     layout = lay.k8s_layout(shared, cfg)
     if cfg.serving == "hyperpod":
-        iec = rk.render_hyperpod(plan, spec, layout)
+        from .hyperpod.resources import TLS_BUCKET_PLACEHOLDER, tls_output_uri, with_tls
+
+        # end to end: the operator writes its certificate to the stack's TLS bucket, or serves yours
+        tls = tls_output_uri(TLS_BUCKET_PLACEHOLDER) if cfg.hyperpod_end_to_end else None
+        iec = rk.render_hyperpod(plan, spec, layout, tls_output_s3_uri=tls)
+        if cfg.hyperpod_end_to_end:
+            iec = with_tls(iec, cfg.hyperpod.tls)
         return K8sRendered(files=rk.manifest_files([iec]), layout=layout, hyperpod=iec)
     objs = rk.render(plan, spec, layout)
     weights, guard = rk.render_weights(spec, layout), rk.render_api_guard(spec, layout)
@@ -125,6 +132,10 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
         if not region:
             raise ConfigError("aws:region", None, "set it: pulumi config set aws:region us-east-2",
                               "is needed (the Capacity Block and the cluster live in one region)")
+        if cfg.hyperpod_end_to_end:  # an adopted training plan is regional
+            from .hyperpod.settings import check_region
+
+            check_region(cfg.hyperpod.plan.arn, region)
         aws_inputs = stack_aws_inputs()
         refuse_static_keys(aws_inputs)  # the kubeconfig's `aws eks get-token` could not use them
         return EksTargetConfig(eks=cfg, region=region, aws_inputs=aws_inputs)
@@ -139,7 +150,11 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
         """The weights path's source and cold-start inputs (components/aws_eks/weights/plan.py)."""
         from .weights.plan import plan_request
 
-        return plan_request(settings.shared, settings.target.eks, request)
+        cfg = settings.target.eks
+        if cfg.serving == "hyperpod":  # the GPU clock: the plan's start, or the config applied
+            request = dataclasses.replace(request, clock_start="the training plan starts" if cfg.hyperpod_end_to_end
+                                          else "the endpoint config is applied")
+        return plan_request(settings.shared, cfg, request)
 
     def runtime(self, settings: Settings) -> Runtime:
         """Where the weights are as vLLM sees them, for this target's staging (see layout.py)."""
@@ -169,12 +184,20 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
         from ..program.tree import moved_from
 
         before = moved_from(infrastructure)  # they were the cluster component's children
+        if deployment.config.eks.hyperpod_end_to_end:
+            from .hyperpod.serving import serve
+
+            return serve(name, deployment, infrastructure, parent, before)
         if deployment.config.eks.serving == "hyperpod":
             return _hyperpod(name, deployment, infrastructure, parent, before)
         return _eks(name, deployment, infrastructure, parent, before)
 
     def gates(self, name: str, deployment: EksDeployment, infrastructure: AwsEksCluster,
               served: AwsServed, parent) -> AwsGates:
+        if deployment.config.eks.hyperpod_end_to_end:
+            from .hyperpod.serving import gates
+
+            return gates(name, deployment, infrastructure, served, parent)
         if deployment.config.eks.serving == "hyperpod":
             pulumi.log.warn(hyperpod_gate_warning(deployment.shared.accept_load), resource=infrastructure)
             return AwsGates()
@@ -191,6 +214,10 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
 
     def outputs(self, deployment: EksDeployment, infrastructure: AwsEksCluster, served: AwsServed,
                 gates: AwsGates) -> Mapping[str, Any]:
+        if deployment.config.eks.hyperpod_end_to_end:
+            from .hyperpod.serving import outputs
+
+            return outputs(deployment, infrastructure, served, gates)
         if deployment.config.eks.serving == "hyperpod":
             return {"kubeconfig": infrastructure.kubeconfig, "curl": served.status}
         return {**_eks_outputs(deployment, infrastructure, gates), **_tls_outputs(deployment, served)}

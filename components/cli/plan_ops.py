@@ -43,7 +43,9 @@ def cost(run, contract_usd_per_hour: Optional[float] = None) -> Dict[str, Any]:
 def clock(run) -> Dict[str, Any]:
     """The clock of the planned stack (components/progress/clock.py), with the block's start
     when the (offline) Capacity Block reports one."""
-    window = (run.outputs or {}).get("reservationWindow")
+    outputs = run.outputs or {}
+    # the Capacity Block's window, or the HyperPod path's training plan (components/aws_eks/hyperpod/)
+    window = outputs.get("reservationWindow") or outputs.get("trainingPlan")
     start = window.get("start") if isinstance(window, Mapping) else None
     return clocks.for_deployment(run.deployment, block_start=start if isinstance(start, str) else None)
 

@@ -87,13 +87,18 @@ def aws_parts(resources: Sequence[Mapping[str, Any]], node_shape: str, nodes: in
         if types and desired:
             parts.append(_part(f"aws:ec2:{types[0]}", desired,
                                f"node group {r.get('name')}: {desired} desired"))
-    if not gpu_nodes:
-        gpu_nodes = nodes
-        note = "the plan's nodes"
+    plan = next((_inputs(r) for r in resources if r.get("type") == "pulumi-python:dynamic/aws:TrainingPlan"), None)
+    if plan is not None:  # HyperPod end to end: the nodes are the training plan's
+        parts.append(_part("aws:sagemaker-training-plan", _int(plan.get("instanceCount")) or nodes,
+                           f"{plan.get('instanceType')} on the training plan"))
+    elif not gpu_nodes:
+        parts.append(_part(f"aws:ec2:{node_shape}", nodes, "the plan's nodes"))
     else:
-        note = "the Capacity Block node group's nodes while the block runs"
-    parts.append(_part(f"aws:ec2:{node_shape}", gpu_nodes, note))
-    if _count(resources, "aws:s3/bucket:Bucket"):
+        parts.append(_part(f"aws:ec2:{node_shape}", gpu_nodes,
+                           "the Capacity Block node group's nodes while the block runs"))
+    # the weights mirror (not the HyperPod operator's certificate bucket, kimi-k3-tls-*: a few kB)
+    if any(not str(_inputs(r).get("bucketPrefix") or "").startswith("kimi-k3-tls-")
+           for r in resources if r.get("type") == "aws:s3/bucket:Bucket"):
         parts.append(_part("aws:s3-storage", 1, "the weights mirror (about the checkpoint's size)"))
     return parts
 

@@ -57,6 +57,11 @@ PRICES: Mapping[str, Price] = {p.key: p for p in (
     Price("aws:ec2:p5.48xlarge", "EC2 p5.48xlarge (GPU node)", "instance-hour", None,
           _NOT_READ, ""),
     Price("aws:s3-storage", "S3 storage of the weights mirror", "mirror-hour", None, _NOT_READ, ""),
+    # the HyperPod path's capacity (components/aws_eks/hyperpod/training_plan.py)
+    Price("aws:sagemaker-training-plan", "SageMaker training plan (HyperPod node)", "instance-hour", None,
+          "priced per purchase: SearchTrainingPlanOfferings UpfrontFee (botocore 1.44.8 SageMaker model)", "",
+          "the plan's upfront fee / its hours / its instances, read from SageMaker when it is bought or "
+          "adopted (the stack output capacityCost)"),
     Price("ctyun:atlas-800-a3", "CTyun Atlas 800 A3 bare-metal node (16 x Ascend 910C)",
           "node-hour", None, _CTYUN, ""),
     Price("ctyun:ehpc-master", "CTyun E-HPC master node (not serving)", "node-hour", None,

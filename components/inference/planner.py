@@ -65,6 +65,9 @@ class PlanRequest:
     #: what the target says about traffic between the nodes of a replica (nodes > 1): a dict with
     #: at least `transport` and `summary`, and `warning` when there is one (aws-eks: efa/transport.py)
     inter_node: Optional[Mapping[str, Any]] = None
+    #: what the GPU clock starts at, in the plan's words ("the training plan starts"); "" = the
+    #: default by weights source (a Capacity Block's start, or the nodes being up)
+    clock_start: str = ""
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,8 @@ class ColdStart:
     gpu_node_s_saved: int = 0
     #: filling the mirror (before the block starts, on the system node); None: no mirror
     mirror_fill_s: Optional[int] = None
+    #: what the GPU clock starts at as the target says it (PlanRequest.clock_start; "": default)
+    clock_start: str = ""
 
 
 @dataclass(frozen=True)
@@ -144,7 +149,10 @@ class Plan:
     inter_node: Optional[Mapping[str, Any]] = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if not d["cold_start"].get("clock_start"):  # said only when a target words it
+            d["cold_start"].pop("clock_start", None)
+        return d
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "Plan":
@@ -204,7 +212,8 @@ def _minutes(s: int) -> str:
 def _first_token_text(c: ColdStart, usd_per_hour: Optional[float]) -> str:
     """Block (or node) start -> first token of the chosen path, next to the hub's, with the GPU time
     saved. On a target without Capacity Blocks (CTyun) the clock starts when the nodes are up."""
-    start = "the block starts" if c.weights_source in ("hub", "s3", "mirror") else "the nodes are up"
+    start = c.clock_start or ("the block starts" if c.weights_source in ("hub", "s3", "mirror")
+                              else "the nodes are up")
     text = f"{_minutes(c.first_token_s)} after {start} ({c.weights_source}"
     if c.loading == "stream-s3":
         text += ", streamed"
@@ -414,6 +423,7 @@ def _cold_start(req: PlanRequest, model: ModelProfile, shape: NodeShape, profile
         hub_first_token_s=None if hub is None else hub.gpu_seconds(),
         gpu_node_s_saved=0 if hub is None else max(0, hub.gpu_seconds() - first) * par.pipeline_parallel,
         mirror_fill_s=None if mirror is None else mirror.seconds,
+        clock_start=req.clock_start,
     )
 
 

@@ -512,7 +512,14 @@ def render_efa(layout: K8sLayout) -> List[dict]:
     return layout.interconnect.objects(layout)
 
 
-def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:
+#: vLLM's health route: the ALB target group's check (the operator's CRD defaults to /ping, which
+#: vLLM does not serve: its OpenAI server has /health, and kimi-k3's API-key guard leaves only
+#: GET /health open, components/inference/kk3_api_guard.py)
+HYPERPOD_HEALTH_PATH = "/health"
+
+
+def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout,
+                    tls_output_s3_uri: Optional[str] = None) -> dict:
     """SageMaker HyperPod `InferenceEndpointConfig`: one pod per replica on one node.
 
     Field by field against the operator's CRD (aws/sagemaker-hyperpod-cli,
@@ -530,7 +537,15 @@ def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:
     - with an API key, the worker has no volume to mount kimi-k3's API-key guard from (the CRD's
       worker has no `volumes`), so its text travels as env `KK3_API_GUARD_PY` and
       `api_guard.HYPERPOD_WRITER` (`python3 -c`, the command) writes it to a private temp dir
-      on PYTHONPATH and execs `vllm serve ...` (the args).
+      on PYTHONPATH and execs `vllm serve ...` (the args);
+    - `loadBalancer.healthCheckPath` is vLLM's /health (the CRD's default /ping is not served);
+    - `metrics.modelMetrics` is vLLM's /metrics on its API port (the CRD defaults the port to
+      8080, where nothing listens); with an API key, kimi-k3's guard answers /metrics only with
+      the key, which the operator's scraper does not have, so its collection is off
+      (`metrics.enabled: false`) and the stack's own Prometheus scrapes with the key;
+    - `tlsConfig.tlsCertificateOutputS3Uri` (the end-to-end path: the stack's TLS bucket): where
+      the operator writes the certificate it generates for its load balancer's HTTPS listener
+      (the CRD: "if not provided, operator auto-generates self-signed certificate").
     """
     if spec.nodes != 1:
         raise ValueError("HyperPod's InferenceEndpointConfig runs one node per replica")
@@ -571,6 +586,10 @@ def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout) -> dict:
                 "args": args,
                 "environmentVariables": env,
             },
+            "loadBalancer": {"healthCheckPath": HYPERPOD_HEALTH_PATH},
+            "metrics": {"enabled": not spec.api_guard,
+                        "modelMetrics": {"path": "/metrics", "port": spec.port}},
+            **({"tlsConfig": {"tlsCertificateOutputS3Uri": tls_output_s3_uri}} if tls_output_s3_uri else {}),
         },
     }
 

@@ -12,7 +12,11 @@ it), and the total says so instead of inventing it.
   weights and image (on the master) -> broadcast (to every node) -> engine (vLLM start) -> gate
   (the acceptance checks);
 - aws-eks: infrastructure (VPC, EKS, system nodes, add-ons) -> block wait (until the Capacity
-  Block starts) -> nodes -> staging -> engine -> gate.
+  Block starts) -> nodes -> staging -> engine -> gate;
+- aws-eks on HyperPod, end to end: infrastructure (as above) -> HyperPod cluster and operator ->
+  plan wait (until the training plan starts) -> nodes (HyperPod provisions them) -> staging (the
+  operator's download) -> engine -> gate; on a HyperPod cluster of yours only staging and engine
+  (the operator deploys; there is no gate).
 
 `measure(phases, records)` reads the progress records of a run (components/progress/record.py)
 and gives each phase the time its progress phases took (`measured_by`: names or name prefixes;
@@ -123,6 +127,39 @@ def aws_phases(cold: Mapping[str, Any], *, block_start: Optional[str] = None) ->
     ]
 
 
+#: what the HyperPod path's own waits are recorded as (components/aws_eks/hyperpod/readiness.py)
+HYPERPOD_GATE_BY = ("endpoint-deploy", "readiness-gate")
+
+
+def hyperpod_phases(cold: Mapping[str, Any], *, plan_start: Optional[str] = None,
+                    end_to_end: bool = True) -> List[ClockPhase]:
+    """The HyperPod path's phases. SageMaker documents no duration for creating a HyperPod
+    cluster or provisioning its nodes: those phases are not estimated (said, not invented)."""
+    stage = _phase(cold, "stage")
+    engine_s, engine_why = _engine(cold)
+    staging = ClockPhase("staging", int(stage["seconds"]) if stage else 0,
+                         f"the plan: {stage['source']} (the operator's download)" if stage else "nothing staged",
+                         None, HYPERPOD_GATE_BY if end_to_end else ())
+    engine = ClockPhase("engine", engine_s, engine_why, int(cold.get("startup_timeout_s") or 0) or None,
+                        HYPERPOD_GATE_BY if end_to_end else ())
+    if not end_to_end:
+        return [staging, engine]
+    wait = ("until the training plan starts" + (f" ({plan_start})" if plan_start else "")
+            + ": 0 when it is already active")
+    return [
+        ClockPhase("infrastructure", EKS_CONTROL_PLANE_S + EKS_REST_S,
+                   f"EKS control plane provisioning averages 15 min ({EKS_SOURCE}); assumption: "
+                   f"{EKS_REST_S // 60} min more for the system nodes and add-ons"),
+        ClockPhase("hyperpod-cluster", None, "SageMaker does not document how long creating a HyperPod "
+                   "cluster and installing the inference operator add-on take"),
+        ClockPhase("plan-wait", None, wait, None, ("plan-start",)),
+        ClockPhase("nodes", None, "SageMaker does not document how long a HyperPod node takes to "
+                   "provision and join", None, HYPERPOD_GATE_BY),
+        staging, engine,
+        ClockPhase("gate", GATE_S, "assumption: the functional checks and the load part", None, ("accept-gate",)),
+    ]
+
+
 def document(phases: Sequence[ClockPhase]) -> Dict[str, Any]:
     """plan.json's `clock`: the phases, the total of the estimates, and what it leaves out."""
     known = sum(p.estimate_s for p in phases if p.estimate_s is not None)
@@ -188,6 +225,7 @@ def measure(clock: Mapping[str, Any], views: Sequence[Any]) -> List[Dict[str, An
 
 #: progress phase names that tell which target a run without a recorded clock belongs to
 _TELLS = {"ctyun-hcc": ("ehpc-order", "weights-broadcast", "vllm-start"),
+          "aws-eks-hyperpod": ("plan-start", "endpoint-deploy"),
           "aws-eks": ("block-start", "readiness-gate", "weights-mirror")}
 
 
@@ -195,7 +233,7 @@ def unestimated(target: str) -> Dict[str, Any]:
     """The phases of `target` without estimates (a run recorded before the plan's clock was)."""
     empty: Dict[str, Any] = {"phases": []}
     phases = (ctyun_phases(empty, checkpoint_bytes=0, nvme_gb_per_s=1.0) if target == "ctyun-hcc"
-              else aws_phases(empty))
+              else hyperpod_phases(empty) if target == "aws-eks-hyperpod" else aws_phases(empty))
     return document([ClockPhase(p.name, None, "", None, p.measured_by) for p in phases])
 
 
@@ -256,6 +294,9 @@ def for_deployment(deployment, block_start: Optional[str] = None) -> Dict[str, A
         phases = ctyun_phases(cold, checkpoint_bytes=MODELS[plan.model].download_bytes,
                               nvme_gb_per_s=NODE_SHAPES[plan.node_shape].nvme_read_gb_per_s,
                               order_timeout_s=deployment.config.cluster.create_timeout_s)
+    elif target == "aws-eks" and deployment.config.eks.serving == "hyperpod":
+        phases = hyperpod_phases(cold, plan_start=block_start,
+                                 end_to_end=deployment.config.eks.hyperpod_end_to_end)
     elif target == "aws-eks":
         phases = aws_phases(cold, block_start=block_start)
     else:

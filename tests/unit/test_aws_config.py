@@ -112,7 +112,9 @@ def test_block_durations(hours, ok):
     ({"apiAccessCidrs": "10.0.0.1/8"}, "is not a CIDR"),
     ({"weightsSource": "s3"}, "kimi-k3:weightsS3Uri (not set) is needed"),
     ({"weightsS3Uri": "https://bucket"}, "is not an S3 URI"),
-    ({"serving": "hyperpod"}, "kimi-k3:hyperpodClusterName (not set) is needed"),
+    # without hyperpodClusterName the stack builds the HyperPod cluster (hyperpod/settings.py)
+    ({"serving": "hyperpod", "capacityReservationId": "cr-0123456789abcdef0"},
+     "does not apply to the HyperPod cluster this stack builds"),
     ({"serving": "hyperpod", "hyperpodClusterName": "hp", "nodes": "2"}, "HyperPod's one node per replica"),
     ({"replicas": "40", "nodes": "2"}, "more than one Capacity Block holds"),
     ({"namespace": "Kimi"}, "is not a Kubernetes namespace name"),

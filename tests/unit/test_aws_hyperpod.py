@@ -60,6 +60,36 @@ def check_against_crd(iec):
     fields(w["modelVolumeMount"], FACTS["modelVolumeMount"]["properties"], FACTS["modelVolumeMount"]["required"], "mount")
     fields(w["modelInvocationPort"], FACTS["modelInvocationPort"]["properties"],
            FACTS["modelInvocationPort"]["required"], "port")
+    lb = spec.get("loadBalancer") or {}
+    fields(lb, FACTS["loadBalancer"]["properties"], [], "loadBalancer")
+    if "healthCheckPath" in lb and not re.match(FACTS["loadBalancer"]["healthCheckPath"]["pattern"],
+                                                lb["healthCheckPath"]):
+        problems.append("loadBalancer.healthCheckPath")
+    m = spec.get("metrics") or {}
+    fields(m, FACTS["metrics"]["properties"], [], "metrics")
+    mm = m.get("modelMetrics") or {}
+    fields(mm, FACTS["metrics"]["modelMetrics"]["properties"], [], "metrics.modelMetrics")
+    if "path" in mm and not re.match(FACTS["metrics"]["modelMetrics"]["path"]["pattern"], mm["path"]):
+        problems.append("metrics.modelMetrics.path")
+    tls = spec.get("tlsConfig") or {}
+    fields(tls, FACTS["tlsConfig"]["properties"], [], "tlsConfig")
+    uri = tls.get("tlsCertificateOutputS3Uri")
+    if uri is not None and not re.match(FACTS["tlsConfig"]["tlsCertificateOutputS3Uri"]["pattern"], uri):
+        problems.append("tlsConfig.tlsCertificateOutputS3Uri")
+    custom = tls.get("customCertificateConfig")
+    if custom is not None:
+        f = FACTS["tlsConfig"]["customCertificateConfig"]
+        fields(custom, f["properties"], f["required"], "customCertificateConfig")
+        for k in ("acmArn", "domainName"):
+            if not re.match(f[k]["pattern"], custom.get(k, "")):
+                problems.append(f"customCertificateConfig.{k}")
+    dns = spec.get("dnsConfig")
+    if dns is not None:
+        fields(dns, FACTS["dnsConfig"]["properties"], FACTS["dnsConfig"]["required"], "dnsConfig")
+        if not custom:
+            problems.append("dnsConfig requires tlsConfig.customCertificateConfig")
+        if not re.match(FACTS["dnsConfig"]["hostedZoneId"]["pattern"], dns.get("hostedZoneId", "")):
+            problems.append("dnsConfig.hostedZoneId")
     return problems
 
 
@@ -173,6 +203,35 @@ def test_recorded_facts_match_the_crd_upstream():
     assert sorted(hf["properties"]) == sorted(FACTS["huggingFaceModel"]["properties"])
     assert hf["properties"]["modelId"]["pattern"] == FACTS["huggingFaceModel"]["modelId"]["pattern"]
     assert "HF_TOKEN" in hf["properties"]["tokenSecretRef"]["description"]
+    for section in ("loadBalancer", "metrics", "tlsConfig"):
+        assert sorted(spec["properties"][section]["properties"]) == sorted(FACTS[section]["properties"])
+    lb = spec["properties"]["loadBalancer"]["properties"]["healthCheckPath"]
+    assert (lb["default"], lb["pattern"]) == (FACTS["loadBalancer"]["healthCheckPath"]["default"],
+                                              FACTS["loadBalancer"]["healthCheckPath"]["pattern"])
+    mm = spec["properties"]["metrics"]["properties"]["modelMetrics"]["properties"]
+    assert sorted(mm) == sorted(FACTS["metrics"]["modelMetrics"]["properties"])
+    assert mm["port"]["default"] == FACTS["metrics"]["modelMetrics"]["port"]["default"]
+    assert (mm["path"]["default"], mm["path"]["pattern"]) == (FACTS["metrics"]["modelMetrics"]["path"]["default"],
+                                                              FACTS["metrics"]["modelMetrics"]["path"]["pattern"])
+    uri = spec["properties"]["tlsConfig"]["properties"]["tlsCertificateOutputS3Uri"]
+    assert uri["pattern"] == FACTS["tlsConfig"]["tlsCertificateOutputS3Uri"]["pattern"]
+    custom = spec["properties"]["tlsConfig"]["properties"]["customCertificateConfig"]
+    f = FACTS["tlsConfig"]["customCertificateConfig"]
+    assert sorted(custom["properties"]) == sorted(f["properties"]) and custom["required"] == f["required"]
+    for k in ("acmArn", "domainName"):
+        assert custom["properties"][k]["pattern"] == f[k]["pattern"]
+    dns = spec["properties"]["dnsConfig"]
+    assert dns["required"] == FACTS["dnsConfig"]["required"]
+    assert dns["properties"]["hostedZoneId"]["pattern"] == FACTS["dnsConfig"]["hostedZoneId"]["pattern"]
+    from components.aws_eks.hyperpod import settings as hps
+
+    assert hps.ACM_ARN.pattern == f["acmArn"]["pattern"] and hps.DOMAIN.pattern == f["domainName"]["pattern"]
+    status = v1["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
+    assert status["state"]["enum"] == FACTS["status"]["state"]
+    assert set(FACTS["status"]["read"]) <= set(status)
+    assert set(FACTS["status"]["tlsCertificate"]) <= set(status["tlsCertificate"]["properties"])
+    assert set(FACTS["status"]["deploymentStatus"]) <= set(status["deploymentStatus"]["properties"])
+
     assert spec["properties"]["maxDeployTimeInSeconds"]["default"] == 3600
     for key in ("maxDeployTimeInSeconds", "replicas"):
         for k, v in FACTS["spec"][key].items():
@@ -193,3 +252,12 @@ def test_recorded_facts_match_the_crd_upstream():
         got = w["properties"][part]
         assert sorted(got["properties"]) == sorted(FACTS[part]["properties"]), part
         assert got["required"] == FACTS[part]["required"], part
+
+
+def test_the_health_check_and_metrics_reach_vllm_not_the_operators_defaults(with_secrets):
+    """/ping and port 8080 (the CRD's defaults) are not served by vLLM: both are set, and with an
+    API key the operator's scrape (which has no key) is off."""
+    plain = iec_of(run_program("aws-eks", HP))
+    assert plain["spec"]["loadBalancer"] == {"healthCheckPath": "/health"}
+    assert plain["spec"]["metrics"] == {"enabled": True, "modelMetrics": {"path": "/metrics", "port": 8000}}
+    assert iec_of(with_secrets)["spec"]["metrics"]["enabled"] is False

@@ -316,9 +316,8 @@ def test_the_acceptance_load_counts_are_ascii_too():
 
 def test_an_unset_key_is_said_to_be_unset_not_none():
     with pytest.raises(ConfigError) as e:
-        aws_cfg(serving="hyperpod")
-    assert str(e.value).startswith("kimi-k3:hyperpodClusterName (not set) is needed with "
-                                   "kimi-k3:serving=hyperpod; ")
+        aws_cfg(weightsSource="s3")
+    assert str(e.value).startswith("kimi-k3:weightsS3Uri (not set) is needed")
     assert "None" not in str(e.value)
 
 

@@ -27,8 +27,17 @@ CRD_PATHS = ("", "worker", "worker.environmentVariables", "worker.environmentVar
              "worker.environmentVariables.valueFrom.secretKeyRef", "worker.modelVolumeMount",
              "worker.modelInvocationPort", "modelSourceConfig",
              "modelSourceConfig.huggingFaceModel",
-             "modelSourceConfig.huggingFaceModel.tokenSecretRef")
-CRD_DESCRIBED = ("worker.args", "worker.command", "modelSourceConfig.huggingFaceModel.tokenSecretRef")
+             "modelSourceConfig.huggingFaceModel.tokenSecretRef",
+             # the end-to-end HyperPod path (components/aws_eks/hyperpod/): ALB, metrics, TLS
+             "loadBalancer", "metrics", "metrics.modelMetrics", "tlsConfig",
+             "tlsConfig.customCertificateConfig", "dnsConfig")
+CRD_DESCRIBED = ("worker.args", "worker.command", "modelSourceConfig.huggingFaceModel.tokenSecretRef",
+                 "loadBalancer.healthCheckPath", "metrics.modelMetrics.port", "tlsConfig.tlsCertificateOutputS3Uri",
+                 "tlsConfig.customCertificateConfig")
+#: status paths whose properties are kept (what the readiness gate reads), prefixed `status`
+CRD_STATUS_PATHS = ("status", "status.deploymentStatus", "status.tlsCertificate")
+CRD_STATUS_DESCRIBED = ("status.state", "status.selector", "status.tlsCertificate.tlsCertificateS3Keys",
+                        "status.tlsCertificate.certificateDomainNames")
 CRD_KEYWORDS = ("type", "format", "default", "enum", "pattern", "maxLength", "required")
 
 
@@ -49,31 +58,35 @@ def efa_history() -> Dict[str, Any]:
     return load_yaml("aws/eks-charts", "history", f"{EFA_CHART_DIR}.yaml")
 
 
-def _reduce(node: Dict[str, Any], path: str) -> Dict[str, Any]:
+def _reduce(node: Dict[str, Any], path: str, paths=CRD_PATHS, described=CRD_DESCRIBED) -> Dict[str, Any]:
     out = {k: node[k] for k in CRD_KEYWORDS if k in node}
-    if path in CRD_DESCRIBED and "description" in node:
+    if path in described and "description" in node:
         out["description"] = node["description"]
     if node.get("type") == "array" and isinstance(node.get("items"), dict):
-        out["items"] = _reduce(node["items"], path)
+        out["items"] = _reduce(node["items"], path, paths, described)
         return out
     props = node.get("properties")
     if isinstance(props, dict):
-        keep = path in CRD_PATHS
+        keep = path in paths
         out["properties"] = {
-            name: (_reduce(sub, f"{path}.{name}".lstrip(".")) if keep else {})
+            name: (_reduce(sub, f"{path}.{name}".lstrip("."), paths, described) if keep else {})
             for name, sub in props.items()}
     return out
 
 
 def reduce_crd(crd: Dict[str, Any]) -> Dict[str, Any]:
-    """Each version's served/storage flags; v1's spec schema reduced along CRD_PATHS."""
+    """Each version's served/storage flags; v1's spec schema reduced along CRD_PATHS, its status
+    along CRD_STATUS_PATHS."""
     out = {"kind": crd["kind"], "spec": {"group": crd["spec"]["group"],
                                          "names": {"kind": crd["spec"]["names"]["kind"]},
                                          "versions": []}}
     for v in crd["spec"]["versions"]:
         entry = {"name": v["name"], "served": v["served"], "storage": v["storage"]}
         if v["name"] == "v1":
-            spec = v["schema"]["openAPIV3Schema"]["properties"]["spec"]
-            entry["schema"] = {"openAPIV3Schema": {"properties": {"spec": _reduce(spec, "")}}}
+            props = v["schema"]["openAPIV3Schema"]["properties"]
+            kept = {"spec": _reduce(props["spec"], "")}
+            if "status" in props:
+                kept["status"] = _reduce(props["status"], "status", CRD_STATUS_PATHS, CRD_STATUS_DESCRIBED)
+            entry["schema"] = {"openAPIV3Schema": {"properties": kept}}
         out["spec"]["versions"].append(entry)
     return out

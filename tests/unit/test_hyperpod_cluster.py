@@ -1,0 +1,202 @@
+"""The HyperPod cluster's and the operator's inputs against the pinned SDK models (botocore 1.44.8:
+SageMaker CreateCluster, EKS CreateAddon, IAM), and the destroy proofs through botocore's
+Stubber (SageMaker DescribeCluster/ListClusterNodes, ELBv2/ELB listings)."""
+
+import json
+from datetime import datetime, timezone
+
+import boto3
+import botocore.session
+import pytest
+from botocore.stub import Stubber
+from botocore.validate import ParamValidator
+
+from components.aws_eks.addons import GPU_NODE_LABELS
+from components.aws_eks.hyperpod import catalog
+from components.aws_eks.hyperpod import cluster as hpc
+from components.aws_eks.hyperpod import operator as op
+from components.aws_eks.hyperpod import proof
+
+SESSION = botocore.session.get_session()
+ROLE = "arn:aws:iam::111122223333:role/kimi-k3-hyperpod-node"
+PLAN = "arn:aws:sagemaker:us-east-2:111122223333:training-plan/kimi-k3-abc-1"
+EKS = "arn:aws:eks:us-east-2:111122223333:cluster/kimi-k3-aws-eks"
+OIDC = "arn:aws:iam::111122223333:oidc-provider/oidc.eks.us-east-2.amazonaws.com/id/ABC"
+ISSUER = "https://oidc.eks.us-east-2.amazonaws.com/id/ABC"
+
+
+def validate(service: str, operation: str, params) -> None:
+    shape = SESSION.get_service_model(service).operation_model(operation).input_shape
+    report = ParamValidator().validate(params, shape)
+    assert not report.has_errors(), report.generate_report()
+
+
+def args():
+    group = hpc.instance_group("ml.p6-b300.48xlarge", 2, ROLE, PLAN, GPU_NODE_LABELS)
+    return hpc.cluster_args(hpc.cluster_name("aws-eks"), EKS, "subnet-0123456789abcdef0", "sg-0123456789abcdef0",
+                            group, {"kimi-k3:stack-name": "org/kimi-k3/aws-eks"})
+
+
+def test_the_cluster_is_a_valid_create_cluster_request():
+    req = hpc.as_create_cluster(args())
+    validate("sagemaker", "CreateCluster", req)
+    g = req["InstanceGroups"][0]
+    assert g["TrainingPlanArn"] == PLAN and g["InstanceType"] == "ml.p6-b300.48xlarge" and g["InstanceCount"] == 2
+    assert g["KubernetesConfig"] == {"Labels": dict(GPU_NODE_LABELS)} and "LifeCycleConfig" not in g
+    assert req["Orchestrator"] == {"Eks": {"ClusterArn": EKS}} and req["NodeRecovery"] == "Automatic"
+    assert req["VpcConfig"] == {"SecurityGroupIds": ["sg-0123456789abcdef0"], "Subnets": ["subnet-0123456789abcdef0"]}
+
+
+def test_the_aws_native_inputs_are_the_sdks_types():
+    """The same dict builds pulumi-aws-native's typed args (unknown keys would raise TypeError)."""
+    from pulumi_aws_native.sagemaker import ClusterInstanceGroupArgs, ClusterVpcConfigArgs
+
+    a = args()
+    group = dict(a["instance_groups"][0])
+    ClusterInstanceGroupArgs(**group)
+    ClusterVpcConfigArgs(**a["vpc_config"])
+
+
+@pytest.mark.parametrize("stack, name", [
+    ("aws-eks", "kimi-k3-aws-eks"), ("my_stack.prod", "kimi-k3-my-stack-prod"), ("---", "kimi-k3"),
+    ("x" * 100, "kimi-k3-" + "x" * 55), ("ünï/côdé", "kimi-k3-n-c-d")])
+def test_hostile_stack_names_give_a_valid_cluster_name(stack, name):
+    got = hpc.cluster_name(stack)
+    assert got == name
+    validate("sagemaker", "DescribeCluster", {"ClusterName": got})
+    import re
+
+    assert re.fullmatch(SESSION.get_service_model("sagemaker").shape_for("ClusterName").metadata["pattern"], got)
+
+
+def test_the_node_role_is_what_sagemaker_assumes_and_nothing_more():
+    trust = json.loads(hpc.trust_policy())
+    assert trust["Statement"] == [{"Effect": "Allow", "Principal": {"Service": "sagemaker.amazonaws.com"},
+                                   "Action": "sts:AssumeRole"}]
+    assert hpc.managed_policies()[0] == catalog.INSTANCE_ROLE_POLICY
+    vpc = json.loads(hpc.vpc_policy())["Statement"][0]
+    assert all(a.startswith("ec2:") and ("Describe" in a or "NetworkInterfacePermission" in a) for a in vpc["Action"])
+
+
+# ---------------------------------------------------------------- the operator add-on
+
+def test_the_addons_are_valid_create_addon_requests_in_the_scripts_order():
+    config = op.addon_configuration("arn:aws:iam::111122223333:role/SageMakerHyperPodInference-x", "kimi-k3-tls-1",
+                                    "arn:aws:sagemaker:us-east-2:111122223333:cluster/abc", "arn:alb", "arn:keda")
+    for name in (*catalog.DEPENDENCY_ADDONS, catalog.OPERATOR_ADDON):
+        a = op.addon_args(name)
+        req = {"clusterName": "kimi-k3-aws-eks", "addonName": a["addon_name"], "addonVersion": a["addon_version"],
+               "resolveConflicts": a["resolve_conflicts_on_create"]}
+        if name == catalog.OPERATOR_ADDON:
+            req["configurationValues"] = config
+        validate("eks", "CreateAddon", req)
+    assert list(catalog.ADDON_VERSIONS)[-1] == catalog.OPERATOR_ADDON  # dependencies first
+    d = json.loads(config)
+    assert set(d) == {"executionRoleArn", "tlsCertificateS3Bucket", "hyperpodClusterArn", "alb", "keda"}
+    assert d["alb"] == {"enabled": True, "serviceAccount": {"create": True, "roleArn": "arn:alb"}}
+    assert d["keda"]["auth"]["aws"]["irsa"] == {"enabled": True, "roleArn": "arn:keda"}
+
+
+def test_each_operator_role_trusts_exactly_its_service_account():
+    for key, account in op.role_subjects().items():
+        doc = json.loads(op.irsa_trust(OIDC, ISSUER, catalog.OPERATOR_NAMESPACE, account,
+                                       "sagemaker.amazonaws.com" if key == "keda" else None))
+        web = doc["Statement"][-1]
+        assert web["Principal"] == {"Federated": OIDC} and web["Action"] == "sts:AssumeRoleWithWebIdentity"
+        assert web["Condition"]["StringEquals"] == {
+            "oidc.eks.us-east-2.amazonaws.com/id/ABC:aud": "sts.amazonaws.com",
+            "oidc.eks.us-east-2.amazonaws.com/id/ABC:sub":
+                f"system:serviceaccount:{catalog.OPERATOR_NAMESPACE}:{account}"}
+        assert len(doc["Statement"]) == (2 if key == "keda" else 1)
+
+
+def test_the_execution_role_may_touch_only_objects_of_the_tls_bucket():
+    doc = json.loads(op.tls_bucket_policy("kimi-k3-tls-abc"))
+    for s in doc["Statement"]:
+        assert s["Resource"] == ["arn:aws:s3:::kimi-k3-tls-abc/*"]
+        assert all(a.startswith("s3:") and "Bucket" not in a for a in s["Action"])
+    writes = [s for s in doc["Statement"] if set(s["Action"]) & {"s3:PutObject", "s3:DeleteObject"}]
+    assert all(s["Condition"] == {"StringEquals": {"aws:ResourceAccount": "${aws:PrincipalAccount}"}} for s in writes)
+
+
+def test_the_alb_controller_policy_is_the_published_one_and_fits_a_managed_policy():
+    doc = json.loads(op.alb_policy())
+    assert doc["Version"] == "2012-10-17" and len(doc["Statement"]) == 16
+    # IAM: a managed policy document is at most 6,144 characters, whitespace not counted
+    assert len("".join(op.alb_policy().split())) <= 6144
+
+
+# ---------------------------------------------------------------- destroy proofs (Stubber)
+
+def client(service):
+    return boto3.client(service, region_name="us-east-2", aws_access_key_id="testing",
+                        aws_secret_access_key="testing")
+
+
+def test_a_deleted_cluster_is_proven_gone_in_one_call():
+    sm = client("sagemaker")
+    with Stubber(sm) as stub:
+        stub.add_client_error("describe_cluster", service_error_code="ResourceNotFound", http_status_code=400,
+                              expected_params={"ClusterName": "kimi-k3-aws-eks"})
+        assert proof.cluster_left(sm, "kimi-k3-aws-eks") == []
+        stub.assert_no_pending_responses()
+
+
+def test_a_cluster_still_there_names_every_node_it_still_lists():
+    sm = client("sagemaker")
+    t = datetime(2026, 12, 2, tzinfo=timezone.utc)
+    node = {"InstanceGroupName": "serving", "InstanceType": "ml.p6-b300.48xlarge", "LaunchTime": t,
+            "InstanceStatus": {"Status": "ShuttingDown"}}
+    with Stubber(sm) as stub:
+        stub.add_response("describe_cluster", {"ClusterArn": "arn:aws:sagemaker:us-east-2:111122223333:cluster/abc",
+                                               "ClusterStatus": "Deleting", "InstanceGroups": []},
+                          {"ClusterName": "c"})
+        stub.add_response("list_cluster_nodes", {"ClusterNodeSummaries": [{**node, "InstanceId": "i-0a"}],
+                                                 "NextToken": "n2"}, {"ClusterName": "c"})
+        stub.add_response("list_cluster_nodes", {"ClusterNodeSummaries": [{**node, "InstanceId": "i-0b"}]},
+                          {"ClusterName": "c", "NextToken": "n2"})
+        left = proof.cluster_left(sm, "c")
+        stub.assert_no_pending_responses()
+    assert [x.text() for x in left] == ["HyperPod cluster c (Deleting)",
+                                        "HyperPod node i-0a (ml.p6-b300.48xlarge, ShuttingDown)",
+                                        "HyperPod node i-0b (ml.p6-b300.48xlarge, ShuttingDown)"]
+
+
+def test_only_the_controllers_load_balancers_of_this_cluster_count():
+    elbv2, elb = client("elbv2"), client("elb")
+    lbs = [{"LoadBalancerArn": f"arn:aws:elasticloadbalancing:us-east-2:111122223333:loadbalancer/app/{n}/1",
+            "LoadBalancerName": n} for n in ("ours", "other", "plain")]
+    tags = [{"ResourceArn": lbs[0]["LoadBalancerArn"], "Tags": [{"Key": "elbv2.k8s.aws/cluster", "Value": "kimi-k3-aws-eks"},
+                                                                 {"Key": "ingress.k8s.aws/stack", "Value": "kimi-k3/kimik3"}]},
+            {"ResourceArn": lbs[1]["LoadBalancerArn"], "Tags": [{"Key": "elbv2.k8s.aws/cluster", "Value": "someone-else"}]},
+            {"ResourceArn": lbs[2]["LoadBalancerArn"], "Tags": [{"Key": "Name", "Value": "plain"}]}]
+    with Stubber(elbv2) as s2, Stubber(elb) as s1:
+        s2.add_response("describe_load_balancers", {"LoadBalancers": lbs}, {})
+        s2.add_response("describe_tags", {"TagDescriptions": tags}, {"ResourceArns": [lb["LoadBalancerArn"] for lb in lbs]})
+        s1.add_response("describe_load_balancers", {"LoadBalancerDescriptions": []}, {})
+        left = proof.operator_load_balancers(elbv2, elb, "kimi-k3-aws-eks")
+        s2.assert_no_pending_responses()
+    assert [(x.id.rsplit("/", 2)[-2], x.detail) for x in left] == [("ours", "kimi-k3/kimik3")]
+
+
+def test_the_proofs_fail_the_destroy_naming_what_is_left(monkeypatch, tmp_path):
+    class Phase:
+        def __init__(self):
+            self.seen = []
+
+        def update(self, text):
+            self.seen.append(text)
+
+    from components.aws_eks.cleanup import Leftover, wait_until_empty
+
+    clock = iter(range(0, 10_000, 10))
+    left = wait_until_empty(lambda: [Leftover("HyperPod node", "i-0a", "Running")], 30, Phase(),
+                            clock=lambda: next(clock), sleep=lambda s: None, poll_s=10)
+    assert [x.id for x in left] == ["i-0a"]
+    p = proof.HyperPodGoneProvider()
+    monkeypatch.setattr(proof, "cluster_left", lambda sm, name: [Leftover("HyperPod node", "i-0a", "Running")])
+    monkeypatch.setattr(proof.aws_api, "client", lambda *a, **k: None)
+    with pytest.raises(RuntimeError) as e:
+        p.delete("hyperpod-gone/c", {"clusterName": "c", "region": "us-east-2", "waitS": 0.01, "pollS": 0.01})
+    assert "HyperPod cluster c is still there" in str(e.value) and "HyperPod node i-0a (Running)" in str(e.value)
+    assert "aws sagemaker delete-cluster --cluster-name c" in str(e.value)
