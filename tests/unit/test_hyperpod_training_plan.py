@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import boto3
 import pytest
 from botocore.exceptions import ReadTimeoutError
-from botocore.stub import ANY, Stubber
+from botocore.stub import Stubber
 
 from components.aws_eks.hyperpod import training_plan as tp
 

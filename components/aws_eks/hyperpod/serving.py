@@ -104,7 +104,7 @@ def cost_text(req, purchased: Any, fee: Any, status: Any) -> str:
 
 
 def outputs(deployment, infra, served, gates) -> Dict[str, Any]:
-    cfg, layout = deployment.config.eks, deployment.rendered.layout
+    cfg = deployment.config.eks
     req, tp, hp, gate, cluster = cfg.hyperpod.plan, infra.plan, infra.hyperpod, gates.readiness, infra.cluster
     iec = deployment.rendered.hyperpod
     ns = iec["metadata"]["namespace"]

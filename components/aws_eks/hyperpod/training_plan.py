@@ -341,6 +341,53 @@ def adopt(sm, props: Mapping[str, Any], now: datetime) -> Dict[str, Any]:
             "requested": request_of(props)}
 
 
+def _adopt_mine(sm, props: Mapping[str, Any], now: datetime, token: str, gen: int):
+    """This stack's plan of the first live generation from `gen` on (bought by an earlier run,
+    interrupted or its answer lost), adopted; else None and the first free generation."""
+    itype, count, zones = props["instanceType"], int(props["instanceCount"]), _zones(props)
+    for _ in range(MAX_GENERATIONS):
+        mine = describe_plan(sm, plan_name(token, gen))
+        if mine is None:
+            return None, gen
+        if mine.status in USABLE and not ended(mine.end, now):
+            check_plan(mine, itype, count, zones, now)
+            return {**mine.outputs(), "purchased": True, "upfrontFeeUsd": mine.upfront_fee_usd,
+                    "generation": gen, "adoptedByName": True, "requested": request_of(props)}, gen
+        gen += 1
+    raise TrainingPlanError("kimi-k3:maxUpfrontFeeUsd", props.get("maxUpfrontFeeUsd"),
+                            "adopt a plan with kimi-k3:trainingPlanArn", f"found {MAX_GENERATIONS} ended "
+                            f"plans named {plan_name(token, 1)[:-2]}-*; kimi-k3 stops looking")
+
+
+def _relook(sm, props: Mapping[str, Any], name: str, chosen, err: Exception, sleep: Callable[[float], None]):
+    """After a purchase call without a definitive answer: the plan by its name, looked up
+    RELOOK_TRIES times (never bought again); refused when SageMaker never lists it."""
+    for attempt in range(RELOOK_TRIES):
+        found = describe_plan(sm, name)
+        if found is not None:
+            return found
+        if attempt + 1 < RELOOK_TRIES:
+            sleep(RELOOK_INTERVAL_S)
+    raise TrainingPlanError("kimi-k3:maxUpfrontFeeUsd", props.get("maxUpfrontFeeUsd"),
+                            f"check `aws sagemaker describe-training-plan --training-plan-name {name}`, "
+                            "then run `pulumi up` again: it adopts that plan before it would buy",
+                            f"purchase of {chosen.offering_id} as {name} got no answer "
+                            f"({type(err).__name__}) and SageMaker does not list it yet") from None
+
+
+def _bought_outputs(sm, name: str, arn: Optional[str], found, chosen, itype: str) -> Dict[str, Any]:
+    """The bought plan's outputs: as SageMaker describes it, or as it was offered while it is not
+    readable yet."""
+    if found is None:
+        found = describe_plan(sm, name)
+    if found is not None:
+        return found.outputs()
+    r = chosen.reserved[0]
+    return {"trainingPlanArn": arn, "trainingPlanName": name, "status": "Pending",
+            "availabilityZone": r.zone, "startTime": fmt(r.start) if r.start else None,
+            "endTime": fmt(r.end) if r.end else None, "instanceCount": r.instance_count, "instanceType": itype}
+
+
 def acquire(sm, props: Mapping[str, Any], now: datetime, purchase_client=None,
             sleep: Callable[[float], None] = time.sleep, generation: int = 1,
             prefer_zone: Optional[str] = None) -> Dict[str, Any]:
@@ -351,22 +398,10 @@ def acquire(sm, props: Mapping[str, Any], now: datetime, purchase_client=None,
     token = props.get("stackToken")
     if not token:
         raise ValueError("stackToken is required to buy (the program passes it)")
+    mine, gen = _adopt_mine(sm, props, now, token, max(1, int(generation)))
+    if mine is not None:
+        return mine
     itype, count, zones = props["instanceType"], int(props["instanceCount"]), _zones(props)
-    gen = max(1, int(generation))
-    for _ in range(MAX_GENERATIONS):
-        mine = describe_plan(sm, plan_name(token, gen))
-        if mine is None:
-            break
-        if mine.status in USABLE and not ended(mine.end, now):
-            # bought by an earlier run of this stack (interrupted, or its answer lost): adopt it
-            check_plan(mine, itype, count, zones, now)
-            return {**mine.outputs(), "purchased": True, "upfrontFeeUsd": mine.upfront_fee_usd,
-                    "generation": gen, "adoptedByName": True, "requested": request_of(props)}
-        gen += 1
-    else:
-        raise TrainingPlanError("kimi-k3:maxUpfrontFeeUsd", props.get("maxUpfrontFeeUsd"),
-                                f"adopt a plan with kimi-k3:trainingPlanArn", f"found {MAX_GENERATIONS} ended "
-                                f"plans named {plan_name(token, 1)[:-2]}-*; kimi-k3 stops looking")
     hours = int(props["durationHours"])
     offers = search_offerings(sm, itype, count, hours, props.get("earliestStart"), props.get("latestStart"))
     chosen = choose_offering(offers, itype, count, hours, zones, prefer_zone)
@@ -378,27 +413,8 @@ def acquire(sm, props: Mapping[str, Any], now: datetime, purchase_client=None,
     except Exception as err:  # noqa: BLE001 decide whether it may have gone through
         if _definitive(err) and _code(err) != "ResourceInUse":
             raise
-        for attempt in range(RELOOK_TRIES):
-            found = describe_plan(sm, name)
-            if found is not None:
-                break
-            if attempt + 1 < RELOOK_TRIES:
-                sleep(RELOOK_INTERVAL_S)
-        else:
-            raise TrainingPlanError("kimi-k3:maxUpfrontFeeUsd", props.get("maxUpfrontFeeUsd"),
-                                    f"check `aws sagemaker describe-training-plan --training-plan-name {name}`, "
-                                    "then run `pulumi up` again: it adopts that plan before it would buy",
-                                    f"purchase of {chosen.offering_id} as {name} got no answer "
-                                    f"({type(err).__name__}) and SageMaker does not list it yet") from None
-    if found is None:
-        found = describe_plan(sm, name)
-    if found is None:  # bought, not readable yet: what was bought, as it was offered
-        r = chosen.reserved[0]
-        outs = {"trainingPlanArn": arn, "trainingPlanName": name, "status": "Pending",
-                "availabilityZone": r.zone, "startTime": fmt(r.start) if r.start else None,
-                "endTime": fmt(r.end) if r.end else None, "instanceCount": r.instance_count, "instanceType": itype}
-    else:
-        outs = found.outputs()
+        found = _relook(sm, props, name, chosen, err, sleep)
+    outs = _bought_outputs(sm, name, arn, found, chosen, itype)
     return {**outs, "purchased": True, "upfrontFeeUsd": chosen.upfront_fee_usd, "generation": gen,
             "offeringId": chosen.offering_id, "requested": request_of(props)}
 
