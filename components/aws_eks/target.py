@@ -136,6 +136,13 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
             from .hyperpod.settings import check_region
 
             check_region(cfg.hyperpod.plan.arn, region)
+        from .tls import certificate_region_refusal
+
+        cert = (cfg.hyperpod.tls.acm_arn if cfg.hyperpod_end_to_end and cfg.hyperpod.tls
+                else cfg.tls.certificate_arn if cfg.tls else None)
+        refusal = certificate_region_refusal(cert, region)
+        if refusal is not None:
+            raise refusal
         aws_inputs = stack_aws_inputs()
         refuse_static_keys(aws_inputs)  # the kubeconfig's `aws eks get-token` could not use them
         return EksTargetConfig(eks=cfg, region=region, aws_inputs=aws_inputs)

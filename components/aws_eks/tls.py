@@ -17,11 +17,22 @@ A requested certificate follows pulumi-aws 7.51.1's documented path (`acm/certif
 `kimi-k3:tlsHostedZoneId` is set, else shown as the stack output `tls.validationRecords` for the
 user to create), `aws.acm.CertificateValidation`, whose ARN the Service annotation waits on, so
 no listener is made before the certificate is issued.
+
+A certificate of yours must be in the stack's region: "Certificates in ACM are regional
+resources. To use a certificate with Elastic Load Balancing ... in more than one AWS region, you
+must request or import a certificate for each region ... You cannot copy a certificate between
+regions" (https://docs.aws.amazon.com/acm/latest/userguide/acm-regions.html, read 2026-12-02).
+An ACM ARN names its region (`arn:<partition>:acm:<region>:...`), so `certificate_region_refusal`
+refuses another region's before anything is created (on HyperPod, before the training plan,
+which cannot be cancelled, is bought). IAM server certificates are global and pass.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, List, Optional, Tuple
+
+from ..inference.errors import ConfigError
 
 SSL_CERT = "service.beta.kubernetes.io/aws-load-balancer-ssl-cert"
 SSL_PORTS = "service.beta.kubernetes.io/aws-load-balancer-ssl-ports"
@@ -31,6 +42,20 @@ POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"
 REQUESTED_ARN = "${TLS_CERTIFICATE_ARN}"
 #: how long `pulumi up` waits for ACM to issue a requested certificate (DNS validation)
 VALIDATION_TIMEOUT = "45m"
+
+
+_ACM_REGION = re.compile(r"^arn:[a-z-]+:acm:([a-z0-9-]+):")
+
+
+def certificate_region_refusal(arn: Optional[str], region: str) -> Optional[ConfigError]:
+    """An ACM certificate of another region than `aws:region` (ELB cannot use it; module docstring)."""
+    m = _ACM_REGION.match(arn or "")
+    if m is None or m.group(1) == region:
+        return None
+    return ConfigError("kimi-k3:tlsCertificateArn", arn, f"request or import the certificate in {region} "
+                       "(ACM cannot copy it across regions), or set aws:region to "
+                       f"{m.group(1)}", f"is in {m.group(1)}, not in aws:region ({region}): a load balancer "
+                       "uses ACM certificates of its own region only")
 
 
 def tls_annotations(tls, port: int) -> Tuple[Tuple[str, str], ...]:

@@ -7,6 +7,7 @@ import re
 import botocore.session
 import pytest
 from botocore.validate import ParamValidator
+from pulumi import RunError  # run_program raises what `pulumi preview` shows
 
 from components.aws_eks.hyperpod import catalog
 from components.offline import order
@@ -157,3 +158,11 @@ def test_your_certificate_and_zone_go_to_the_operator():
     assert check_against_crd(spec) == []
     assert spec["spec"]["tlsConfig"]["customCertificateConfig"] == {"acmArn": cert, "domainName": "k3.example.com"}
     assert spec["spec"]["dnsConfig"] == {"hostedZoneId": "Z0123456789ABCDEFGHIJ"}
+
+
+def test_a_certificate_of_another_region_is_refused_before_the_training_plan():
+    cert = "arn:aws:acm:us-west-2:111122223333:certificate/0123abcd-0123-abcd-0123-0123456789ab"
+    with pytest.raises(RunError) as e:
+        run_program("aws-eks", {**E2E, "kimi-k3:tlsDomain": "k3.example.com", "kimi-k3:tlsCertificateArn": cert,
+                                "kimi-k3:maxUpfrontFeeUsd": "150000"})
+    assert str(e.value).startswith(f"kimi-k3:tlsCertificateArn={cert!r} is in us-west-2, not in aws:region")

@@ -116,3 +116,24 @@ def test_hyperpod_refuses_the_tls_keys():
     with pytest.raises(ConfigError, match="kimi-k3:tlsDomain"):
         run_program("aws-eks", {"kimi-k3:serving": "hyperpod", "kimi-k3:hyperpodClusterName": "hp1",
                                 "kimi-k3:tlsDomain": DOMAIN})
+
+
+@pytest.mark.parametrize("arn, refused", [
+    (ARN, False),  # us-east-2, the stacks' region here
+    ("arn:aws:acm:us-west-2:123456789012:certificate/12345678-1234-1234-1234-123456789012", True),
+    ("arn:aws:acm:us-east-1:123456789012:certificate/12345678-1234-1234-1234-123456789012", True),  # CloudFront's
+    ("arn:aws:iam::123456789012:server-certificate/k3", False),  # IAM server certificates are global
+    (None, False)])
+def test_a_certificate_of_another_region_is_refused(arn, refused):
+    err = awstls.certificate_region_refusal(arn, "us-east-2")
+    assert (err is not None) == refused
+    if refused:
+        assert str(err).startswith(f"kimi-k3:tlsCertificateArn={arn!r} is in us-") and "\n" not in str(err)
+        assert "not in aws:region (us-east-2)" in str(err)
+
+
+def test_a_certificate_of_another_region_stops_the_program_before_anything_is_created():
+    west = ARN.replace("us-east-2", "us-west-2")
+    with pytest.raises(ConfigError) as e:
+        run_program("aws-eks", {**PUBLIC, "kimi-k3:tlsDomain": DOMAIN, "kimi-k3:tlsCertificateArn": west})
+    assert str(e.value).startswith(f"kimi-k3:tlsCertificateArn={west!r} is in us-west-2, not in aws:region")

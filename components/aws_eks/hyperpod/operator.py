@@ -12,7 +12,14 @@ migration/helm_to_addon.sh (catalog.py has the versions):
   - execution role (L428-498): name prefixed `SageMakerHyperPodInference` (the add-on refuses
     others, templates/_validateRequiredValues.tpl L13-18), `AmazonSageMakerHyperPodInferenceAccess`
     and an inline policy on the TLS bucket only: GetObject; PutObject/PutObjectTagging and
-    DeleteObject conditioned on the bucket being in the caller's account;
+    DeleteObject conditioned on the bucket being in the caller's account; plus
+    `acm:AddTagsToCertificate` on ACM certificates, which operator 3.0 (the add-on generation)
+    needs to tag the certificates it imports: "Before upgrading ... add the following
+    permissions to your inference operator execution role" (SageMaker HyperPod Inference release
+    notes v3.0, 2026-02-23, https://docs.aws.amazon.com/sagemaker/latest/dg/
+    sagemaker-hyperpod-inference-release-notes.html, read 2026-12-02; the statement as written
+    there; the migration script above does not add it, so the managed policy may or may not
+    carry it: kept explicit);
   - ALB controller role (L681-703): the script copies the policies of the Helm install's role;
     here the AWS Load Balancer Controller's own published policy at the version the operator's
     chart pins (chart aws-load-balancer-controller 1.13.2 = controller v2.13.2,
@@ -64,8 +71,14 @@ def irsa_trust(oidc_provider_arn: str, issuer_url: str, namespace: str, service_
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
 
+#: the release notes' statement (module docstring): tagging of ACM certificates, nothing else
+CERTIFICATE_TAGGING = {"Sid": "CertificateTaggingPermission", "Effect": "Allow", "Action": ["acm:AddTagsToCertificate"],
+                       "Resource": "arn:aws:acm:*:*:certificate/*"}
+
+
 def tls_bucket_policy(bucket: str) -> str:
-    """The execution role's inline policy on the TLS bucket (as helm_to_addon.sh L459-493)."""
+    """The execution role's inline policy: the TLS bucket's objects (as helm_to_addon.sh
+    L459-493) and the tagging of the certificates the operator imports (release notes v3.0)."""
     objects = [f"arn:aws:s3:::{bucket}/*"]
     same_account = {"StringEquals": {"aws:ResourceAccount": "${aws:PrincipalAccount}"}}
     return json.dumps({"Version": "2012-10-17", "Statement": [
@@ -73,7 +86,7 @@ def tls_bucket_policy(bucket: str) -> str:
          "Resource": objects, "Condition": same_account},
         {"Sid": "TLSBucketGetObjectAccess", "Effect": "Allow", "Action": ["s3:GetObject"], "Resource": objects},
         {"Sid": "TLSBucketPutObjectAccess", "Effect": "Allow", "Action": ["s3:PutObject", "s3:PutObjectTagging"],
-         "Resource": objects, "Condition": same_account}]})
+         "Resource": objects, "Condition": same_account}, CERTIFICATE_TAGGING]})
 
 
 def alb_policy() -> str:
