@@ -43,14 +43,33 @@ DRAIN_S = 1.0
 _USE_DEFAULT = object()
 
 
+#: the CA file every Client of this process verifies against (None: certifi's bundle)
+_CA_FILE: Optional[str] = None
+
+
 @lru_cache(maxsize=1)
 def _tls() -> ssl.SSLContext:
-    """One verifying TLS context per process (certifi's CA bundle, as httpx's default).
+    """One verifying TLS context per process (certifi's CA bundle, as httpx's default, or the
+    file given to `use_ca_file`).
 
     Loading the bundle costs ~0.1 s; httpx would do it for every client, i.e. for every load
     worker, and that start-up would show up as the first requests' TTFT.
     """
-    return ssl.create_default_context(cafile=certifi.where())
+    return ssl.create_default_context(cafile=_CA_FILE or certifi.where())
+
+
+def use_ca_file(path: Optional[str]) -> None:
+    """Verify every endpoint of this process against `path` (PEM), e.g. the self-signed
+    certificate a ctyun-hcc stack prints (`accept --ca-cert`); hostnames are still checked.
+    Raises ValueError when the file holds no certificate."""
+    global _CA_FILE
+    if path is not None:
+        try:
+            ssl.create_default_context(cafile=path)
+        except (OSError, ssl.SSLError) as e:
+            raise ValueError(f"--ca-cert {path!r} holds no usable certificate ({e})") from None
+    _CA_FILE = path
+    _tls.cache_clear()
 
 
 def stream_byte_limit(max_tokens: int) -> int:

@@ -64,6 +64,9 @@ def register(sub) -> None:
                    help="OpenAI base URL of one replica behind --endpoint (repeat for each): "
                    "greedy_replicas asks each directly and compares with the endpoint's answers")
     p.add_argument("--out", type=Path, help="write the JSON report here")
+    p.add_argument("--ca-cert", metavar="PEM", help="verify the endpoint's TLS certificate "
+                   "against this file (e.g. a ctyun-hcc stack's self-signed one: pulumi stack "
+                   "output tls --json | jq -r .certificate > k3.pem) instead of the public CAs")
     p.set_defaults(func=run)
 
 
@@ -96,9 +99,15 @@ def run(args) -> int:
     from ..accept import report as rep
     from ..accept.runner import AcceptConfig, accept
 
+    from ..accept.client import use_ca_file
+
     key, problem = _key(args.api_key_env)
     usd_per_hour, bad_price = _usd_per_hour(args.usd_per_hour)
     problem = problem or bad_price
+    try:
+        use_ca_file(args.ca_cert)
+    except ValueError as e:
+        problem = problem or str(e)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return EXIT_USAGE

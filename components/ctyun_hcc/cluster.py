@@ -145,12 +145,15 @@ def network_inputs(config: HccConfig, owner_token: Any, progress: str) -> Dict[s
 
 
 def group_inputs(config: HccConfig, shared: SharedSettings, vpc_id: Any, owner_token: Any,
-                 progress: str, ssh_port: int = 22) -> Dict[str, Any]:
+                 progress: str, ssh_port: int = 22,
+                 endpoint_port: Optional[int] = None) -> Dict[str, Any]:
+    """The security group's inputs; `endpoint_port` is what allowedCidrs reach (the TLS port
+    when the master terminates TLS: tls_step.py), kimi-k3:port by default."""
     return {"regionID": config.region_id or "", "vpcID": vpc_id,
             "securityGroup": config.security_group, "groupName": config.names.security_group,
             "ownerToken": owner_token, "sshCidrs": list(config.ssh_cidrs),
             "endpointCidrs": list(config.endpoint_cidrs), "sshPort": ssh_port,
-            "endpointPort": shared.port, "sshRequired": config.ssh_required,
+            "endpointPort": endpoint_port or shared.port, "sshRequired": config.ssh_required,
             **_quick(config, progress)}
 
 
@@ -202,7 +205,8 @@ class CtyunHccCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, config: HccConfig, shared: SharedSettings, secrets: Any = None,
                  opts: Optional[pulumi.ResourceOptions] = None, ssh_port: int = 22,
-                 bootstrap: Optional[Callable[["CtyunHccCluster"], Any]] = None):
+                 bootstrap: Optional[Callable[["CtyunHccCluster"], Any]] = None,
+                 endpoint_port: Optional[int] = None):
         # absent offline: the order's check refuses "" at preview, naming the key
         root_password = pulumi.Config(NAMESPACE).get_secret("rootPassword") or ""
         super().__init__("kimi-k3:ctyun:HccCluster", name, None, opts)
@@ -220,7 +224,8 @@ class CtyunHccCluster(pulumi.ComponentResource):
                              pulumi.ResourceOptions(parent=self, depends_on=[owner]))
             vpc_id, subnet_id, last = net.vpcID, net.subnetID, net
         sg = HccSecurityGroup(f"{name}-sg", group_inputs(config, shared, vpc_id,
-                                                         owner.ownerToken, progress, ssh_port),
+                                                         owner.ownerToken, progress, ssh_port,
+                                                         endpoint_port),
                               pulumi.ResourceOptions(parent=self, depends_on=[last]))
         # a group we create has a name known now: the order never sees it unknown in a preview
         # in which only the group's rules change (that would show a replacement)

@@ -66,6 +66,15 @@ def slurm_service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
             "endpoint": f"http://{host}:{int(inputs.get('port') or 8000)}/v1"}
 
 
+def tls_proxy(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    """A self-signed certificate is made on the master at deploy: nothing to show offline."""
+    given = bool(inputs.get("certificatePem"))
+    return {"certificate": inputs.get("certificatePem") or "", "selfSigned": not given,
+            "fingerprintSha256": "(read from the certificate at deploy)",
+            "pinSha256": "sha256//(the certificate's public key, made at deploy)",
+            "running": False, "how": "offline"}
+
+
 MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "pulumi-python:dynamic/ctyun:HccStackOwner": hcc_owner,
     "pulumi-python:dynamic/ctyun:HccNetwork": hcc_network,
@@ -73,4 +82,5 @@ MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "pulumi-python:dynamic/ctyun:HccClusterOrder": hcc_cluster_order,
     "pulumi-python:dynamic/ctyun:HccCluster": hcc_cluster,
     "pulumi-python:dynamic/ctyun:SlurmService": slurm_service,
+    "pulumi-python:dynamic/ctyun:TlsProxy": tls_proxy,
 }

@@ -6,26 +6,36 @@ defaults are the seed's): `sshUser` (root), `sshPort` (22), `sshHost` (the maste
 `sshBastionHostKey`, `sshBastionPrivateKey` (secret), `sshPrivateKey` (secret; without it the
 root password is used, once, by HostKeyPin), `workDir` (/home/kimi-k3), `modelRoot`
 (/mnt/nvme1n1/model), `sifDir` (/mnt/nvme0n1/apptainer), `sifName` (vllm-ascend_kimi-k3-a3),
-`modelSource` (cthpc | modelscope), `sifSource` (cthpc | url), `sifUrl`, `mountDisks` (true).
-Grammars: docs/security.md.
+`modelSource` (cthpc | modelscope), `sifSource` (cthpc | url), `sifUrl`, `mountDisks` (true),
+`tlsPort` (443), `tlsCertificate` (PEM) with the secret `tlsPrivateKey`: TLS on the master
+(tls_step.py) whenever the endpoint is public (self-signed without a certificate) unless
+`kimi-k3:allowPlaintext`. Grammars: docs/security.md.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from ..config.shared import reject_unknown
 from ..config.values import RawConfig, bastion, data_path, file_name, host, host_key_pin, http_url, user_name
-from ..inference.errors import ConfigError
+from ..inference.errors import NOT_SHOWN, ConfigError
 
 TARGET_KEYS = ("sshUser", "sshPort", "sshHost", "sshHostKey", "sshBastion", "sshBastionHostKey",
                "sshBastionPrivateKey", "sshPrivateKey", "workDir", "modelRoot", "sifDir", "sifName",
-               "modelSource", "sifSource", "sifUrl", "mountDisks",
+               "modelSource", "sifSource", "sifUrl", "mountDisks", "tlsPort", "tlsCertificate",
+               "tlsPrivateKey",
                # CIDRs that may reach SSH (parsed with the cluster's keys in config.py)
                "sshAllowedCidrs")
 #: secret target keys: never parsed into HccServeConfig, never printed
-SECRET_KEYS = ("sshPrivateKey", "sshBastionPrivateKey")
+SECRET_KEYS = ("sshPrivateKey", "sshBastionPrivateKey", "tlsPrivateKey")
+#: one or more PEM certificates (the server's first, then its chain), as `openssl` writes them
+PEM_CERTIFICATES = re.compile(r"(?:-----BEGIN CERTIFICATE-----\n(?:[A-Za-z0-9+/=]{1,76}\n)+"
+                              r"-----END CERTIFICATE-----\n)+")
+#: what the private key must look like (checked without ever quoting it)
+PEM_PRIVATE_KEY = re.compile(r"-----BEGIN (?:EC |RSA )?PRIVATE KEY-----\n(?:[A-Za-z0-9+/=]{1,76}\n)+"
+                             r"-----END (?:EC |RSA )?PRIVATE KEY-----\n")
 
 
 @dataclass(frozen=True)
@@ -47,10 +57,16 @@ class HccServeConfig:
     sif_source: str = "cthpc"
     sif_url: str = ""
     mount_disks: bool = True
+    #: TLS on the master: "" (plain HTTP: a private endpoint, or allowPlaintext), "self-signed"
+    #: (made on the master) or "given" (`tlsCertificate` + the secret `tlsPrivateKey`)
+    tls: str = ""
+    tls_port: int = 443
+    tls_certificate: str = ""
 
 
 def parse_serve_config(raw: Mapping[str, object],
-                       model_port: Optional[int] = None) -> HccServeConfig:
+                       model_port: Optional[int] = None, public: bool = False,
+                       allow_plaintext: bool = False) -> HccServeConfig:
     """Typed HccServeConfig from the target's `kimi-k3:*` keys; ConfigError on bad input.
 
     `model_port` (kimi-k3:port) is the vLLM endpoint's port, also on the master: SSH cannot
@@ -81,7 +97,47 @@ def parse_serve_config(raw: Mapping[str, object],
         sif_url=src.checked("sifUrl", http_url, ""),
         mount_disks=src.boolean("mountDisks", True))
     _check_together(src, cfg, model_port)
-    return cfg
+    return _tls(src, cfg, raw, model_port, public, allow_plaintext)
+
+
+def _tls(src: RawConfig, cfg: HccServeConfig, raw: Mapping[str, object],
+         model_port: Optional[int], public: bool, allow_plaintext: bool) -> HccServeConfig:
+    """TLS on the master: on for a public endpoint (self-signed unless a certificate is
+    given), off only with kimi-k3:allowPlaintext; a certificate given turns it on anyway."""
+    from dataclasses import replace
+
+    from ..config.shared import RESERVED_PORTS
+
+    cert = src.text("tlsCertificate")
+    if cert is not None:
+        cert = cert.replace("\r\n", "\n").strip() + "\n"
+        if not PEM_CERTIFICATES.fullmatch(cert):
+            raise src.refuse("tlsCertificate", "give the server certificate (then its chain) in "
+                             "PEM: pulumi config set kimi-k3:tlsCertificate < cert.pem",
+                             "is not PEM certificates")
+    key = raw.get("tlsPrivateKey")
+    if bool(cert) != bool(key):
+        missing = "tlsPrivateKey" if cert else "tlsCertificate"
+        raise ConfigError(f"kimi-k3:{missing}", None, "give both: kimi-k3:tlsCertificate (PEM) and "
+                          "the secret kimi-k3:tlsPrivateKey (pulumi config set --secret "
+                          "kimi-k3:tlsPrivateKey < key.pem)", "is needed with the other")
+    if key and key != "[secret]" and not PEM_PRIVATE_KEY.fullmatch(
+            str(key).replace("\r\n", "\n").strip() + "\n"):
+        raise ConfigError("kimi-k3:tlsPrivateKey", NOT_SHOWN, "give the key in PEM, unencrypted "
+                          "(-----BEGIN PRIVATE KEY-----)", "is not a PEM private key")
+    if cert and allow_plaintext:
+        raise src.refuse("tlsCertificate", "unset kimi-k3:allowPlaintext or kimi-k3:tlsCertificate",
+                         "conflicts with kimi-k3:allowPlaintext=true")
+    taken = list(RESERVED_PORTS)
+    taken += [(cfg.ssh_port, "kimi-k3:sshPort")] + \
+        ([(model_port, "kimi-k3:port, vLLM's own")] if model_port else [])
+    port = src.port("tlsPort", 443, taken)
+    mode = "given" if cert else ("self-signed" if public and not allow_plaintext else "")
+    if src.given("tlsPort") and not mode:
+        raise src.refuse("tlsPort", "unset it, or make the endpoint public (TLS is on whenever "
+                         "kimi-k3:allowedCidrs reaches a public address) or give "
+                         "kimi-k3:tlsCertificate", "has no TLS to serve")
+    return replace(cfg, tls=mode, tls_port=port, tls_certificate=cert or "")
 
 
 def _check_together(src: RawConfig, cfg: HccServeConfig, model_port: Optional[int]) -> None:

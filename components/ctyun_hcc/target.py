@@ -18,6 +18,7 @@ before the cluster goes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Dict, List, Mapping
 
 from ..config.shared import Exposure, SharedSettings
@@ -40,9 +41,10 @@ def slurm_layout(plan: Plan, cfg: HccServeConfig, partition: str = "batch") -> S
                        sif_dir=cfg.sif_dir, sif_file=f"{cfg.sif_name}.sif").validate()
 
 
-def curl_line(endpoint: str, served_model_name: str, api_key: bool) -> str:
-    """One chat request against the endpoint (the key comes from the caller's shell)."""
-    return chat_curl(endpoint, served_model_name, api_key, "Who are you?", 64)
+def curl_line(endpoint: str, served_model_name: str, api_key: bool, pin: str = "") -> str:
+    """One chat request against the endpoint (the key comes from the caller's shell; a
+    self-signed certificate's key pinned)."""
+    return chat_curl(endpoint, served_model_name, api_key, "Who are you?", 64, pin)
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ class SlurmServed(Served):
 
     service: Any
     api_key: Any
+    #: the TLS front on the master (tls_step.TlsProxy), None for plain HTTP
+    tls: Any = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,11 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
     def parse_config(self, shared: SharedSettings) -> HccTargetConfig:
         from .cluster import load_hcc_config
 
-        serve_cfg = parse_serve_config(dict(shared.target_config), model_port=shared.port)
+        from ..config.shared import public_endpoint
+
+        serve_cfg = parse_serve_config(dict(shared.target_config), model_port=shared.port,
+                                       public=public_endpoint(shared),
+                                       allow_plaintext=shared.allow_plaintext)
         return HccTargetConfig(serve=serve_cfg, cluster=load_hcc_config(shared))
 
     def node_shape(self, settings: Settings) -> str:
@@ -116,8 +124,9 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         """What the security group opens (the lists config.py gives it): the endpoint from
         kimi-k3:allowedCidrs, SSH (root login to the master) from kimi-k3:sshAllowedCidrs."""
         hcc, cfg, shared = settings.target.cluster, settings.target.serve, settings.shared
-        return [Exposure(f"the model endpoint (TCP {shared.port})", "kimi-k3:allowedCidrs",
-                         tuple(hcc.endpoint_cidrs), serves_model=True),
+        what = (f"the model endpoint over TLS (TCP {cfg.tls_port})" if cfg.tls
+                else f"the model endpoint (TCP {shared.port})")
+        return [Exposure(what, "kimi-k3:allowedCidrs", tuple(hcc.endpoint_cidrs), serves_model=True),
                 Exposure(f"SSH to the master (TCP {cfg.ssh_port}, login as {cfg.ssh_user})",
                          "kimi-k3:sshAllowedCidrs", tuple(hcc.ssh_cidrs),
                          internet_risk=f"anyone can try to log in to the master as "
@@ -141,6 +150,7 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         return CtyunHccCluster(
             f"{name}-hcc", hcc, deployment.shared, deployment.secrets,
             pulumi.ResourceOptions(aliases=before), ssh_port=cfg.ssh_port,
+            endpoint_port=cfg.tls_port if cfg.tls else None,
             bootstrap=lambda cluster: declare_chain(name, cluster, hcc, cfg, deployment.plan,
                                                     deployment.rendered.files, before))
 
@@ -169,7 +179,10 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
             "startupTimeoutS": spec.startup_timeout_s,
             "ownerTag": f"{pulumi.get_project()}/{pulumi.get_stack()}"},
             pulumi.ResourceOptions(parent=parent, depends_on=[chain.last]))
-        return SlurmServed(endpoint=service.endpoint, service=service, api_key=api_key)
+        tls = _tls_proxy(name, deployment, infrastructure, service, parent)
+        endpoint = service.endpoint if tls is None else infrastructure.master_public_ip.apply(
+            lambda ip: f"https://{ip}:{int(cfg.tls_port)}/v1")
+        return SlurmServed(endpoint=endpoint, service=service, api_key=api_key, tls=tls)
 
     def gates(self, name: str, deployment: HccDeployment, infrastructure, served: SlurmServed,
               parent) -> HccGates:
@@ -199,13 +212,21 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
 
     def outputs(self, deployment: HccDeployment, infrastructure, served: SlurmServed,
                 gates: HccGates) -> Mapping[str, Any]:
-        spec, service = deployment.spec, served.service
-        endpoint = service.endpoint
+        import pulumi
+
+        spec, service, tls = deployment.spec, served.service, served.tls
+        endpoint = served.endpoint
+        pin = tls.pinSha256 if tls is not None and deployment.config.serve.tls == "self-signed" \
+            else ""
         return {
             **ssh_outputs(infrastructure.bootstrapped.ssh, deployment.rendered.layout.log_dir),
+            **({} if tls is None else {"tls": pulumi.Output.all(
+                tls.fingerprintSha256, tls.pinSha256, tls.certificate, tls.selfSigned).apply(
+                lambda t: {"fingerprintSha256": t[0], "pinSha256": t[1], "certificate": t[2],
+                           "selfSigned": t[3], "port": deployment.config.serve.tls_port})}),
             "acceptance": gates.acceptance,
-            "curl": endpoint.apply(lambda e: curl_line(e, spec.served_model_name,
-                                                       bool(spec.secret_env))),
+            "curl": pulumi.Output.all(endpoint, pin).apply(
+                lambda a: curl_line(a[0], spec.served_model_name, bool(spec.secret_env), a[1])),
             "slurmJobId": service.jobId,
             "slurmNodes": service.nodes,
             "clusterId": infrastructure.cluster_id,
@@ -216,6 +237,25 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         from .mock_outputs import MOCK_OUTPUTS
 
         return MOCK_OUTPUTS
+
+
+def _tls_proxy(name: str, deployment, infrastructure, service, parent):
+    """The TLS front on the master (tls_step.py) when the endpoint serves TLS, else None."""
+    import pulumi
+
+    from .tls_step import TlsProxy
+
+    cfg, spec = deployment.config.serve, deployment.spec
+    if not cfg.tls:
+        return None
+    key = pulumi.Config("kimi-k3").get_secret("tlsPrivateKey") if cfg.tls == "given" else ""
+    proxy_py = (Path(__file__).with_name("tls_proxy.py")).read_text()
+    return TlsProxy(f"{name}-tls", {
+        **infrastructure.bootstrapped.ssh, "workDir": cfg.work_dir, "listenPort": cfg.tls_port,
+        "upstreamHost": service.node0Addr, "upstreamPort": spec.port,
+        "publicHost": infrastructure.master_public_ip, "certificatePem": cfg.tls_certificate,
+        "privateKeyPem": key or "", "proxyPy": proxy_py},
+        pulumi.ResourceOptions(parent=parent, depends_on=[service]))
 
 
 def ssh_outputs(ssh: Mapping[str, Any], log_dir: str) -> Dict[str, Any]:

@@ -37,10 +37,16 @@ def curl_with_bearer(var: str) -> str:
 
 
 def chat_curl(endpoint: str, served_model_name: str, api_key: bool, prompt: str,
-              max_tokens: int) -> str:
+              max_tokens: int, pin: str = "") -> str:
+    """`pin` (`sha256//<base64>`): a self-signed endpoint's public key, which curl then checks
+    instead of a CA. curl/curl docs/cmdline-opts/pinnedpubkey.md (commit 0060f16a924d): when the
+    key "does not exactly match ... curl aborts the connection before sending or receiving any
+    data", and the option "is independent of option --insecure. If you use both options
+    together then the peer is still verified by public key"; sha256 pins since 7.44.0."""
     body = json_text({"model": served_model_name,
                       "messages": [{"role": "user", "content": prompt}],
                       "max_tokens": int(max_tokens)})
     curl = curl_with_bearer("VLLM_API_KEY") if api_key else "curl"
-    return (f"{curl} -sS {shell_word(endpoint.rstrip('/') + '/chat/completions')}"
+    tls = f" -k --pinnedpubkey {shell_word(pin)}" if pin else ""
+    return (f"{curl}{tls} -sS {shell_word(endpoint.rstrip('/') + '/chat/completions')}"
             f" -H 'Content-Type: application/json' -d {shell_word(body)}")

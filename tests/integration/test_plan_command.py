@@ -143,7 +143,7 @@ def test_public_openings_are_warned_about(capsys, tmp_path):
                         "--set", 'kimi-k3:allowedCidrs=["203.0.113.10/32","10.0.0.0/8"]',
                         "--set", "kimi-k3:sshAllowedCidrs=198.51.100.7/32")
     assert code == 0
-    assert "warning: kimi-k3:allowedCidrs opens the model endpoint (TCP 11025) to public " \
+    assert "warning: kimi-k3:allowedCidrs opens the model endpoint over TLS (TCP 443) to public " \
            "addresses 203.0.113.10/32" in err
     assert "warning: kimi-k3:sshAllowedCidrs opens SSH to the master (TCP 22, login as root) to " \
            "public addresses 198.51.100.7/32" in err
