@@ -36,7 +36,9 @@ def cost(run, contract_usd_per_hour: Optional[float] = None) -> Dict[str, Any]:
     plan = run.deployment.plan
     if contract_usd_per_hour is None:
         contract_usd_per_hour = contract(run)
-    return cost_estimate.estimate(target_name(run), run.resources, plan.node_shape, plan.nodes,
+    # every replica's nodes (the plan is one replica's)
+    nodes = plan.nodes * run.deployment.shared.replicas
+    return cost_estimate.estimate(target_name(run), run.resources, plan.node_shape, nodes,
                                   contract_usd_per_hour)
 
 

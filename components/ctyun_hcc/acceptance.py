@@ -8,6 +8,12 @@ chat, stream, reasoning, tool_call, auth, and the load part sized by `kimi-k3:ac
 - else over a local port forward through the master's SSH connection to node 0's port
   (`via` = auto or ssh): the head often has only a cluster address.
 
+With several replicas (`kimi-k3:replicas` > 1) the endpoint is the router's front on the master
+(`node0Addr` is then where the master reaches it) and `replicaAddrs` lists each replica's head
+(its Slurm job's node-0 address, serving `replicaPort`): the checks run through the router, and
+`greedy_replicas` asks each replica directly, once, over one forward per replica through the
+master (their heads have only cluster addresses), comparing with the router's answers.
+
 A failed check fails the create with "acceptance check <name> failed: <detail>", and the
 service stays in the state (cancelled by `pulumi destroy`, or kept and checked again by the
 next `pulumi up`, which runs only this gate again). A new job (its `jobId`), a changed
@@ -19,6 +25,7 @@ to delete.
 from __future__ import annotations
 
 import socket
+from contextlib import ExitStack
 from typing import Any, Dict, Optional
 from urllib.parse import urlsplit
 
@@ -33,6 +40,8 @@ STEP_INPUTS: Dict[str, Any] = {
     "endpoint": "", "node0Addr": "", "port": 0, "jobId": "", "servedModelName": "Kimi-K3",
     "apiKey": "", "loadRequests": 0, "loadConcurrency": 1, "loadMaxTokens": 64,
     "hardware": {}, "requestTimeoutS": 300, "via": "auto", "connectCheckS": 5,
+    # behind the router: each replica's head address and the port the replicas serve on
+    "replicaAddrs": [], "replicaPort": 0,
 }
 VIA = ("auto", "direct", "ssh")
 
@@ -76,10 +85,10 @@ class AcceptanceGateProvider(SshStepProvider):
         direct = via == "direct" or (via == "auto" and
                                      reachable(p["endpoint"], float(p["connectCheckS"])))
 
-        def run(url: str, how: str):
+        def run(url: str, how: str, replicas=()):
             cfg = gate_config(url, p["servedModelName"], key, self._size(p),
                               dict(p.get("hardware") or {}) or None,
-                              float(p["requestTimeoutS"]), **known_kwargs(p))
+                              float(p["requestTimeoutS"]), replicas=replicas, **known_kwargs(p))
             with plog.phase("accept-gate", f"acceptance checks on {p['endpoint']} ({how})") as ph:
                 try:
                     out = run_gate(cfg, on_check=lambda r: ph.update(
@@ -88,12 +97,19 @@ class AcceptanceGateProvider(SshStepProvider):
                     raise RuntimeError(f"{e} (endpoint {p['endpoint']}, {how})") from None
             return {**out, "endpoint": p["endpoint"], "via": how}
 
-        if direct:
+        addrs = [str(a) for a in p.get("replicaAddrs") or []]
+        if direct and not addrs:
             return {"acceptance": run(p["endpoint"], "from the deployer")}
-        runner = self.runner(p)
-        with runner, LocalForward(runner, p["node0Addr"], int(p["port"])) as fwd:
+        with ExitStack() as stack:
+            runner = stack.enter_context(self.runner(p))
+            # one forward per replica head, through the master (cluster addresses only)
+            replicas = [stack.enter_context(LocalForward(runner, a, int(p["replicaPort"]))).url
+                        + "/v1" for a in addrs]
+            if direct:
+                return {"acceptance": run(p["endpoint"], "from the deployer", replicas)}
+            fwd = stack.enter_context(LocalForward(runner, p["node0Addr"], int(p["port"])))
             how = f"over SSH to {p['node0Addr']}:{int(p['port'])}"
-            return {"acceptance": run(fwd.url + "/v1", how)}
+            return {"acceptance": run(fwd.url + "/v1", how, replicas)}
 
     # the gate needs SSH only when it forwards: create/update do not open a runner first
     def create(self, props):

@@ -100,9 +100,12 @@ class SshRequirement:
     key: str
     problem: str
     fix: str
+    #: the value as the user typed it, quoted by the refusal (SSH's: the empty CIDR list)
+    value: object = ()
 
     def error(self) -> ConfigError:
-        return ConfigError(self.key, [], self.fix, self.problem)
+        return ConfigError(self.key, list(self.value) if isinstance(self.value, tuple)
+                           else self.value, self.fix, self.problem)
 
     def text(self) -> str:
         return f"{self.key} {self.problem}; {self.fix}"
@@ -114,7 +117,12 @@ class SshRequirement:
 def deploy_requirements(hcc: HccConfig) -> List[SshRequirement]:
     """What a real preview/up stops on before any resource (the offline plan warns and goes on)."""
     req = ssh_requirement(hcc)
-    return [SshRequirement(**req)] if req else []
+    out = [SshRequirement(**req)] if req else []
+    if hcc.replicas > 1:  # sized and planned (8 nodes for 2 x 4), not served yet
+        out.append(SshRequirement("kimi-k3:replicas", "is not served on ctyun-hcc yet",
+                                  "use 1 on ctyun-hcc (several replicas behind the router are "
+                                  "served on aws-eks)", hcc.replicas))
+    return out
 
 
 def _server_inputs(config: HccConfig) -> Dict[str, Any]:

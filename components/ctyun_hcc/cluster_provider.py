@@ -43,6 +43,7 @@ from .api import rules
 from .api.ehpc import ROLE_MASTER, Cluster, Node
 from .api.waits import DeadlineExceeded, JobFailed
 from .catalog import Resolved
+from .config import MAX_COMPUTE_NODES
 
 log = rt.LOG
 
@@ -73,7 +74,7 @@ def check_inputs(news: Dict[str, Any]) -> list:
     f.required(*REQUIRED)
     f.rule("clusterName", rules.cluster_name_problem)
     f.rule("queueName", rules.queue_name_problem)
-    f.int_range("computeNodeCount", 1, 1000)
+    f.int_range("computeNodeCount", 1, MAX_COMPUTE_NODES)
     ci.check_server_fields(f)
     ci.check_deadlines(f)
     return f.items

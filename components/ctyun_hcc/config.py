@@ -50,6 +50,8 @@ KNOWN_KEYS = frozenset({
     "pollIntervalS",
 }) | SECRET_KEYS
 SSH_CIDRS_KEY = "kimi-k3:sshAllowedCidrs"
+#: compute nodes one cluster may hold (what HccCluster's `check` accepts: cluster_provider.py)
+MAX_COMPUTE_NODES = 1000
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,9 @@ class HccConfig:
     subnet_id: str
     #: "create" (a group of this stack with only the needed rules) or an existing group id
     security_group: str
-    #: compute nodes wanted; the create order carries at most 49 (doc 23930), the rest are
-    #: added by expand right after
+    #: compute nodes wanted (`kimi-k3:nodes x kimi-k3:replicas`, less the master when it
+    #: serves); the create order carries at most 49 (doc 23930), the rest are added by expand
+    #: right after
     compute_node_count: int
     ssh_cidrs: Tuple[str, ...] = ()
     endpoint_cidrs: Tuple[str, ...] = ()
@@ -101,6 +104,9 @@ class HccConfig:
     #: after an order's answer is lost: how long a listing may take to show what it made
     lost_answer_wait_s: int = 900
     poll_interval_s: int = 30
+    #: `kimi-k3:replicas`: Slurm jobs of `replica_nodes` nodes each, behind the router on the
+    #: master (docs/router.md)
+    replicas: int = 1
 
     @property
     def cluster_name(self) -> str:
@@ -108,8 +114,14 @@ class HccConfig:
 
     @property
     def serving_nodes(self) -> int:
-        """Nodes that run vLLM: compute nodes, plus the master when it joins the queue."""
+        """Nodes that run vLLM, every replica's: compute nodes, plus the master when it joins
+        the queue."""
         return self.compute_node_count + (1 if self.master_in_compute else 0)
+
+    @property
+    def replica_nodes(self) -> int:
+        """Nodes of one replica (`kimi-k3:nodes`): what the planner plans for."""
+        return self.serving_nodes // self.replicas
 
     @property
     def order_count(self) -> int:
@@ -170,7 +182,7 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
         master_specification=src.text("masterSpecification", ""),
         image=src.text("image", ""), master_image=src.text("masterImage", ""),
         queue_name=queue, master_in_compute=master_in_compute, server_fields=server,
-        endpoint=endpoint, **network, **storage, **billing, **_timeouts(src),
+        endpoint=endpoint, replicas=shared.replicas, **network, **storage, **billing, **_timeouts(src),
     )
 
 
@@ -222,15 +234,20 @@ def _storage(src: RawConfig, names: Names) -> Dict[str, object]:
 
 
 def _compute_nodes(src: RawConfig, shared: SharedSettings) -> Tuple[bool, int]:
-    """(masterInCompute, compute nodes): the master serves as one of `kimi-k3:nodes` by default."""
+    """(masterInCompute, compute nodes): every replica's `kimi-k3:nodes`, the master serving as
+    one of them by default (replicas=2 with 4 nodes: the master and 7 compute nodes)."""
     master_in_compute = src.boolean("masterInCompute", True)
-    if shared.replicas > 1:  # several Slurm jobs behind the router: not wired on this target yet
-        raise shared.refuse("replicas", "use 1 on ctyun-hcc (several replicas behind the router "
-                            "are served on aws-eks)", "is not served on ctyun-hcc yet")
-    compute = shared.nodes - 1 if master_in_compute else shared.nodes
+    total = shared.nodes * shared.replicas
+    compute = total - 1 if master_in_compute else total
     if compute < 1:
         raise shared.refuse("nodes", "use at least 2 nodes, or set ctyun:masterInCompute=false",
                             "leaves no compute node (E-HPC's large-model edition needs one)")
+    if compute > MAX_COMPUTE_NODES:  # the cluster resource's own bound (cluster_provider.check)
+        raise shared.refuse("replicas", f"use at most {MAX_COMPUTE_NODES // shared.nodes} "
+                            f"replicas of {shared.nodes} nodes",
+                            f"needs {compute} compute nodes ({shared.replicas} x {shared.nodes}"
+                            f"{' less the master' if master_in_compute else ''}); a cluster "
+                            f"holds at most {MAX_COMPUTE_NODES}")
     return master_in_compute, compute
 
 

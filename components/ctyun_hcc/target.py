@@ -100,7 +100,8 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         return NODE_SHAPE
 
     def node_count(self, settings: Settings) -> int:
-        return settings.target.cluster.serving_nodes
+        """One replica's nodes: the plan is per replica, the cluster holds every replica's."""
+        return settings.target.cluster.replica_nodes
 
     def plan_request(self, settings: Settings, request: PlanRequest) -> PlanRequest:
         return request

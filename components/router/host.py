@@ -1,0 +1,256 @@
+"""The router as a service on a plain host (the CTyun master), outside any Slurm job (pure).
+
+What the master runs when `kimi-k3:replicas` > 1 (docs/router.md, "On ctyun-hcc"):
+
+    client --> front :PORT (0.0.0.0) --> vllm-router 127.0.0.1:30000 --> replica heads :REPLICA_PORT
+
+(the router's port and its metrics port, 29000, are settings.py's, on loopback)
+
+Two services, each restarted whenever it exits:
+- with systemd (`/run/systemd/system` exists: systemd's own test, sd_booted(3)): one unit each,
+  `Restart=always` (systemd.service(5): restarted "regardless of whether it exited cleanly or
+  not, got terminated abnormally by a signal, or hit a timeout"), `RestartSec`;
+- without systemd: `supervise.sh`, a loop started detached (`setsid nohup`) that runs the
+  command again `RESTART_S` after it exits, until `service.sh stop` leaves its stop file.
+
+vllm-router and what it pulls in (settings.ROUTER_REQUIREMENTS, the versions the tests ran)
+are installed by `install.sh` with the master's python3 into `<dir>/site` (`pip install
+--no-deps --target`, as the aws-eks init container does); a python3 that already imports the
+pinned release there is left alone. The router exits when no replica answers /health within
+its start-up timeout (settings.py): the supervisor starts it again.
+
+Everything here is rendered from plain words (paths under the data roots, http URLs of cluster
+addresses, names): `plain()` refuses anything else, so no unit line or shell word can carry
+a quote, a newline or a `$`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Mapping, Sequence
+
+from ..inference.quoting import shell_word
+from .k8s import FRONT_FILE, front_source
+from .settings import ROUTER_REQUIREMENTS, ROUTER_VERSION, RouterSettings
+
+REQUIREMENTS_FILE = "requirements.txt"
+#: seconds between a service's exit and its restart (both supervisors)
+RESTART_S = 2
+#: one word a unit line and a shell word may carry: letters, digits and `._:/=,+@-`
+_PLAIN = re.compile(r"^[A-Za-z0-9._:/=,+@-]+$")
+_URL = re.compile(r"^http://[A-Za-z0-9.-]+:[0-9]{1,5}$")
+SERVICES = ("router", "front")
+
+
+def plain(word: str, what: str) -> str:
+    """`word` when it is one plain word (what a unit's ExecStart and a shell take literally)."""
+    if not isinstance(word, str) or not _PLAIN.match(word) or ".." in word.split("/"):
+        raise ValueError(f"{what} {word!r} is not a plain word")
+    return word
+
+
+def worker_url(addr: str, port: int) -> str:
+    """A replica head's base URL from its cluster address (what the Slurm job reports)."""
+    url = f"http://{addr}:{int(port)}"
+    if not _URL.match(url) or not 1 <= int(port) <= 65535:
+        raise ValueError(f"replica address {addr!r} is not a host name or IPv4 address")
+    return url
+
+
+def unit_name(job_name: str, service: str) -> str:
+    """`<job name>-router` / `<job name>-front`: one pair per stack on a master."""
+    return plain(f"{job_name}-{service}", "unit name")
+
+
+def commands(directory: str, worker_urls: Sequence[str], port: int, python: str = "/usr/bin/python3",
+             settings: RouterSettings = RouterSettings()) -> Dict[str, List[str]]:
+    """{service: argv}: the router (static worker URLs, loopback) and the front on `port`."""
+    if not worker_urls:
+        raise ValueError("the router needs at least one replica URL")
+    for url in worker_urls:
+        if not _URL.match(url):
+            raise ValueError(f"replica URL {url!r} is not http://HOST:PORT")
+    # loopback only: the router's admin routes have no authentication (docs/router.md)
+    s = RouterSettings(**{**settings.__dict__, "host": "127.0.0.1",
+                          "prometheus_host": "127.0.0.1"})
+    if int(port) in (s.port, s.prometheus_port):
+        raise ValueError(f"the front's port {port} is also the router's ({s.port}, metrics "
+                         f"{s.prometheus_port})")
+    router = [python, "-m", "vllm_router.launch_router", *s.argv(list(worker_urls))[1:]]
+    front = [python, f"{directory}/{FRONT_FILE}", "--listen", f"0.0.0.0:{int(port)}",
+             "--upstream", f"http://127.0.0.1:{s.port}"]
+    out = {"router": router, "front": front}
+    for name, argv in out.items():
+        for word in argv:
+            plain(word, f"{name} argument")
+    return out
+
+
+def unit(description: str, directory: str, argv: Sequence[str], restart_s: int = RESTART_S) -> str:
+    """A systemd unit that runs `argv` for ever (systemd.service(5), systemd.exec(5))."""
+    return (
+        "# Rendered by kimi-k3 (components/router/host.py); do not edit by hand.\n"
+        "[Unit]\n"
+        f"Description={description}\n"
+        "After=network-online.target\n"
+        "Wants=network-online.target\n"
+        # never give up: the default StartLimitBurst would stop restarting after 5 quick exits
+        "StartLimitIntervalSec=0\n\n"
+        "[Service]\n"
+        f"Environment=PYTHONPATH={directory}/site PYTHONUNBUFFERED=1\n"
+        f"WorkingDirectory={directory}\n"
+        f"ExecStart={' '.join(argv)}\n"
+        "Restart=always\n"
+        f"RestartSec={int(restart_s)}\n\n"
+        "[Install]\n"
+        "WantedBy=multi-user.target\n")
+
+
+def install_sh(directory: str, python: str = "/usr/bin/python3") -> str:
+    """Install the pinned router packages into `<dir>/site` unless they are there already."""
+    d, py = shell_word(directory), shell_word(python)
+    return f"""#!/bin/bash
+# Rendered by kimi-k3 (components/router/host.py); do not edit by hand.
+# vllm-router {ROUTER_VERSION} and its pinned dependencies, into {directory}/site
+set -euo pipefail
+cd {d}
+have=$(PYTHONPATH={d}/site {py} -c 'import importlib.metadata as m; print(m.version("vllm-router"))' 2>/dev/null || true)
+if [ "$have" = {shell_word(ROUTER_VERSION)} ]; then
+  echo "vllm-router $have already installed"
+  exit 0
+fi
+if ! {py} -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
+  echo "the router needs python3 3.9 or later on $(hostname -s) (vllm-router's dependencies)" >&2
+  exit 1
+fi
+rm -rf site.new
+{py} -m pip install --no-cache-dir --no-deps --disable-pip-version-check --target site.new -r {REQUIREMENTS_FILE}
+rm -rf site
+mv site.new site
+echo "installed vllm-router {ROUTER_VERSION}"
+"""
+
+
+def supervise_sh() -> str:
+    """`supervise.sh NAME DIR -- ARGV...`: run ARGV again RESTART_S after every exit, until
+    DIR/NAME.stop exists; its output goes to DIR/logs/NAME.log."""
+    return f"""#!/bin/bash
+# Rendered by kimi-k3 (components/router/host.py); do not edit by hand.
+# the restart loop where the host has no systemd: runs the command again after every exit
+set -uo pipefail
+name=$1 dir=$2
+shift 3
+restart_s=${{KK3_RESTART_S:-{RESTART_S}}}
+export PYTHONPATH="$dir/site" PYTHONUNBUFFERED=1
+child=""
+trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 0' TERM INT
+while [ ! -e "$dir/$name.stop" ]; do
+  "$@" >>"$dir/logs/$name.log" 2>&1 &
+  child=$!
+  echo "$child" >"$dir/$name.child"
+  wait "$child"
+  code=$?
+  child=""
+  [ -e "$dir/$name.stop" ] && break
+  echo "$(date -u +%FT%TZ) $name exited with $code; restarting in $restart_s s" >>"$dir/logs/$name.log"
+  sleep "$restart_s"
+done
+"""
+
+
+def service_sh(directory: str, job_name: str, restart_s: int = RESTART_S) -> str:
+    """`service.sh start|stop|status`: the two services under systemd, or under supervise.sh.
+
+    start replaces whatever ran before (new worker URLs, a new port), so it is safe to repeat."""
+    d = shell_word(directory)
+    names = " ".join(shell_word(unit_name(job_name, s)) for s in SERVICES)
+    return f"""#!/bin/bash
+# Rendered by kimi-k3 (components/router/host.py); do not edit by hand.
+set -euo pipefail
+dir={d}
+units=({names})
+services=(router front)
+mkdir -p "$dir/logs"
+with_systemd() {{ [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; }}
+
+loop_stop() {{
+  local s=$1 pid
+  : >"$dir/$s.stop"
+  for f in "$dir/$s.loop" "$dir/$s.child"; do
+    pid=$(cat "$f" 2>/dev/null || true)
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  done
+  for _ in $(seq 1 50); do
+    pid=$(cat "$dir/$s.child" 2>/dev/null || true)
+    {{ [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; }} && break
+    sleep 0.1
+  done
+  rm -f "$dir/$s.loop" "$dir/$s.child"
+}}
+
+case "${{1:-}}" in
+  start)
+    if with_systemd; then
+      for i in 0 1; do
+        install -m 0644 "$dir/${{units[$i]}}.service" "/etc/systemd/system/${{units[$i]}}.service"
+      done
+      systemctl daemon-reload
+      for u in "${{units[@]}}"; do systemctl enable "$u" >/dev/null 2>&1; systemctl restart "$u"; done
+      echo "supervisor systemd"
+    else
+      for i in 0 1; do
+        s=${{services[$i]}}
+        loop_stop "$s"
+        rm -f "$dir/$s.stop"
+        KK3_RESTART_S={int(restart_s)} setsid nohup "$dir/supervise.sh" "$s" "$dir" -- \\
+          $(cat "$dir/$s.argv") </dev/null >/dev/null 2>&1 &
+        echo $! >"$dir/$s.loop"
+      done
+      echo "supervisor loop"
+    fi ;;
+  stop)
+    if with_systemd; then
+      for u in "${{units[@]}}"; do
+        systemctl disable --now "$u" >/dev/null 2>&1 || true
+        rm -f "/etc/systemd/system/$u.service"
+      done
+      systemctl daemon-reload
+    fi
+    for s in "${{services[@]}}"; do loop_stop "$s"; done
+    echo "stopped" ;;
+  status)
+    for i in 0 1; do
+      s=${{services[$i]}}
+      if with_systemd; then
+        echo "$s $(systemctl is-active "${{units[$i]}}" 2>/dev/null || true)"
+      else
+        pid=$(cat "$dir/$s.child" 2>/dev/null || true)
+        if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then echo "$s active $pid"; else echo "$s inactive"; fi
+      fi
+    done ;;
+  *)
+    echo "usage: service.sh start|stop|status" >&2
+    exit 2 ;;
+esac
+"""
+
+
+def render(directory: str, job_name: str, worker_urls: Sequence[str], port: int,
+           python: str = "/usr/bin/python3", settings: RouterSettings = RouterSettings(),
+           restart_s: int = RESTART_S) -> Mapping[str, str]:
+    """{file name: text} of everything the master's `directory` holds for the router."""
+    plain(directory, "router directory")
+    if not directory.startswith("/"):
+        raise ValueError(f"router directory {directory!r} is not absolute")
+    plain(python, "python")
+    argv = commands(directory, worker_urls, port, python, settings)
+    files = {REQUIREMENTS_FILE: "\n".join(ROUTER_REQUIREMENTS) + "\n",
+             FRONT_FILE: front_source(), "install.sh": install_sh(directory, python),
+             "supervise.sh": supervise_sh(),
+             "service.sh": service_sh(directory, job_name, restart_s)}
+    what = {"router": f"vllm-router {ROUTER_VERSION} in front of the Kimi K3 replicas (kimi-k3)",
+            "front": "kimi-k3's allowlisting front of vllm-router"}
+    for s in SERVICES:
+        files[f"{unit_name(job_name, s)}.service"] = unit(what[s], directory, argv[s], restart_s)
+        files[f"{s}.argv"] = " ".join(argv[s]) + "\n"
+    return files

@@ -1,0 +1,99 @@
+"""RouterService (ctyun_hcc/router_service.py) over the real local sshd: the pip-installed
+vllm-router and kimi-k3's front as services on the "master", in front of two vLLM doubles.
+
+The test master has no systemd, so the services run under the restart loop (supervise.sh): a
+killed router comes back by itself; `delete` stops both and nothing of theirs is left.
+"""
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import dill
+import pytest
+
+from components.ctyun_hcc.router_service import RouterServiceProvider
+from tests.doubles.router_rig import free_port, get, post
+from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble
+from tests.integration.slurm_env import host_key, services, ssh_props, workspace  # noqa: F401
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+def _wait(ok, what: str, timeout_s: float = 30.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = ok()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"{what} not reached within {timeout_s} s")
+
+
+def _pid(d: Path, name: str):
+    try:
+        return int((d / f"{name}.child").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+@pytest.fixture
+def doubles():
+    ds = [VllmOpenAIDouble(DoubleConfig(enable_scale_out=True), port=free_port()).start()
+          for _ in range(2)]
+    yield ds
+    for d in ds:
+        d.stop()
+
+
+def test_provider_pickles_without_state():
+    assert isinstance(dill.loads(dill.dumps(RouterServiceProvider())), RouterServiceProvider)
+
+
+def test_router_and_front_on_the_master_restart_and_stop(services, workspace, doubles):
+    d = workspace / "router"
+    port, router_port = free_port(), free_port()
+    props = ssh_props(services, hostKey=host_key(services), routerDir=str(d),
+                      workerUrls=[f"http://127.0.0.1:{x.port}" for x in doubles], port=port,
+                      routerPort=router_port, metricsPort=free_port(), python=sys.executable,
+                      restartS=0, startupTimeoutS=30, readyTimeoutS=60, pollIntervalS=0.2)
+    prov = RouterServiceProvider()
+    created = prov.create(props)
+    pids = {}
+    try:
+        assert created.outs["supervisor"] == "loop"
+        front = f"http://127.0.0.1:{port}"
+        assert get(front + "/health")[0] == 200
+        # both replicas are the router's workers; a chat goes through the front
+        workers = get(f"http://127.0.0.1:{router_port}/list_workers")[1]
+        assert all(f"127.0.0.1:{x.port}" in str(workers) for x in doubles), workers
+        code, body = post(front + "/v1/chat/completions",
+                          {"model": "Kimi-K3", "max_tokens": 8,
+                           "messages": [{"role": "user", "content": "hello"}]})
+        assert code == 200 and sum(x.chat_requests for x in doubles) == 1
+        # the router's admin routes are not reachable through the public port
+        assert post(front + f"/add_worker?url=http://127.0.0.1:{free_port()}")[0] in (404, 405)
+        # a router that dies is started again by its supervisor
+        pids = {s: _pid(d, s) for s in ("router", "front")}
+        assert all(pids.values()) and all(_alive(p) for p in pids.values())
+        os.kill(pids["router"], signal.SIGKILL)
+        _wait(lambda: (_pid(d, "router") not in (None, pids["router"])), "a new router")
+        _wait(lambda: get(front + "/health")[0] == 200, "the front healthy again")
+        assert "restarting in 0 s" in (d / "logs" / "router.log").read_text()
+        pids["router"] = _pid(d, "router")
+        # status as the master reports it
+        status = prov.read("id", created.outs).outs["status"]
+        assert "router active" in status and "front active" in status
+    finally:
+        prov.delete("id", created.outs)
+    _wait(lambda: not any(_alive(p) for p in pids.values() if p), "both services stopped", 10)
+    assert get(f"http://127.0.0.1:{port}/health")[0] != 200
+    assert all(not (d / f"{s}.loop").exists() for s in ("router", "front"))
