@@ -17,7 +17,7 @@ import pytest
 from components.ctyun_hcc.router_service import RouterServiceProvider
 from tests.doubles.router_rig import free_port, get, post
 from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble
-from tests.integration.slurm_env import host_key, services, ssh_props, workspace  # noqa: F401
+from tests.integration.slurm_env import host_key, ssh_props
 
 
 def _alive(pid: int) -> bool:
