@@ -273,6 +273,21 @@ def test_an_ended_plan_of_this_stack_moves_to_the_next_generation():
     assert out["generation"] == 2 and out["trainingPlanName"] == NAME2
 
 
+def test_after_max_generations_of_ended_plans_it_stops_and_buys_nothing(monkeypatch):
+    monkeypatch.setattr(tp, "MAX_GENERATIONS", 3)
+    sm = sm_client()
+    with Stubber(sm) as stub:
+        for gen in (1, 2, 3):
+            name = tp.plan_name(TOKEN, gen)
+            stub.add_response("describe_training_plan", plan_api(name=name, status="Expired"),
+                              {"TrainingPlanName": name})
+        with pytest.raises(tp.TrainingPlanError) as e:
+            tp.acquire(sm, BUY, NOW)  # no search, no purchase left in the stub: either would fail here
+        stub.assert_no_pending_responses()
+    assert str(e.value).startswith("kimi-k3:maxUpfrontFeeUsd=") and "found 3 ended plans" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
 def test_without_a_token_nothing_is_bought():
     with pytest.raises(ValueError, match="stackToken"):
         tp.acquire(sm_client(), {**BUY, "stackToken": None}, NOW)
