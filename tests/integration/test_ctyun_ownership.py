@@ -202,15 +202,17 @@ def test_an_unconfirmed_order_is_adopted_by_uuid_only_for_its_name_and_vpc(emu):
 
 def test_a_lost_answer_whose_cluster_never_appears_is_reordered_only_deliberately(emu):
     emu.faults({"path": "/v4/cthpc/hpc/create-cluster", "kind": "drop"})  # never ran
-    s = Stack(fast={"createTimeoutS": 0.3})
+    # the order's window (its timeoutS, recorded in its state at create: what its delete reads)
+    # is half a second here, so the destroy below gives up after that rather than FAST's 60 s
+    s = Stack(fast={"createTimeoutS": 0.3, "timeoutS": 0.5})
     for _ in range(2):
         with pytest.raises(ClusterProblem,
                            match="not sent again.*adoptClusterUuid.*pulumi state delete"):
             s.up()
     assert creates(emu) == [] and s.outs("order")["origin"] == "answer-lost-unconfirmed"
+    assert s.outs("order")["timeoutS"] == 0.5
     # a replace (or a destroy) of the order would delete it: its delete looks for the cluster
     # for the rest of its window and then fails naming it, never dropping the record
-    s.fast["timeoutS"] = 0.5
     with pytest.raises(LostOrder, match="Its record is kept, not dropped.*pulumi state delete"):
         s.destroy()
     assert "order" in s.state and creates(emu) == []
