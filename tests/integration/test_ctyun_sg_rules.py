@@ -7,6 +7,7 @@ import pytest
 
 from components.ctyun_hcc import provider_runtime as rt
 from components.ctyun_hcc.api.errors import TransportError
+from components.ctyun_hcc.api.transport import RetryPolicy
 from components.ctyun_hcc.api.vpc import IngressRule
 from components.ctyun_hcc.ownership import is_ours
 from tests.emulators.ctyun.state import REGION
@@ -90,9 +91,11 @@ def test_shrunk_lists_and_missing_rules_touch_only_the_stacks_own_rules(emu):
     assert clean(emu)["leakedTotal"] == 0
 
 
-def test_a_rule_whose_add_answer_was_lost_is_known_by_its_marker(emu):
+def test_a_rule_whose_add_answer_was_lost_is_known_by_its_marker(emu, monkeypatch):
     """The add ran but no answer came back (every retry lost too): the next `up` finds the
     rule by the stack's marker and neither adds a second one nor leaves one it cannot revoke."""
+    # the retries' backoff (up to 15 s of real sleep over 6 attempts) is not what is tested here
+    monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, rng: 0.0)
     s = Stack()
     s.up()
     gid, token = s.outs("sg")["securityGroupID"], s.outs("owner")["ownerToken"]
