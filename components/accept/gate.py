@@ -8,11 +8,13 @@ raises `AcceptanceFailed("acceptance check <name> failed: <detail>")`.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence
 
 from .report import first_failure, price
-from .runner import AcceptConfig, accept
 from .sizing import LoadSize
+
+if TYPE_CHECKING:  # imported where the gate runs: the program only takes its inputs from here
+    from .runner import AcceptConfig
 
 #: what one request of the gate may take (a real K3 answer of 256 tokens under load is seconds)
 GATE_REQUEST_TIMEOUT_S = 300.0
@@ -89,6 +91,8 @@ def gate_config(endpoint: str, model: str, api_key: Optional[str], size: Optiona
     """The gate's run: the functional checks, the known answers (the needle up to
     `context_tokens`, at most `needle_cap_tokens`; `replicas`: each replica's OpenAI base URL
     behind a router, asked directly once) and the load part `size`."""
+    from .runner import AcceptConfig  # the checks' HTTP client (httpx): only when a gate runs
+
     return AcceptConfig(endpoint=endpoint, model=model, api_key=api_key or None,
                         concurrency=size.concurrency if size else 1,
                         requests=size.requests if size else 0,
@@ -131,6 +135,8 @@ def run_gate(cfg: AcceptConfig, on_check: Optional[Callable[[Any], None]] = None
              usd_per_hour: Optional[float] = None) -> Dict[str, Any]:
     """Run the checks; the `acceptance` summary, or AcceptanceFailed naming the first failure.
     With the stack's price per hour the load part also says what a million output tokens cost."""
+    from .runner import accept
+
     report = price(accept(cfg, on_check), usd_per_hour)
     bad = first_failure(report)
     if bad is not None:
