@@ -2,6 +2,7 @@
 resource sits in the component tree, that nothing is created before the training plan decides,
 the order destroy follows, and the inputs against the SDKs' models and the operator's CRD."""
 
+import json
 import re
 
 import botocore.session
@@ -123,6 +124,9 @@ def test_eks_is_a_version_hyperpod_documents_with_the_operators_addons(run):
     assert addons == catalog.ADDON_VERSIONS
     execution = one(run, "aws:iam/role:Role", "kimi-k3-hyperpod-operator-role")["inputs"]
     assert execution["namePrefix"].startswith(catalog.EXECUTION_ROLE_PREFIX)
+    trust = json.loads(execution["assumeRolePolicy"])
+    assert [st.get("Principal") for st in trust["Statement"]][0] == {"Service": "sagemaker.amazonaws.com"}
+    assert trust["Statement"][1]["Action"] == "sts:AssumeRoleWithWebIdentity"
 
 
 def test_the_plan_is_adopted_without_a_token_or_bought_with_it():

@@ -10,7 +10,11 @@ migration/helm_to_addon.sh (catalog.py has the versions):
 - four roles there, three here, all through IRSA (web identity on the cluster's OIDC provider,
   `aud` sts.amazonaws.com, `sub` the operator's service account), as the script makes them:
   - execution role (L428-498): name prefixed `SageMakerHyperPodInference` (the add-on refuses
-    others, templates/_validateRequiredValues.tpl L13-18), `AmazonSageMakerHyperPodInferenceAccess`
+    others, templates/_validateRequiredValues.tpl L13-18); trusted by the operator's service
+    account and by `sagemaker.amazonaws.com` (the script copies the Helm install's trust; AWS's
+    "IAM trust relationship issue" page gives that trust, both statements, as the fix for the
+    operator's AssumeRoleWithWebIdentity failure: https://docs.aws.amazon.com/sagemaker/latest/dg/
+    sagemaker-hyperpod-model-deployment-ts-trust.html, read 2026-12-02); `AmazonSageMakerHyperPodInferenceAccess`
     and an inline policy on the TLS bucket only: GetObject; PutObject/PutObjectTagging and
     DeleteObject conditioned on the bucket being in the caller's account; plus
     `acm:AddTagsToCertificate` on ACM certificates, which operator 3.0 (the add-on generation)
@@ -104,6 +108,11 @@ def addon_configuration(execution_role_arn: str, tls_bucket: str, hyperpod_clust
         "alb": {"enabled": True, "serviceAccount": {"create": True, "roleArn": alb_role_arn}},
         "keda": {"enabled": True, "auth": {"aws": {"irsa": {"enabled": True, "roleArn": keda_role_arn}}}},
     }, sort_keys=True)
+
+
+#: role key -> the AWS service its trust also names (module docstring); the ALB controller's: none
+TRUSTED_SERVICES: Mapping[str, Optional[str]] = {"execution": "sagemaker.amazonaws.com",
+                                                 "alb": None, "keda": "sagemaker.amazonaws.com"}
 
 
 def role_subjects() -> Mapping[str, str]:

@@ -216,21 +216,22 @@ class HyperPodCluster(pulumi.ComponentResource):
                                 opts=pulumi.ResourceOptions(parent=self), **kw)
 
         subjects = op.role_subjects()
-        self.execution_role = irsa("operator", subjects["execution"], name_prefix=f"{catalog.EXECUTION_ROLE_PREFIX}-")
+        self.execution_role = irsa("operator", subjects["execution"], op.TRUSTED_SERVICES["execution"],
+                                   name_prefix=f"{catalog.EXECUTION_ROLE_PREFIX}-")
         ex_child = pulumi.ResourceOptions(parent=self.execution_role)
         roles_ready: List[pulumi.Resource] = [
             aws.iam.RolePolicyAttachment(f"{name}-operator-access", role=self.execution_role.name,
                                          policy_arn=catalog.OPERATOR_POLICY, opts=ex_child),
             aws.iam.RolePolicy(f"{name}-operator-tls", role=self.execution_role.name,
                                policy=self.tls_bucket.bucket.apply(op.tls_bucket_policy), opts=ex_child)]
-        self.alb_role = irsa("alb", subjects["alb"])
+        self.alb_role = irsa("alb", subjects["alb"], op.TRUSTED_SERVICES["alb"])
         alb_policy = aws.iam.Policy(f"{name}-alb-policy", policy=op.alb_policy(),
                                     description=f"AWS Load Balancer Controller ({op.ALB_POLICY_SOURCE})",
                                     opts=pulumi.ResourceOptions(parent=self.alb_role, depends_on=[plan]))
         roles_ready.append(aws.iam.RolePolicyAttachment(f"{name}-alb-attach", role=self.alb_role.name,
                                                         policy_arn=alb_policy.arn,
                                                         opts=pulumi.ResourceOptions(parent=self.alb_role)))
-        self.keda_role = irsa("keda", subjects["keda"], "sagemaker.amazonaws.com")
+        self.keda_role = irsa("keda", subjects["keda"], op.TRUSTED_SERVICES["keda"])
         addon_opts = pulumi.ResourceOptions(parent=self, depends_on=[cluster.system_nodes])
         self.dependencies = [aws.eks.Addon(f"{name}-{dep}", cluster_name=cluster.name, **op.addon_args(dep),
                                            opts=addon_opts) for dep in catalog.DEPENDENCY_ADDONS]
