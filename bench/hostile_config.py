@@ -28,7 +28,7 @@ from hypothesis.errors import NonInteractiveExampleWarning  # noqa: E402
 
 from tests.integration.hostile_config import PAYLOADS, judge  # noqa: E402
 from tests.integration.sandbox import Sandbox, available  # noqa: E402
-from tests.integration.test_hostile_config import CASES, INPUTS_ONLY, SEEDS, hostile  # noqa: E402
+from tests.integration.test_hostile_config import BENCH_CASES, CASES, INPUTS_ONLY, SEEDS, hostile  # noqa: E402
 
 
 def values_for(key, valid, secret, n_random):
@@ -55,7 +55,8 @@ def main() -> int:
     sandbox = Sandbox(Path(tempfile.mkdtemp(prefix="kk3-hostile-")))
     totals, per_key, holes = Counter(), defaultdict(Counter), defaultdict(list)
     started = time.monotonic()
-    for stack, key, valid, extra, secret in CASES:
+    cases = CASES + BENCH_CASES
+    for stack, key, valid, extra, secret in cases:
         for value in values_for(key, valid, secret, args.random):
             v = judge(sandbox, stack, key, value, extra, secret, key in INPUTS_ONLY, SEEDS[key])
             kind = "refused" if v.refused and not v.problems else \
@@ -67,8 +68,8 @@ def main() -> int:
             if kind == "problem" or v.executed:
                 holes[f"{stack} {key}"].append((value, v.executed, v.problems[:1]))
     figures = {
-        "config_keys_covered": len({k for _, k, _, _, _ in CASES}),
-        "key_stack_cases": len(CASES),
+        "config_keys_covered": len({k for _, k, _, _, _ in cases}),
+        "key_stack_cases": len(cases),
         "hostile_inputs_tried": totals["tried"], "refused": totals["refused"],
         "accepted_inert": totals["inert"], "accepted_with_a_problem": totals["problem"],
         "executed": totals["executed"], "seconds": round(time.monotonic() - started, 1),

@@ -27,7 +27,8 @@ def weights_staging(shared: SharedSettings, cfg: AwsEksConfig) -> WeightsStaging
     from .weights.plan import stream_wait_s
     from .weights.settings import WeightsConfig
 
-    w = cfg.weights or WeightsConfig("hub", False, MODELS[shared.model].repo_id)
+    w = cfg.weights or WeightsConfig("hub", False, MODELS[shared.model].repo_id,
+                                     revision=shared.revision() or "main")
     return staging(w, stream_wait_s(shared, cfg))
 
 

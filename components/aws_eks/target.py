@@ -179,6 +179,12 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
             internet_risk="anyone can reach this cluster's Kubernetes API server and try "
                           "credentials or API flaws against it")]
 
+    def unpinned_weights(self, settings: Settings) -> str:
+        """Your own bucket (weightsSource=s3) is served as it is: kimi-k3 cannot pin it."""
+        w = settings.target.eks.weights
+        return ("kimi-k3:weightsSource=s3 serves your bucket as it is" if w is not None
+                and w.source == "s3" else "")
+
     def deploy_requirements(self, settings: Settings) -> List[Requirement]:
         """The EKS API must be reachable from where `pulumi up` runs (reachability.py)."""
         return [r for r in (api_requirement(settings.target.eks),) if r is not None]

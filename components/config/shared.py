@@ -19,12 +19,13 @@ from ..inference.catalog import (
     DEFAULT_SHAPE_FOR_ACCELERATOR,
     DEFAULT_MODEL_ID,
     IMAGES,
+    MODELS,
     RELEASES,
 )
 from . import api_key as api_keys
 from . import keys as config_keys
 from ..accept.sizing import parse_accept_load
-from .values import RawConfig, served_model_name
+from .values import IMAGE_DIGEST, MODEL_COMMIT, RawConfig, model_revision, served_model_name
 from ..inference.errors import ConfigError
 from ..inference.planner import PlanRequest
 from ..program.registry import REGISTRY
@@ -37,6 +38,7 @@ KNOWN_KEYS = frozenset({
     "gpuMemoryUtilization", "kvCacheDtype", "weightsSource", "streamWeights", "servedModelName",
     "port", "allowedCidrs", "image", "modelOverrides", "visionChunksPerPrompt", "apiKey", "hfToken",
     "allowInternet", "acceptLoad", "usdPerHour", "allowPlaintext", "replicas", "modelId",
+    "modelRevision",
 })
 #: shared keys whose values are never quoted (nor kept in `SharedSettings.source`)
 SECRET_KEYS = frozenset({"apiKey", "hfToken"})
@@ -85,6 +87,8 @@ class SharedSettings:
     #: `kimi-k3:modelId`: the released model (components/inference/catalog.py RELEASES); `model`
     #: is its weight variant's catalog key
     model_id: str = "kimi-k3"
+    #: `kimi-k3:modelRevision` as given ("": the catalog's commit, else `main`): `revision()`
+    model_revision: str = ""
     #: `kimi-k3:replicas`: serving replicas of `nodes` nodes each; more than one are served behind
     #: vllm-router (components/router/)
     replicas: int = 1
@@ -102,6 +106,12 @@ class SharedSettings:
     def requote(self, err: ConfigError) -> ConfigError:
         """`err` (raised from typed values, e.g. by the planner) quoting the key as written."""
         return self.source.requote(err)
+
+    def revision(self) -> str:
+        """The weights' revision every download takes: kimi-k3:modelRevision, else the commit the
+        catalog pins for the variant, else "" (the hub's default branch; warned:
+        `revision_warning`)."""
+        return self.model_revision or MODELS[self.model].revision or ""
 
     def plan_request(self) -> PlanRequest:
         return PlanRequest(
@@ -211,6 +221,25 @@ def plaintext_warning(shared: "SharedSettings") -> List[str]:
     return []
 
 
+def revision_warning(shared: "SharedSettings", unpinned: str = "") -> List[str]:
+    """The line a plan and preview get when the weights are not pinned to a commit: vLLM runs
+    with --trust-remote-code, so the repository's Python runs on every node, and a branch can
+    change under the same name between two downloads (issue 21). `unpinned`: why the target's
+    download cannot take a revision at all (Target.unpinned_weights)."""
+    rev, repo = shared.revision(), MODELS[shared.model].repo_id
+    if unpinned:
+        return [f"{unpinned}: the weights and the repository code vLLM runs with "
+                "--trust-remote-code are not pinned to a commit"]
+    if MODEL_COMMIT.fullmatch(rev):
+        return []
+    why = (f"kimi-k3:modelRevision={rev} is a name, not a commit" if shared.model_revision else
+           f"kimi-k3:modelRevision is not set and kimi-k3 pins no commit of {repo}")
+    at = f"{repo}@{rev}" if rev else f"{repo}'s default branch"
+    return [f"{why}: the weights and the repository code vLLM runs with --trust-remote-code are "
+            f"whatever {at} holds when a node downloads them; pin one with pulumi config "
+            "set kimi-k3:modelRevision <40-hex commit from the repository's history>"]
+
+
 def exposure_warnings(exposures: Sequence[Exposure], has_api_key: bool) -> List[str]:
     """One line per public opening, printed at plan and `pulumi preview` (never refused here:
     `check_exposure` already refused internet-wide lists without kimi-k3:allowInternet)."""
@@ -277,6 +306,7 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         node_shape=DEFAULT_SHAPE_FOR_ACCELERATOR[accelerator],
         nodes=src.integer("nodes", default_nodes, 1, 64),
         replicas=src.integer("replicas", 1, 1, 64),
+        model_revision=src.checked("modelRevision", model_revision, ""),
         model=model,
         model_id=model_id,
         image=image,
@@ -319,8 +349,14 @@ def _hardware(src: RawConfig) -> Tuple[str, str, str, str, str]:
                          f"is not offered by {target}")
     model_id, model = _model(src, target, accelerator)
     image = src.text("image", DEFAULT_IMAGE_FOR_PLATFORM[ACCELERATORS[accelerator].platform])
-    if image not in IMAGES:
-        raise src.refuse("image", f"use one of {', '.join(sorted(IMAGES))}", "is not a known serving image")
+    tag, at, digest = image.partition("@")
+    if tag not in IMAGES:
+        raise src.refuse("image", f"use one of {', '.join(sorted(IMAGES))}, optionally pinned "
+                         "as <image>@sha256:<digest>", "is not a known serving image")
+    if at and not IMAGE_DIGEST.fullmatch(digest):
+        raise src.refuse("image", f"pin it as {tag}@sha256:<64 hex digits> (docker buildx "
+                         "imagetools inspect, crane digest or skopeo inspect print it)",
+                         "is not an image digest")
     return target, accelerator, model_id, model, image
 
 

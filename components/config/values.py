@@ -210,6 +210,18 @@ PATH_SEGMENT = re.compile(r"^[A-Za-z0-9._+-]+$")
 #: an http(s) URL of RFC 3986 characters only (no spaces, quotes or control characters)
 HTTP_URL = re.compile(r"^https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%!$&'()*+,;=:@/-]*)?"
                       r"(?:\?[A-Za-z0-9._~%!$&'()*+,;=:@/?-]*)?$")
+#: an OCI content digest of an image manifest: `sha256:` + 64 lower-case hex
+#: (opencontainers/image-spec descriptor.md at commit 023b0770450c, "Digests": `algorithm ":"
+#: encoded`, "sha256 will only use hex encoded digests", example `sha256:6c3c...9b3b`);
+#: `image@digest` makes the runtime pull exactly that manifest
+IMAGE_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")
+#: a model repository's commit as the Hugging Face Hub names it (`sha` of
+#: GET /api/models/{repo}/revision/{rev}: 40 lower-case hex digits; also the pattern of
+#: HyperPod's huggingFaceModel.commitSHA, tests/contracts/hyperpod/iec_facts.yaml)
+MODEL_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+#: a branch or tag name (what the download tools take besides a commit): letters, digits,
+#: . _ - and single slashes, never starting with `-` (it would read as an option)
+MODEL_REF = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]|/(?!/)){0,127}$")
 #: an SSH host key as in known_hosts (`TYPE BASE64`), or its SHA256 fingerprint (`ssh-keygen -l`)
 HOST_KEY = re.compile(r"^(?:ssh-ed25519|ecdsa-sha2-nistp(?:256|384|521)|ssh-rsa) [A-Za-z0-9+/]+={0,3}$")
 HOST_KEY_FINGERPRINT = re.compile(r"^SHA256:[A-Za-z0-9+/]{43}$")
@@ -222,6 +234,15 @@ def served_model_name(key: str, value: str) -> str:
         raise ConfigError(key, value, "use up to 128 letters, digits and . _ : - / (one '/' at a "
                           "time), starting with a letter or digit, e.g. Kimi-K3",
                           "is not a usable model name")
+    return value
+
+
+def model_revision(key: str, value: str) -> str:
+    """`kimi-k3:modelRevision`: a commit (what pins) or a branch/tag name; no `..`, no final `/`
+    (both refused by git's ref rules, `git help check-ref-format`)."""
+    if not MODEL_REF.fullmatch(value) or ".." in value or value.endswith(("/", ".lock")):
+        raise ConfigError(key, value, "give the commit to serve (40 hex digits, from the model "
+                          "repository's history) or a branch or tag name", "is not a revision")
     return value
 
 

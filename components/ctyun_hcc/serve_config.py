@@ -117,10 +117,11 @@ def _tls(src: RawConfig, cfg: HccServeConfig, raw: Mapping[str, object],
                              "is not PEM certificates")
     key = raw.get("tlsPrivateKey")
     if bool(cert) != bool(key):
-        missing = "tlsPrivateKey" if cert else "tlsCertificate"
+        missing, given = ("tlsPrivateKey", "tlsCertificate") if cert else \
+            ("tlsCertificate", "tlsPrivateKey")
         raise ConfigError(f"kimi-k3:{missing}", None, "give both: kimi-k3:tlsCertificate (PEM) and "
                           "the secret kimi-k3:tlsPrivateKey (pulumi config set --secret "
-                          "kimi-k3:tlsPrivateKey < key.pem)", "is needed with the other")
+                          "kimi-k3:tlsPrivateKey < key.pem)", f"is needed with kimi-k3:{given}")
     if key and key != "[secret]" and not PEM_PRIVATE_KEY.fullmatch(
             str(key).replace("\r\n", "\n").strip() + "\n"):
         raise ConfigError("kimi-k3:tlsPrivateKey", NOT_SHOWN, "give the key in PEM, unencrypted "

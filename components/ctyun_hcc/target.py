@@ -94,7 +94,14 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         serve_cfg = parse_serve_config(dict(shared.target_config), model_port=shared.port,
                                        public=public_endpoint(shared),
                                        allow_plaintext=shared.allow_plaintext)
+        _check_pins(shared, serve_cfg)
         return HccTargetConfig(serve=serve_cfg, cluster=load_hcc_config(shared))
+
+    def unpinned_weights(self, settings: Settings) -> str:
+        """`cthpc model install` (the default source) takes no revision: CTyun's copy."""
+        return ("kimi-k3:modelSource=cthpc installs CTyun's copy of the weights (cthpc model "
+                "install takes no revision)" if settings.target.serve.model_source == "cthpc"
+                else "")
 
     def node_shape(self, settings: Settings) -> str:
         return NODE_SHAPE
@@ -257,6 +264,19 @@ def _tls_proxy(name: str, deployment, infrastructure, service, parent):
         "publicHost": infrastructure.master_public_ip, "certificatePem": cfg.tls_certificate,
         "privateKeyPem": key or "", "proxyPy": proxy_py},
         pulumi.ResourceOptions(parent=parent, depends_on=[service]))
+
+
+def _check_pins(shared: SharedSettings, cfg: HccServeConfig) -> None:
+    """What ctyun-hcc cannot pin is refused rather than ignored: the nodes run the SIF image,
+    not the OCI image kimi-k3:image names (a digest there would pin nothing), and `cthpc
+    model install` takes no revision."""
+    if "@" in shared.image:
+        raise shared.refuse("image", "drop the @sha256 part: ctyun-hcc runs the SIF image "
+                            "(kimi-k3:sifName), not this OCI image", "pins nothing on ctyun-hcc")
+    if shared.model_revision and cfg.model_source == "cthpc":
+        raise shared.refuse("modelRevision", "set kimi-k3:modelSource=modelscope to download a "
+                            "pinned revision, or unset it", "cannot be pinned with "
+                            "kimi-k3:modelSource=cthpc (cthpc model install takes no revision)")
 
 
 def ssh_outputs(ssh: Mapping[str, Any], log_dir: str) -> Dict[str, Any]:

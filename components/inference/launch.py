@@ -149,7 +149,7 @@ def _json(obj) -> str:
 
 
 def _image(runtime: Runtime, plan: Plan) -> ServingImage:
-    img = IMAGES.get(runtime.image)
+    img = IMAGES.get(runtime.image.partition("@")[0])  # a digest pins one build of that tag
     if img is None:
         # an image we have not checked: assume the platform default's vLLM release
         raise ConfigError("kimi-k3:image", runtime.image,
@@ -302,7 +302,7 @@ def launch(plan: Plan, runtime: Runtime) -> LaunchSpec:
     secret_env = tuple(n for n, on in (("VLLM_API_KEY", runtime.api_key),
                                        ("HF_TOKEN", runtime.hf_token)) if on)
     return LaunchSpec(
-        image=img.ref,
+        image=runtime.image,  # the tag, or tag@sha256:... as kimi-k3:image gives it
         vllm_version=img.vllm_version,
         platform=plan.platform,
         nodes=plan.nodes,

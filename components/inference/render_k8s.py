@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Protocol, Tuple
 
+from ..config.values import MODEL_COMMIT
 from ..router import k8s as router_k8s
 from . import api_guard as guard
 from .launch import PLACEHOLDERS, LaunchSpec, RoleSpec
@@ -561,6 +562,10 @@ def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout,
         env.append({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {
             "name": layout.secret_name, "key": "VLLM_API_KEY"}}})
     hub = {"modelId": plan.model_repo_id}
+    if MODEL_COMMIT.fullmatch(layout.weights.revision):
+        # the CRD's commitSHA takes a commit only (^[0-9a-f]{40}$); a branch name is the
+        # operator's default download, warned about at plan (config/shared.revision_warning)
+        hub["commitSHA"] = layout.weights.revision
     if "HF_TOKEN" in spec.secret_env:
         hub["tokenSecretRef"] = {"name": layout.secret_name, "key": "HF_TOKEN"}
     c = plan.cold_start

@@ -162,6 +162,11 @@ class Target(abc.ABC, Generic[C, R, I, S, G]):
     def deploy_requirements(self, settings: StackSettings[C]) -> Sequence[Requirement]:
         """What a real deployment of `settings` needs and the config does not give."""
 
+    def unpinned_weights(self, settings: StackSettings[C]) -> str:
+        """Why the target's weights download cannot take `kimi-k3:modelRevision` with this
+        config ("": it takes `shared.revision()`), for the plan's warning (issue 21)."""
+        return ""
+
     @abc.abstractmethod
     def infrastructure(self, name: str, deployment: Deployment[C, R]) -> I:
         """Declare the target's component (a ComponentResource at the top of the stack, a name

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Tuple
 
 from ..config.keys import check_namespaces
-from ..config.shared import exposure_warnings, parse_settings, plaintext_warning
+from ..config.shared import exposure_warnings, parse_settings, plaintext_warning, revision_warning
 from ..inference.errors import ConfigError
 from ..inference.launch import LaunchSpec, launch
 from ..inference.planner import Plan
@@ -80,6 +80,7 @@ def prepare(raw: Mapping[str, object], stack: str, secrets: Secrets, offline: bo
     warnings = [f"a real `pulumi up` would stop here: {r.text()}" for r in deployment.requirements]
     warnings += exposure_warnings(target.exposures(settings), settings.shared.has_api_key)
     warnings += plaintext_warning(settings.shared)
+    warnings += revision_warning(settings.shared, target.unpinned_weights(settings))
     return Prepared(target, deployment, tuple(warnings))
 
 

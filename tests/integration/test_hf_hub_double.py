@@ -74,3 +74,18 @@ def test_stage_hub_downloads_with_the_real_client_and_skips_a_staged_node(hub, t
 def test_stage_hub_refuses_bad_settings(hub, tmp_path, key, value):
     r = _stage_hub(hub, tmp_path / "d", **{key: value.replace("CANARY", str(tmp_path / "canary"))})
     assert r.returncode == 2 and key in r.stdout and not (tmp_path / "canary").exists()
+
+
+def test_stage_hub_restages_a_node_that_holds_another_revision(hub, tmp_path):
+    """kimi-k3:modelRevision changed: a node staged at the old revision is not served as the new
+    one (the marker names repo and revision; a different one means download again)."""
+    dest = tmp_path / "models" / "Kimi-K3"
+    commit = hub.repos[REPO].commit
+    assert _stage_hub(hub, dest, KK3_REVISION="main").returncode == 0
+    r = _stage_hub(hub, dest, KK3_REVISION=commit)
+    assert r.returncode == 0 and "holds revision=main; downloading" in r.stdout, r.stdout + r.stderr
+    assert f"revision={commit}\n" in (dest / ".kimi-k3" / "staged").read_text()
+    r = _stage_hub(hub, dest, KK3_REVISION=commit)
+    assert r.returncode == 0 and "already staged" in r.stdout
+    bad = _stage_hub(hub, dest, KK3_REVISION="f" * 40)    # a commit the repository does not have
+    assert bad.returncode != 0 and not (dest / ".kimi-k3" / "staged").exists()

@@ -34,6 +34,8 @@ SEEDS = {
     "kimi-k3:apiKey": "kk3-secret-api", "kimi-k3:hfToken": "kk3-secret-hf",
     "kimi-k3:namespace": "kimi-k3", "kimi-k3:weightsS3Uri": "s3://kimi-k3-weights/k3",
     "kimi-k3:hyperpodClusterName": "hp", "kimi-k3:model": "mxfp4",
+    "kimi-k3:modelRevision": "0123456789abcdef0123456789abcdef01234567",
+    "kimi-k3:tlsPrivateKey": "kk3-secret-tls-key",
 }
 #: keys that only reach resource inputs (SSH connection settings) are checked without a sandbox
 INPUTS_ONLY = {"kimi-k3:sshUser", "kimi-k3:sshHost", "kimi-k3:sshBastion", "kimi-k3:sshHostKey",
@@ -63,6 +65,15 @@ CASES = [
     ("aws-eks", "kimi-k3:model", st.sampled_from(["mxfp4", "nvfp4"]), {}, False),
     ("aws-eks", "kimi-k3:apiKey", SECRETS, {}, True),
     ("aws-eks", "kimi-k3:hfToken", SECRETS, {}, True),
+    # issue 21: the revision reaches the mirror Job's and the staging's environment
+    ("aws-eks", "kimi-k3:modelRevision", st.from_regex(r"[0-9a-f]{40}|[A-Za-z0-9][A-Za-z0-9._-]{0,12}(/[A-Za-z0-9._-]{1,6})?", fullmatch=True), {}, False),
+]
+#: more keys the bench (bench/hostile_config.py) tries; here their guards have unit tests
+#: (tests/unit/test_artifact_pins.py, tests/unit/test_ctyun_tls.py) and the property run would
+#: add a minute: an image pin reaches only `image:` fields, the TLS key only a secret input
+BENCH_CASES = [
+    ("aws-eks", "kimi-k3:image", st.just("vllm/vllm-openai:kimi-k3@sha256:" + "0" * 64), {}, False),
+    ("ctyun-hcc", "kimi-k3:tlsPrivateKey", SECRETS, {"kimi-k3:allowedCidrs": "203.0.113.0/24"}, True),
 ]
 EXAMPLES = 6
 #: known holes owned by another helper, reported on NOTES.md: (stack, key) -> why (strict xfail,

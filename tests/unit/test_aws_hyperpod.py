@@ -54,6 +54,8 @@ def check_against_crd(iec):
     fields(hf, FACTS["huggingFaceModel"]["properties"], FACTS["huggingFaceModel"]["required"], "huggingFaceModel")
     if not re.match(FACTS["huggingFaceModel"]["modelId"]["pattern"], hf["modelId"]):
         problems.append("huggingFaceModel.modelId")
+    if "commitSHA" in hf and not re.match(FACTS["huggingFaceModel"]["commitSHA"]["pattern"], hf["commitSHA"]):
+        problems.append("huggingFaceModel.commitSHA")
     if "tokenSecretRef" in hf:
         f = FACTS["huggingFaceModel"]["tokenSecretRef"]
         fields(hf["tokenSecretRef"], f["properties"], f["required"], "tokenSecretRef")
@@ -202,6 +204,10 @@ def test_recorded_facts_match_the_crd_upstream():
     hf = spec["properties"]["modelSourceConfig"]["properties"]["huggingFaceModel"]
     assert sorted(hf["properties"]) == sorted(FACTS["huggingFaceModel"]["properties"])
     assert hf["properties"]["modelId"]["pattern"] == FACTS["huggingFaceModel"]["modelId"]["pattern"]
+    assert hf["properties"]["commitSHA"]["pattern"] == FACTS["huggingFaceModel"]["commitSHA"]["pattern"]
+    from components.config.values import MODEL_COMMIT
+
+    assert MODEL_COMMIT.pattern == FACTS["huggingFaceModel"]["commitSHA"]["pattern"]
     assert "HF_TOKEN" in hf["properties"]["tokenSecretRef"]["description"]
     for section in ("loadBalancer", "metrics", "tlsConfig"):
         assert sorted(spec["properties"][section]["properties"]) == sorted(FACTS[section]["properties"])

@@ -67,7 +67,7 @@ def test_a_given_certificate_is_used_and_its_key_stays_secret(tmp_path):
 
 @pytest.mark.parametrize("extra,words", [
     ({"kimi-k3:tlsCertificate": "not a pem"}, "kimi-k3:tlsCertificate='not a pem' is not PEM"),
-    ({"kimi-k3:tlsPrivateKey": "x"}, "kimi-k3:tlsCertificate (not set) is needed with the other"),
+    ({"kimi-k3:tlsPrivateKey": "x"}, "kimi-k3:tlsCertificate (not set) is needed with kimi-k3:tlsPrivateKey"),
     ({"kimi-k3:tlsPort": "22"}, "kimi-k3:tlsPort=22 collides"),
     ({"kimi-k3:tlsPort": "11025"}, "kimi-k3:tlsPort=11025 collides"),
     ({"kimi-k3:tlsPort": "13389"}, "kimi-k3:tlsPort=13389 collides"),
@@ -81,7 +81,7 @@ def test_tls_refusals_name_the_key(extra, words):
 
 def test_a_certificate_without_its_key_and_a_bad_key_are_refused_without_showing_it(tmp_path):
     cert, key = _pem(tmp_path)
-    with pytest.raises(RunError, match="kimi-k3:tlsPrivateKey \\(not set\\) is needed"):
+    with pytest.raises(RunError, match="kimi-k3:tlsPrivateKey \\(not set\\) is needed with kimi-k3:tlsCertificate"):
         run_program("ctyun-hcc", {**PUBLIC, "kimi-k3:tlsCertificate": cert})
     with pytest.raises(RunError) as e:
         run_program("ctyun-hcc", {**PUBLIC, "kimi-k3:tlsCertificate": cert,

@@ -131,4 +131,4 @@ def installer_env(version: str = EFA_INSTALLER_VERSION) -> Dict[str, str]:
 
 def needs_userspace(image: str) -> bool:
     """Does the pod install the EFA userspace itself (the image does not carry it)?"""
-    return image not in IMAGES_WITH_EFA
+    return image.partition("@")[0] not in IMAGES_WITH_EFA

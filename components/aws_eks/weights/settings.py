@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ...config.values import RawConfig
+from ...config.values import MODEL_COMMIT, RawConfig
 from ...inference.catalog import MODELS
 from ...config.shared import SharedSettings
 from . import s3uri
@@ -30,6 +30,7 @@ class WeightsConfig:
     repo_id: str
     s3_uri: Optional[s3uri.S3Uri] = None  # your bucket (source s3)
     keep_mirror: bool = False
+    #: what the mirror Job and the hub staging download (kimi-k3:modelRevision, SharedSettings.revision)
     revision: str = "main"
 
     @property
@@ -54,10 +55,11 @@ def parse(shared: SharedSettings, src: RawConfig, serving: str) -> WeightsConfig
     uri_text = src.text("weightsS3Uri")
     keep = src.boolean("keepWeightsMirror")
     if serving != "eks":
+        _check_revision(shared, "hyperpod")
         if keep:
             raise src.refuse("keepWeightsMirror", "unset it", "only applies to the S3 mirror of "
                              "kimi-k3:serving=eks")
-        return WeightsConfig("hub", False, repo_id)
+        return WeightsConfig("hub", False, repo_id, revision=shared.revision() or "main")
     source = shared.weights_source or ("s3" if uri_text else "mirror")
     if source not in SOURCES:
         raise shared.refuse("weightsSource", f"use one of {', '.join(SOURCES)} on aws-eks",
@@ -79,7 +81,21 @@ def parse(shared: SharedSettings, src: RawConfig, serving: str) -> WeightsConfig
     if shared.stream_weights and source == "hub":
         raise shared.refuse("streamWeights", "use weightsSource mirror (the default) or s3, or drop "
                             "streamWeights", "needs the weights in S3, not on the hub")
+    _check_revision(shared, source)
     if keep and source != "mirror":
         raise src.refuse("keepWeightsMirror", "unset it", f"only applies to weightsSource=mirror, "
                          f"not {source}")
-    return WeightsConfig(source, shared.stream_weights, repo_id, uri, keep)
+    return WeightsConfig(source, shared.stream_weights, repo_id, uri, keep, shared.revision() or "main")
+
+
+def _check_revision(shared: SharedSettings, where: str) -> None:
+    """kimi-k3:modelRevision where the weights come from (`where`: a source, or hyperpod):
+    HyperPod's operator takes a commit only (huggingFaceModel.commitSHA, ^[0-9a-f]{40}$ in its
+    CRD); your own bucket has nothing kimi-k3 could pin."""
+    rev = shared.model_revision
+    if rev and where == "hyperpod" and not MODEL_COMMIT.fullmatch(rev):
+        raise shared.refuse("modelRevision", "give a commit (40 hex digits): HyperPod's operator "
+                            "takes huggingFaceModel.commitSHA, a commit only", "is not a commit")
+    if rev and where == "s3":
+        raise shared.refuse("modelRevision", "unset it: weightsSource=s3 serves your bucket as it "
+                            "is (pin what you copy there)", "has nothing to pin")

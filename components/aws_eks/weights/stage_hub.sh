@@ -19,13 +19,31 @@ workers=${KK3_HUB_WORKERS:-16}
 [[ $workers =~ ^[0-9]{1,3}$ && $workers -ge 1 ]] || die 2 "KK3_HUB_WORKERS must be 1 to 999"
 book="$dest/.kimi-k3"
 if [[ -f $book/staged ]]; then
-    log "already staged on this node ($(head -n1 "$book/staged")); nothing to do"
-    exit 0
+    if grep -qxF "repo=$repo" "$book/staged" && grep -qxF "revision=$revision" "$book/staged"; then
+        log "already staged on this node ($repo@$revision); nothing to do"
+        exit 0
+    fi
+    # another model or revision (kimi-k3:modelRevision changed): never served as this one
+    log "this node holds $(grep -m1 '^revision=' "$book/staged" || echo 'another copy'); downloading $repo@$revision over it"
+    rm -f "$book/staged"
 fi
 mkdir -p "$book"
-log "downloading $repo@$revision from the hub to $dest ($workers workers)"
+# The revision resolved to its commit first, so an unknown one (or an unreachable hub) fails
+# here: `hf download` itself (huggingface_hub 2.4.0, snapshot_download) answers a 404 listing
+# with "Returning existing local_dir ... as remote repo cannot be accessed" and exit 0, even for
+# an empty directory, which would be marked staged.
+commit=$(python3 -c 'import os; from huggingface_hub import HfApi
+print(HfApi().model_info(os.environ["KK3_REPO_ID"], revision=os.environ.get("KK3_REVISION") or "main").sha)' \
+    2>"$book/resolve.err") && [[ $commit =~ ^[0-9a-f]{40}$ ]] \
+    || { tail -n 3 "$book/resolve.err" >&2; die 3 "the hub has no $repo@$revision (or cannot be reached)"; }
+log "downloading $repo@$revision (commit $commit) from the hub to $dest ($workers workers)"
 start=$(date +%s)
-hf download "$repo" --revision "$revision" --local-dir "$dest" --max-workers "$workers"
-printf 'source=hub\nrepo=%s\nrevision=%s\n' "$repo" "$revision" >"$book/staged.tmp"
+hf download "$repo" --revision "$commit" --local-dir "$dest" --max-workers "$workers" 2>"$book/download.err" \
+    || { cat "$book/download.err" >&2; die 3 "hf download of $repo@$commit failed"; }
+cat "$book/download.err" >&2
+if grep -q "cannot be accessed" "$book/download.err"; then
+    die 3 "hf download could not list $repo@$commit and kept what $dest held; not marking it staged"
+fi
+printf 'source=hub\nrepo=%s\nrevision=%s\ncommit=%s\n' "$repo" "$revision" "$commit" >"$book/staged.tmp"
 mv "$book/staged.tmp" "$book/staged"
 log "staged from the hub in $(( $(date +%s) - start )) s; marker $book/staged"
