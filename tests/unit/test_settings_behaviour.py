@@ -82,7 +82,7 @@ REFUSALS = [
     ({'target': 'aws-eks', 'model': 'k2'},
      "kimi-k3:model='k2' is not a known Kimi K3 weight variant; use one of mxfp4, nvfp4, w4a8"),
     ({'target': 'aws-eks', 'image': 'x:1'},
-     "kimi-k3:image='x:1' is not a known serving image; use one of quay.io/ascend/vllm-ascend:kimi-k3-a3, vllm/vllm-openai:kimi-k3"),
+     "kimi-k3:image='x:1' is not a known serving image; use one of quay.io/ascend/vllm-ascend:kimi-k3-a3, vllm/vllm-openai:kimi-k3, optionally pinned as <image>@sha256:<digest>"),
     ({'target': 'aws-eks', 'modelOverrides': '[1]'},
      "kimi-k3:modelOverrides='[1]' is not an object; give a JSON object"),
     ({'target': 'aws-eks', 'modelOverrides': '{bad'},
