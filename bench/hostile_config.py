@@ -6,7 +6,7 @@ payload alone, and N generated values per key, and prints: config keys covered, 
 tried, refused, accepted and proven inert, accepted with a problem, and executed (commands that
 ran although no script means to run them: must be 0).
 
-    sudo .venv/bin/python bench/hostile_config.py [--random N] [--json]
+    sudo .venv/bin/python bench/hostile_config.py [--random N] [--json] [--only KEY ...]
 
 Needs root (the sandbox is a mount namespace + chroot). Prints the open holes by key.
 """
@@ -47,6 +47,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--random", type=int, default=10, help="generated values per key (default 10)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--only", action="append", metavar="KEY",
+                    help="only this config key (e.g. kimi-k3:modelRevision; repeat for more)")
     args = ap.parse_args()
     why = available()
     if why:
@@ -55,7 +57,7 @@ def main() -> int:
     sandbox = Sandbox(Path(tempfile.mkdtemp(prefix="kk3-hostile-")))
     totals, per_key, holes = Counter(), defaultdict(Counter), defaultdict(list)
     started = time.monotonic()
-    cases = CASES + BENCH_CASES
+    cases = [c for c in CASES + BENCH_CASES if not args.only or c[1] in args.only]
     for stack, key, valid, extra, secret in cases:
         for value in values_for(key, valid, secret, args.random):
             v = judge(sandbox, stack, key, value, extra, secret, key in INPUTS_ONLY, SEEDS[key])
