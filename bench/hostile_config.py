@@ -31,8 +31,11 @@ from tests.integration.sandbox import Sandbox, available  # noqa: E402
 from tests.integration.test_hostile_config import BENCH_CASES, CASES, INPUTS_ONLY, SEEDS, hostile  # noqa: E402
 
 
-def values_for(key, valid, secret, n_random):
-    seed = SEEDS[key]
+def seed_of(stack, key):
+    return SEEDS.get((stack, key)) or SEEDS[key]
+
+
+def values_for(seed, valid, secret, n_random):
     out = [seed] + [seed + p for p in PAYLOADS] + [p + seed for p in PAYLOADS]
     if not secret:
         out += list(PAYLOADS)
@@ -59,8 +62,9 @@ def main() -> int:
     started = time.monotonic()
     cases = [c for c in CASES + BENCH_CASES if not args.only or c[1] in args.only]
     for stack, key, valid, extra, secret in cases:
-        for value in values_for(key, valid, secret, args.random):
-            v = judge(sandbox, stack, key, value, extra, secret, key in INPUTS_ONLY, SEEDS[key])
+        seed = seed_of(stack, key)
+        for value in values_for(seed, valid, secret, args.random):
+            v = judge(sandbox, stack, key, value, extra, secret, key in INPUTS_ONLY, seed)
             kind = "refused" if v.refused and not v.problems else \
                 "inert" if v.inert else "problem"
             for c in (totals, per_key[f"{stack} {key}"]):

@@ -36,6 +36,8 @@ SEEDS = {
     "kimi-k3:hyperpodClusterName": "hp", "kimi-k3:model": "mxfp4",
     "kimi-k3:modelRevision": "0123456789abcdef0123456789abcdef01234567",
     "kimi-k3:tlsPrivateKey": "kk3-secret-tls-key",
+    # (stack, key): a seed of its own where the key's seed above is another stack's
+    ("aws-eks", "kimi-k3:image"): "vllm/vllm-openai:kimi-k3@sha256:" + "0" * 64,
 }
 #: keys that only reach resource inputs (SSH connection settings) are checked without a sandbox
 INPUTS_ONLY = {"kimi-k3:sshUser", "kimi-k3:sshHost", "kimi-k3:sshBastion", "kimi-k3:sshHostKey",
