@@ -1,10 +1,13 @@
 """aws-eks target keys: defaults, every refusal is one line naming key, value and fix."""
 
+from __future__ import annotations
+
 import pytest
 
 from components.aws_eks import config as c
-from components.inference.errors import ConfigError
 from components.config.shared import parse_settings
+from components.inference.errors import ConfigError
+
 
 BASE = {"target": "aws-eks"}
 
@@ -161,3 +164,266 @@ def test_hyperpod_cluster_name_follows_the_eks_grammar(name):
 def test_a_real_eks_cluster_name_passes():
     cfg = parse(serving="hyperpod", hyperpodClusterName="hp-eks_01")
     assert cfg.hyperpod_cluster_name == "hp-eks_01"
+
+
+# ---- merged from test_aws_config_behaviour.py:
+# aws-eks keys at their edges: just inside accepted, just outside refused with the exact line a
+# user reads (key, value, problem; fix), every default, and the purchase/adopt exclusions.
+#
+# The durations are AWS's Capacity Block rule (EC2 API reference, PurchaseCapacityBlock /
+# DescribeCapacityBlockOfferings: 1-14 days in 1-day steps, then 7-day steps up to 182 days).
+
+V = "vpc-0123456789abcdef0"
+S1, S2 = "subnet-0123456789abcdef0", "subnet-0123456789abcdef1"
+CR = "cr-0123456789abcdef0"
+HP = {"serving": "hyperpod", "hyperpodClusterName": "hp"}
+
+
+def test_every_default():
+    cfg = parse()
+    assert cfg.serving == "eks" and cfg.applies_kubernetes_objects
+    assert cfg.capacity == c.CapacityRequest(None, 1, 24, None, None, 0.0) and not cfg.capacity.adopt
+    assert (cfg.replicas, cfg.vpc_id, cfg.private_subnet_ids, cfg.public_subnet_ids) == (1, None, (), ())
+    assert (cfg.vpc_cidr, cfg.cluster_version, cfg.api_access_cidrs, cfg.kms_key_arn) == ("10.0.0.0/16", "1.35", (), None)
+    assert (cfg.system_instance_type, cfg.system_node_count, cfg.root_volume_gib) == ("m7i.xlarge", 2, 200)
+    assert (cfg.namespace, cfg.hyperpod_cluster_name, cfg.private_api, cfg.weights_s3_uri) == ("kimi-k3", None, False, None)
+
+
+def test_values_are_read_as_given():
+    cfg = parse(replicas="2", nodes="2", capacityInstanceCount="6", capacityDurationHours="504",
+                capacityEarliestStart="2026-12-01T19:30:00+08:00", capacityLatestStart="2026-12-02T00:00:00",
+                maxUpfrontFeeUsd="120_000", vpcId=V, privateSubnetIds=f" {S1} , {S2} ",
+                publicSubnetIds=f'["{S1}"]', vpcCidr="10.20.0.0/16", clusterVersion="1.29",
+                kmsKeyArn="arn:aws:kms:us-east-2:111122223333:key/k", systemInstanceType="m7i.2xlarge",
+                systemNodeCount="10", rootVolumeGib="16384", namespace="k3-prod", privateApi="yes")
+    assert cfg.capacity == c.CapacityRequest(None, 6, 504, "2026-12-01T11:30:00Z", "2026-12-02T00:00:00Z", 120000.0)
+    assert (cfg.replicas, cfg.vpc_id, cfg.private_subnet_ids, cfg.public_subnet_ids) == (2, V, (S1, S2), (S1,))
+    assert (cfg.vpc_cidr, cfg.cluster_version, cfg.system_instance_type) == ("10.20.0.0/16", "1.29", "m7i.2xlarge")
+    assert (cfg.system_node_count, cfg.root_volume_gib, cfg.namespace, cfg.private_api) == (10, 16384, "k3-prod", True)
+    assert cfg.kms_key_arn == "arn:aws:kms:us-east-2:111122223333:key/k"
+    adopt = parse(capacityReservationId=CR, capacityInstanceCount="64")
+    assert adopt.capacity.adopt and adopt.capacity.reservation_id == CR and adopt.capacity.instance_count == 64
+    hp = parse(**HP, replicas="2")
+    assert hp.serving == "hyperpod" and hp.hyperpod_cluster_name == "hp" and not hp.applies_kubernetes_objects
+
+
+@pytest.mark.parametrize("value,want", [("true", True), ("TRUE", True), ("1", True), ("yes", True),
+                                        ("false", False), ("0", False), ("No", False), ("", False)])
+def test_booleans(value, want):
+    assert parse(privateApi=value, vpcId=V, privateSubnetIds=f"{S1},{S2}").private_api is want
+
+
+@pytest.mark.parametrize("hours,ok", [(24, True), (48, True), (336, True), (360, False), (504, True),
+                                      (4368, True), (4200, True), (4224, False), (25, False), (0, False),
+                                      (-24, False), (4536, False)])
+def test_block_durations_are_awss(hours, ok):
+    assert c.valid_block_hours(hours) is ok
+
+
+@pytest.mark.parametrize("kw", [{"replicas": "64"}, {"replicas": "32", "nodes": "2"}, {"replicas": "1", "nodes": "64"},
+                                {"capacityInstanceCount": "64"}, {"capacityInstanceCount": "2", "nodes": "2"},
+                                {"capacityDurationHours": "24"}, {"capacityDurationHours": "4368"},
+                                {"maxUpfrontFeeUsd": "0"}, {"systemNodeCount": "1"}, {"rootVolumeGib": "50"},
+                                {"clusterVersion": "1.28"}, {"clusterVersion": "1.39"}, {"namespace": "a"},
+                                {"namespace": "a" * 63}, {"capacityEarliestStart": "2026-12-01T00:00:00Z",
+                                                          "capacityLatestStart": "2026-12-01T00:00:00Z"}])
+def test_edges_accepted(kw):
+    parse(**kw)
+
+
+REFUSALS = [
+    ({'serving': 'sagemaker'},
+     "kimi-k3:serving='sagemaker' is not a serving mode; use one of eks, hyperpod"),
+    ({'replicas': 'x'},
+     "kimi-k3:replicas='x' is not an integer; give an integer"),
+    ({'replicas': '0'},
+     'kimi-k3:replicas=0 is out of range; use 1 to 64'),
+    ({'replicas': '65'},
+     'kimi-k3:replicas=65 is out of range; use 1 to 64'),
+    ({'replicas': '33', 'nodes': '2'},
+     'kimi-k3:replicas=33 needs 66 instances, more than one Capacity Block holds; keep nodes x replicas at most 64'),
+    ({'serving': 'hyperpod', 'hyperpodClusterName': 'hp', 'nodes': '2'},
+     "kimi-k3:nodes=2 is more than HyperPod's one node per replica; use kimi-k3:serving=eks for a replica that spans nodes"),
+    ({'capacityReservationId': 'r-123'},
+     "kimi-k3:capacityReservationId='r-123' is not a capacity reservation id; give the id of your Capacity Block reservation (cr-0123456789abcdef0)"),
+    ({'capacityInstanceCount': '0'},
+     'kimi-k3:capacityInstanceCount=0 is out of range; use 1 to 64'),
+    ({'capacityInstanceCount': '1', 'nodes': '2'},
+     'kimi-k3:capacityInstanceCount=1 is fewer than nodes x replicas (2); use at least 2'),
+    ({'capacityInstanceCount': '65'},
+     'kimi-k3:capacityInstanceCount=65 is out of range; use 1 to 64'),
+    ({'capacityDurationHours': '23'},
+     'kimi-k3:capacityDurationHours=23 is out of range; use 24 to 4368'),
+    ({'capacityDurationHours': '360'},
+     'kimi-k3:capacityDurationHours=360 is not a Capacity Block duration; use 24 to 336 in steps of 24, then multiples of 168 up to 4368'),
+    ({'capacityDurationHours': '25'},
+     'kimi-k3:capacityDurationHours=25 is not a Capacity Block duration; use 24 to 336 in steps of 24, then multiples of 168 up to 4368'),
+    ({'capacityDurationHours': '4392'},
+     'kimi-k3:capacityDurationHours=4392 is out of range; use 24 to 4368'),
+    ({'maxUpfrontFeeUsd': 'lots'},
+     "kimi-k3:maxUpfrontFeeUsd='lots' is not a number; give a number of US dollars such as 120000 (0 never buys)"),
+    ({'maxUpfrontFeeUsd': 'nan'},
+     "kimi-k3:maxUpfrontFeeUsd='nan' is not finite; give a finite number of US dollars such as 120000 (0 never buys)"),
+    ({'maxUpfrontFeeUsd': '-1'},
+     'kimi-k3:maxUpfrontFeeUsd=-1 is negative; use 0 (never buy) or more'),
+    ({'capacityReservationId': 'cr-0123456789abcdef0', 'maxUpfrontFeeUsd': '5'},
+     "kimi-k3:capacityReservationId='cr-0123456789abcdef0' conflicts with the purchase keys; either adopt this reservation or unset it to buy one (maxUpfrontFeeUsd, capacity* keys), not both"),
+    ({'capacityReservationId': 'cr-0123456789abcdef0', 'capacityEarliestStart': '2026-12-05T00:00:00Z'},
+     "kimi-k3:capacityReservationId='cr-0123456789abcdef0' conflicts with the purchase keys; either adopt this reservation or unset it to buy one (maxUpfrontFeeUsd, capacity* keys), not both"),
+    ({'capacityReservationId': 'cr-0123456789abcdef0', 'capacityLatestStart': '2026-12-05T00:00:00Z'},
+     "kimi-k3:capacityReservationId='cr-0123456789abcdef0' conflicts with the purchase keys; either adopt this reservation or unset it to buy one (maxUpfrontFeeUsd, capacity* keys), not both"),
+    ({'capacityReservationId': 'cr-0123456789abcdef0', 'capacityDurationHours': '48'},
+     "kimi-k3:capacityReservationId='cr-0123456789abcdef0' conflicts with the purchase keys; either adopt this reservation or unset it to buy one (maxUpfrontFeeUsd, capacity* keys), not both"),
+    ({'capacityEarliestStart': 'tomorrow'},
+     "kimi-k3:capacityEarliestStart='tomorrow' is not a time; give an ISO-8601 time such as 2026-12-01T11:30:00Z"),
+    ({'capacityEarliestStart': '2026-12-05T00:00:00Z', 'capacityLatestStart': '2026-12-01T00:00:00Z'},
+     "kimi-k3:capacityLatestStart='2026-12-01T00:00:00Z' is before the earliest start; give a time after capacityEarliestStart"),
+    ({'vpcId': 'vpc-1'},
+     "kimi-k3:vpcId='vpc-1' is not a VPC id; give an id such as vpc-0123456789abcdef0"),
+    ({'vpcId': 'vpc-0123456789abcdef0'},
+     "kimi-k3:privateSubnetIds (not set) is needed with kimi-k3:vpcId; give at least two private subnets of that VPC (in two zones, one in the block's zone)"),
+    ({'vpcId': 'vpc-0123456789abcdef0', 'privateSubnetIds': 'subnet-0123456789abcdef0'},
+     "kimi-k3:privateSubnetIds='subnet-0123456789abcdef0' is needed with kimi-k3:vpcId; give at least two private subnets of that VPC (in two zones, one in the block's zone)"),
+    ({'privateSubnetIds': 'subnet-0123456789abcdef0,subnet-0123456789abcdef1'},
+     'kimi-k3:vpcId (not set) is needed with subnet ids; give the VPC of those subnets'),
+    ({'publicSubnetIds': 'subnet-0123456789abcdef0'},
+     'kimi-k3:vpcId (not set) is needed with subnet ids; give the VPC of those subnets'),
+    ({'vpcId': 'vpc-0123456789abcdef0', 'privateSubnetIds': 'subnet-1,subnet-2'},
+     "kimi-k3:privateSubnetIds='subnet-1' is not a valid id; give ids such as subnet-0123456789abcdef0"),
+    ({'vpcCidr': 'nonsense'},
+     "kimi-k3:vpcCidr='nonsense' is not a CIDR ('nonsense' does not appear to be an IPv4 or IPv6 network); give an IPv4 /16 such as 10.0.0.0/16"),
+    ({'vpcCidr': '10.0.0.0/20'},
+     "kimi-k3:vpcCidr='10.0.0.0/20' is not an IPv4 /16; give an IPv4 /16 such as 10.0.0.0/16"),
+    ({'vpcCidr': 'fd00::/16'},
+     "kimi-k3:vpcCidr='fd00::/16' is not an IPv4 /16; give an IPv4 /16 such as 10.0.0.0/16"),
+    ({'clusterVersion': '1.9'},
+     "kimi-k3:clusterVersion=1.9 is not a Kubernetes minor version; give an EKS version such as 1.35"),
+    ({'clusterVersion': '1.40'},
+     "kimi-k3:clusterVersion=1.40 is not a Kubernetes minor version; give an EKS version such as 1.35"),
+    ({'privateApi': 'maybe'},
+     "kimi-k3:privateApi='maybe' is not a boolean; use true or false"),
+    ({'privateApi': 'true'},
+     "kimi-k3:privateApi='true' needs an existing VPC (a VPC this stack creates cannot contain the machine creating it); give kimi-k3:vpcId (and its subnets) of the VPC that `pulumi up` runs in, or use kimi-k3:apiAccessCidrs with your address"),
+    ({'privateApi': 'true', 'apiAccessCidrs': '203.0.113.10/32'},
+     "kimi-k3:privateApi='true' conflicts with kimi-k3:apiAccessCidrs; either keep the API private (unset kimi-k3:apiAccessCidrs) or open it to those CIDRs (unset kimi-k3:privateApi)"),
+    ({'kmsKeyArn': 'key-1'},
+     "kimi-k3:kmsKeyArn='key-1' is not an ARN; give a KMS key ARN (arn:aws:kms:...)"),
+    ({'namespace': 'Kimi'},
+     "kimi-k3:namespace='Kimi' is not a Kubernetes namespace name; use lower-case letters, digits and '-'"),
+    ({'namespace': '-k3'},
+     "kimi-k3:namespace='-k3' is not a Kubernetes namespace name; use lower-case letters, digits and '-'"),
+    ({'serving': 'hyperpod', 'clusterVersion': '1.35'},
+     "kimi-k3:clusterVersion=1.35 is not a Kubernetes version SageMaker HyperPod documents; CreateCluster would refuse it only after the training plan is bought (no refund); use 1.34 (unset it) or another of 1.28, 1.29, 1.30, 1.31, 1.32, 1.33, 1.34; if AWS now lists it for HyperPod (https://docs.amazonaws.cn/sagemaker/latest/dg/sagemaker-hyperpod-eks-prerequisites.md), add it to components/aws_eks/hyperpod/catalog.py"),
+    ({'serving': 'hyperpod', 'hyperpodClusterName': 'hp', 'vpcId': 'vpc-0123456789abcdef0'},
+     "kimi-k3:vpcId='vpc-0123456789abcdef0' does not apply to kimi-k3:serving=hyperpod (your HyperPod cluster already decides it); unset it (pulumi config rm kimi-k3:vpcId), or use kimi-k3:serving=eks for a cluster this stack builds"),
+    ({'serving': 'hyperpod', 'hyperpodClusterName': 'hp', 'servedModelName': 'KKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKK'},
+     "kimi-k3:servedModelName='KKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKK' is not a HyperPod modelName (InferenceEndpointConfig CRD); use at most 63 characters starting with a letter or digit"),
+    ({'serving': 'hyperpod', 'hyperpodClusterName': 'hp', 'servedModelName': '_k3'},
+     "kimi-k3:servedModelName='_k3' is not a usable model name; use up to 128 letters, digits and . _ : - / (one '/' at a time), starting with a letter or digit, e.g. Kimi-K3"),
+    ({'serving': 'hyperpod', 'hyperpodClusterName': 'hp', 'allowedCidrs': '198.51.100.0/24'},
+     "kimi-k3:allowedCidrs='198.51.100.0/24' does not apply to kimi-k3:serving=hyperpod; unset it; the HyperPod Inference Operator decides how its endpoint is exposed (docs/aws-eks.md)"),
+    ({'serving': 'hyperpod', 'hyperpodClusterName': 'hp', 'weightsSource': 's3', 'weightsS3Uri': 's3://bucket-1/k3/'},
+     "kimi-k3:weightsSource='s3' is not wired for kimi-k3:serving=hyperpod (the endpoint config downloads from Hugging Face); use the hub (unset weightsSource, streamWeights and weightsS3Uri) with serving=hyperpod"),
+    ({'serving': 'hyperpod', 'hyperpodClusterName': 'hp', 'streamWeights': 'true'},
+     "kimi-k3:streamWeights='true' is not wired for kimi-k3:serving=hyperpod (the endpoint config downloads from Hugging Face); use the hub (unset weightsSource, streamWeights and weightsS3Uri) with serving=hyperpod"),
+    ({'systemNodeCount': '0'},
+     'kimi-k3:systemNodeCount=0 is out of range; use 1 to 10'),
+    ({'systemNodeCount': '11'},
+     'kimi-k3:systemNodeCount=11 is out of range; use 1 to 10'),
+    ({'rootVolumeGib': '49'},
+     'kimi-k3:rootVolumeGib=49 is out of range; use 50 to 16384'),
+    ({'rootVolumeGib': '16385'},
+     'kimi-k3:rootVolumeGib=16385 is out of range; use 50 to 16384'),
+    ({"vpcCidr": "10.0.0.1/16"},
+     "kimi-k3:vpcCidr='10.0.0.1/16' is not a CIDR (10.0.0.1/16 has host bits set); give an IPv4 /16 such as 10.0.0.0/16"),
+    ({"apiAccessCidrs": "bad"},
+     "kimi-k3:apiAccessCidrs='bad' is not a CIDR ('bad' does not appear to be an IPv4 or IPv6 network); give "
+     'CIDRs such as ["203.0.113.0/24"] or 203.0.113.0/24,198.51.100.7/32'),
+    ({"apiAccessCidrs": "0.0.0.0/0"},
+     "kimi-k3:apiAccessCidrs='0.0.0.0/0' opens to the whole internet; list your own networks (e.g. "
+     "203.0.113.10/32), or set kimi-k3:allowInternet=true if the whole internet is meant"),
+    ({"vpcId": V, "privateSubnetIds": f"{S1},{S2}", "publicSubnetIds": "subnet-1"},
+     "kimi-k3:publicSubnetIds='subnet-1' is not a valid id; give ids such as subnet-0123456789abcdef0"),
+    ({**HP, "weightsS3Uri": "s3://bucket-1/k3/"},
+     "kimi-k3:weightsS3Uri='s3://bucket-1/k3/' is not wired for kimi-k3:serving=hyperpod (the endpoint config downloads from "
+     "Hugging Face); use the hub (unset weightsSource, streamWeights and weightsS3Uri) with serving=hyperpod"),
+    ({"namespace": "a" * 64},
+     f"kimi-k3:namespace='{'a' * 64}' is not a Kubernetes namespace name; use lower-case letters, digits and '-'"),
+]
+
+
+@pytest.mark.parametrize("kw,message", REFUSALS)
+def test_refusals_are_exactly_one_line_naming_key_value_and_fix(kw, message):
+    with pytest.raises(ConfigError) as e:
+        parse(**kw)
+    assert str(e.value) == message
+
+
+def test_empty_values_mean_unset_and_lists_may_be_lists():
+    cfg = parse(maxUpfrontFeeUsd="", vpcId=V, privateSubnetIds=[S1, " ", S2], publicSubnetIds="")
+    assert cfg.capacity.max_upfront_fee_usd == 0.0 and cfg.private_subnet_ids == (S1, S2)
+    assert cfg.public_subnet_ids == ()
+    assert parse(vpcId=V, privateSubnetIds=f"{S1},,{S2},").private_subnet_ids == (S1, S2)
+    hp = parse(**HP, vpcId="", systemNodeCount="", servedModelName="K" * 63)
+    assert hp.serving == "hyperpod" and hp.vpc_id is None
+
+
+# ---- merged from test_aws_config_edges_behaviour.py:
+# aws-eks keys added since the first behaviour tests, at their edges, with the exact line a user
+# reads: the namespace the stack declares (and deletes on destroy) must be its own; HyperPod has no
+# acceptance gate to size; start times are UTC whatever the deployer's machine says.
+#
+# Kubernetes facts: `default` and `kube-*` namespaces exist in every cluster; the add-ons' Helm
+# releases own theirs (components/aws_eks/addons.py: kube-system, lws-system).
+
+FIX = "use a namespace of the stack's own, such as kimi-k3 (the default): unset kimi-k3:namespace"
+TAIL = "; the stack would declare it as its own and delete it on destroy; " + FIX
+
+
+@pytest.mark.parametrize("ns", ["default", "kube-system", "kube-public", "kube-node-lease", "kube-x"])
+def test_the_clusters_own_namespaces_are_refused(ns):
+    with pytest.raises(ConfigError) as e:
+        parse(namespace=ns)
+    assert str(e.value) == f"kimi-k3:namespace={ns!r} is a namespace of the cluster's own (default, kube-*)" + TAIL
+
+
+@pytest.mark.parametrize("nodes", ["1", "2"])
+def test_the_add_ons_namespace_is_refused_on_any_layout(nodes):
+    with pytest.raises(ConfigError) as e:
+        parse(namespace="lws-system", nodes=nodes)
+    assert str(e.value) == "kimi-k3:namespace='lws-system' is the namespace of the add-ons' Helm release" + TAIL
+
+
+@pytest.mark.parametrize("ns", ["kimi-k3", "kubeflow", "kube", "k3-default", "lws"])
+def test_other_namespaces_are_the_stacks_own(ns):
+    assert parse(namespace=ns).namespace == ns
+
+
+def test_hyperpod_has_no_acceptance_gate_to_size():
+    with pytest.raises(ConfigError) as e:
+        parse(serving="hyperpod", hyperpodClusterName="hp", acceptLoad="32")
+    assert str(e.value) == (
+        "kimi-k3:acceptLoad=32 does not apply to kimi-k3:serving=hyperpod (there is no readiness or "
+        "acceptance gate on that path); unset it (or set off) and run `python -m components accept "
+        "--endpoint URL/v1 --model NAME` once the operator reports the endpoint")
+    assert parse(serving="hyperpod", hyperpodClusterName="hp", acceptLoad="off").serving == "hyperpod"
+
+
+def test_a_hyperpod_cluster_name_that_eks_cannot_have_is_refused():
+    with pytest.raises(ConfigError) as e:
+        parse(serving="hyperpod", hyperpodClusterName="-bad name")
+    assert str(e.value) == ("kimi-k3:hyperpodClusterName='-bad name' is not an EKS cluster name; give the EKS "
+                            "cluster's name as `aws eks list-clusters` shows it (letters, digits, '-', '_'; up to 100)")
+
+
+def test_your_bucket_is_kept_as_given():
+    assert parse(weightsSource="s3", weightsS3Uri="s3://my-bucket/k3").weights_s3_uri == "s3://my-bucket/k3"
+    assert parse().weights_s3_uri is None
+
+
+@pytest.mark.parametrize("given,utc", [("2026-12-01T19:30:00+08:00", "2026-12-01T11:30:00Z"),
+                                       ("2026-12-01T11:30:00Z", "2026-12-01T11:30:00Z"),
+                                       ("2026-12-01T11:30:00", "2026-12-01T11:30:00Z")])
+def test_start_times_are_utc_on_a_machine_in_utc_plus_8(shanghai, given, utc):
+    """A time without a zone means UTC (as AWS reads it), not the deployer's local time."""
+    assert parse(capacityEarliestStart=given).capacity.earliest_start == utc
