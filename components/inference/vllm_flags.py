@@ -76,10 +76,11 @@ BOOLEAN_FLAGS = frozenset({
 #: vllm-ascend `--additional-config` keys -> (first plugin release, last plugin release or None)
 ASCEND_ADDITIONAL_CONFIG: Mapping[str, Tuple[str, Optional[str]]] = {
     "enable_cpu_binding": ("0.9.0", None),
-    # deprecated after the 0.23 line (vllm-project/vllm-ascend `vllm_ascend/ascend_config.py`:
-    # accepted in the v0.24.0rc1 and v0.25.1rc1 tags, only a deprecation warning on main since
-    # commit 92616f3a64, 2026-08-21): gate by the image's plugin version
-    "enable_flashcomm1": ("0.11.0", "0.23.99"),
+    # read by vllm-ascend 0.23, 0.24 and 0.25 (vllm-project/vllm-ascend
+    # `vllm_ascend/ascend_config.py` in the v0.23.0, v0.24.0rc1 and v0.25.1rc1 tags); on main
+    # since commit 92616f3a64 (2026-08-21) it only logs a deprecation warning, so a release after
+    # the 0.25 line is not known to use it: emitted up to 0.25.x, gated by the image's version
+    "enable_flashcomm1": ("0.11.0", "0.25.99"),
 }
 
 #: reasoning / tool parsers by first release

@@ -114,7 +114,7 @@ def test_b300_two_nodes_pipelines_with_headless_worker():
 
 def test_flashcomm1_is_gated_by_the_image_plugin_version(monkeypatch):
     from components.inference import catalog, launch as launch_mod
-    newer = catalog.ServingImage("quay.io/ascend/vllm-ascend:v0.24.0", "ascend", "0.24.0", "0.24.0")
+    newer = catalog.ServingImage("quay.io/ascend/vllm-ascend:v0.26.0", "ascend", "0.26.0", "0.26.0")
     monkeypatch.setitem(launch_mod.IMAGES, newer.ref, newer)
     p = plan(PlanRequest("w4a8", "atlas-800-a3", 4, max_model_len=131072))
     spec = launch(p, Runtime(image=newer.ref, port=11025))
@@ -221,7 +221,9 @@ def test_ascend_env_per_role():
     ("0.8.0", None),                                   # neither option exists yet
     ("0.9.0", {"enable_cpu_binding": True}),
     ("0.23.0", {"enable_cpu_binding": True, "enable_flashcomm1": True}),
-    ("0.24.0", {"enable_cpu_binding": True}),          # flashcomm1 deprecated after 0.23
+    ("0.24.0", {"enable_cpu_binding": True, "enable_flashcomm1": True}),  # still read by 0.24
+    ("0.25.1", {"enable_cpu_binding": True, "enable_flashcomm1": True}),  # and by 0.25
+    ("0.26.0", {"enable_cpu_binding": True}),          # after 0.25: only a deprecation warning
 ])
 def test_ascend_additional_config_follows_the_plugin_version(monkeypatch, plugin, additional):
     monkeypatch.setitem(IMAGES, "test/ascend:x", ServingImage("test/ascend:x", "ascend", "0.23.0", plugin))
