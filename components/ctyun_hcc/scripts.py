@@ -43,7 +43,8 @@ LAYOUT_KEYS = {"work_dir": "kimi-k3:workDir", "model_dir": "kimi-k3:modelRoot",
                "sif_dir": "kimi-k3:sifDir", "sif_file": "kimi-k3:sifName",
                "partition": "ctyun:queueName", "job_name": "kimi-k3:jobName"}
 
-SCRIPT_NAMES = ("srun.sh", "node.sh", "bcast.sh", "mount_nvme.sh", "check.sh")
+SCRIPT_NAMES = ("srun.sh", "node.sh", "bcast.sh", "mount_nvme.sh", "check.sh", "preflight.sh",
+                "watchdog.sh")
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,10 @@ class SlurmLayout:
     """
 
     partition: str = "batch"
-    gres_name: str = "gpu"  # read from the cluster by the service; `gpu` on the seed's cluster
+    #: `#SBATCH --gres=<name>:<devices>` only when set: a cluster whose nodes declare no such
+    #: GRES would refuse the job. The service reads the nodes' GRES (`sinfo -o %G`: `gpu` on the
+    #: seed's cluster) and adds `--gres` when submitting, only where there is one.
+    gres_name: str = ""
     job_name: str = "kimi-k3"
     work_dir: str = "/home/kimi-k3"
     model_dir: str = "/mnt/nvme1n1/model/Kimi-K3-w4a8"
@@ -182,7 +186,7 @@ def _sbatch(option: str, value: object) -> str:
 
 
 def _header(what: str) -> str:
-    return f"#!/bin/bash\n# {what}\n# Rendered by kimi-k3 (components/inference/render_slurm.py); do not edit by hand.\n"
+    return f"#!/bin/bash\n# {what}\n# Rendered by kimi-k3 (components/ctyun_hcc/scripts.py); do not edit by hand.\n"
 
 
 def render_srun_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
@@ -302,6 +306,9 @@ trap cleanup EXIT
 trap 'cleanup; exit 143' TERM
 trap 'cleanup; exit 130' INT
 
+# a requeued job (same id, after a node failed) can meet the instance of its own earlier run
+# on a node that kept it: it is this job's, so it is stopped before the new start
+apptainer instance stop "$instance" >/dev/null 2>&1 || true
 apptainer instance start --no-home --writable-tmpfs \\
 {bind_args} \\
   "$sif" "$instance"
@@ -320,51 +327,203 @@ wait "$child"
 """
 
 
-def render_bcast_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
-    """The broadcast job: copy the SIF dir and the weights from the submit host to every node.
+def _module_block(layout: SlurmLayout) -> str:
+    """`load_modules`: the seed's environment modules for cthpc_model_bcast, with a warning on
+    stderr (never a silent skip) when the host has no environment-modules init script."""
+    if not layout.bcast_modules:
+        return "load_modules() { :; }\n"
+    modules = "\n".join(f"    module load {q(m)}" for m in layout.bcast_modules)
+    names = " ".join(layout.bcast_modules)
+    return (
+        "load_modules() {\n"
+        "  if [ -r /etc/profile.d/modules.sh ]; then\n"
+        "    set +u  # environment-modules' init reads unset variables\n"
+        "    # shellcheck disable=SC1091\n"
+        "    . /etc/profile.d/modules.sh\n"
+        f"{modules}\n"
+        "    set -u\n"
+        "  else\n"
+        f"    echo \"warning: /etc/profile.d/modules.sh not found on $(hostname -s): modules {names}"
+        " not loaded (cthpc_model_bcast is found on PATH or not at all)\" >&2\n"
+        "  fi\n"
+        "}\n")
 
-    Run it as `sbatch bcast.sh` from the host that holds the files (the master); the same file
-    is the per-node step (`bcast.sh --node SRC DST`), so one script covers both sides.
+
+def render_bcast_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
+    """The broadcast: copy the SIF dir and the weights from the master to the nodes.
+
+    Two methods, one script. The seed's: `sbatch bcast.sh` from the host that holds the files
+    (the master) runs `cthpc_model_bcast` on every node of the job (`bcast.sh --node SRC DST`
+    is the per-node step). Where a resource pool has no `cthpc_model_bcast` (the seed warns it
+    is not on every pool; `bcast.sh --probe` says which method the master offers), `bcast.sh
+    --copy SRC DST NODE...` (or `--copy-all NODE...` for both trees), run on the master outside
+    any job, streams each tree to each node in parallel over the cluster network: a one-off
+    server on the master hands every node one `tar` stream over TCP, the node's step (`srun -w
+    NODE bcast.sh --receive ...`) unpacks it (no SSH between nodes, nothing written on the
+    source; sbcast is not used: it sends one file at a time to every node of the allocation,
+    the source included, and Slurm's step I/O moves ~25 MB/s). Both methods end with the same
+    check: every node holds as many bytes as the source.
     """
     layout.validate()
-    modules = "\n".join(f"  module load {q(m)}" for m in layout.bcast_modules)
-    module_block = (
-        "if [ -r /etc/profile.d/modules.sh ]; then\n"
-        "  # shellcheck disable=SC1091\n"
-        "  . /etc/profile.d/modules.sh\n"
-        f"{modules}\n"
-        "fi\n") if layout.bcast_modules else ""
     mpi = f" --mpi={q(layout.bcast_mpi)}" if layout.bcast_mpi else ""
-    return _header("broadcast job: SIF image and weights from the submit host to every node (sbatch bcast.sh)") + f"""\
+    me = q(layout.work_dir + "/bcast.sh")
+    part = q(layout.partition)
+    return _header("broadcast: SIF image and weights from the master to the nodes (sbatch bcast.sh, or bcast.sh --copy)") + f"""\
 {_sbatch("job-name", layout.job_name + "-bcast")}{_sbatch("nodes", spec.nodes)}#SBATCH --ntasks-per-node=1
 {_sbatch("partition", layout.partition)}{_sbatch("time", layout.bcast_time)}{_sbatch("chdir", layout.work_dir)}{_sbatch("output", layout.log_dir + "/bcast_%j.out")}{_sbatch("error", layout.log_dir + "/bcast_%j.err")}set -euo pipefail
 
-if [ "${{1:-}}" = "--node" ]; then
-  # one step on one node: bind MPI to the interface that reaches the source host
-  src_host=$2 path=$3
-  src_addr=$(getent ahostsv4 "$src_host" | awk 'NR == 1 {{print $1}}')
-  MPICH_NET_DEV=$(ip -o route get "$src_addr" | awk '{{for (i = 1; i < NF; i++) if ($i == "dev") {{print $(i + 1); exit}}}}')
-  export MPICH_NET_DEV
-  mkdir -p "$path"
-  exec cthpc_model_bcast "$src_host" "$path" "$path"
-fi
-if [ "${{1:-}}" = "--size" ]; then
-  echo "$(hostname -s) $(du -sb "$2" | awk '{{print $1}}')"
-  exit 0
-fi
+{_module_block(layout)}
+# one short step on one node of the partition (outside a job: the --copy method)
+on_node() {{
+  local node=$1
+  shift
+  srun -p {part} -N 1 -n 1 -w "$node" --immediate=120 "$@"
+}}
 
-{module_block}src_host="${{BCAST_SOURCE:-$SLURM_SUBMIT_HOST}}"
+# a node's Slurm NodeAddr, resolved if it is a name
+addr_of() {{
+  local a
+  a=$(scontrol show node "$1" | tr ' ' '\\n' | awk -F= '$1 == "NodeAddr" {{print $2}}')
+  case "$a" in
+    *[!0-9.]* | "") a=$(getent ahostsv4 "${{a:-$1}}" | awk 'NR == 1 {{print $1}}') ;;
+  esac
+  echo "$a"
+}}
+
+# --copy SRC DST NODE...: on the master, one tar stream per node over TCP, in parallel, then
+# the sizes. A one-off server on the master (python3) hands each node that shows the run's
+# token one `tar -c` of SRC; the node (bash's /dev/tcp and tar, nothing else) unpacks it in
+# DST. Slurm's own step I/O (tar | srun) would need no port, but moves ~25 MB/s: hours per TB.
+copy_to_nodes() {{
+  local src=$1 dst=$2 node marker want got token port_file port server addr
+  shift 2
+  if [ ! -d "$src" ]; then
+    echo "broadcast source $src is not a directory on $(hostname -s)" >&2
+    return 1
+  fi
+  # a node that already sees the source at DST (shared storage) needs no copy
+  marker=".kk3-bcast-$$-$RANDOM"
+  : >"$src/$marker"
+  local need=() pids=() failed=() short=()
+  for node in "$@"; do
+    if [ "$(on_node "$node" --time=5 stat -c shared "$dst/$marker" 2>/dev/null)" = shared ]; then
+      echo "$node: $dst is the source's own storage; nothing to copy"
+    else
+      need+=("$node")
+    fi
+  done
+  rm -f "$src/$marker"
+  if [ "${{#need[@]}}" -gt 0 ]; then
+    token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n')
+    port_file=$(mktemp)
+    python3 - "$src" "$token" "${{#need[@]}}" >"$port_file" <<'PY' &
+import socket, subprocess, sys
+src, token, count = sys.argv[1], sys.argv[2].encode(), int(sys.argv[3])
+srv = socket.socket()
+srv.bind(("0.0.0.0", 0))
+srv.listen(count)
+print(srv.getsockname()[1], flush=True)
+srv.settimeout(900)  # a node that never comes does not hold the master for ever
+tars = []
+while len(tars) < count:
+    conn, _ = srv.accept()
+    conn.settimeout(30)
+    if conn.recv(len(token) + 1).strip() != token:
+        conn.close()  # not one of this run's nodes
+        continue
+    conn.settimeout(None)
+    tars.append(subprocess.Popen(["tar", "-C", src, "-cf", "-", "."], stdout=conn.fileno()))
+    conn.close()
+sys.exit(max(t.wait() for t in tars))
+PY
+    server=$!
+    for _ in $(seq 1 50); do
+      port=$(head -n 1 "$port_file")
+      [ -z "$port" ] || break
+      sleep 0.1
+    done
+    rm -f "$port_file"
+    if [ -z "$port" ]; then
+      echo "the copy server did not start on $(hostname -s) (python3 missing?)" >&2
+      kill "$server" 2>/dev/null || true
+      return 1
+    fi
+    for node in "${{need[@]}}"; do
+      # the master's own address on the way to that node
+      addr=$(ip -o route get "$(addr_of "$node")" | awk '{{for (i = 1; i < NF; i++) if ($i == "src") {{print $(i + 1); exit}}}}')
+      echo "copying $src to $node:$dst (from $addr:$port)"
+      on_node "$node" {me} --receive "$addr" "$port" "$token" "$dst" &
+      pids+=("$!")
+    done
+    for i in "${{!pids[@]}}"; do
+      wait "${{pids[$i]}}" || failed+=("${{need[$i]}}")
+    done
+    if [ "${{#failed[@]}}" -gt 0 ]; then
+      kill "$server" 2>/dev/null || true
+      echo "copy of $src failed on ${{failed[*]}}" >&2
+      return 1
+    fi
+    wait "$server" || {{ echo "copy of $src: tar failed on $(hostname -s)" >&2; return 1; }}
+  fi
+  want=$(du -sb "$src" | awk '{{print $1}}')
+  for node in "$@"; do
+    got=$(on_node "$node" --time=5 {me} --size "$dst" | awk '{{print $2}}')
+    [ "$got" = "$want" ] || short+=("$node=${{got:-unknown}}")
+  done
+  if [ "${{#short[@]}}" -gt 0 ]; then
+    echo "broadcast of $src incomplete: source has $want bytes, but ${{short[*]}}" >&2
+    return 1
+  fi
+  echo "copied $src to $*"
+}}
+
+case "${{1:-}}" in
+  --node)
+    # one step on one node: bind MPI to the interface that reaches the source host
+    src_host=$2 path=$3
+    src_addr=$(getent ahostsv4 "$src_host" | awk 'NR == 1 {{print $1}}')
+    MPICH_NET_DEV=$(ip -o route get "$src_addr" | awk '{{for (i = 1; i < NF; i++) if ($i == "dev") {{print $(i + 1); exit}}}}')
+    export MPICH_NET_DEV
+    mkdir -p "$path"
+    exec cthpc_model_bcast "$src_host" "$path" "$path" ;;
+  --size)
+    echo "$(hostname -s) $(du -sb "$2" | awk '{{print $1}}')"
+    exit 0 ;;
+  --probe)
+    # which method this host offers: the seed's cthpc_model_bcast, else plain copies
+    load_modules
+    if command -v cthpc_model_bcast >/dev/null 2>&1; then echo "method cthpc_model_bcast"; else echo "method copy"; fi
+    exit 0 ;;
+  --receive)
+    # one node's side of --copy: ADDR PORT TOKEN DST
+    mkdir -p "$5"
+    exec 3<>"/dev/tcp/$2/$3"
+    printf '%s\\n' "$4" >&3
+    exec tar -xf - -C "$5" <&3 ;;
+  --copy)
+    copy_to_nodes "${{@:2}}"
+    exit ;;
+  --copy-all)
+    for path in {q(layout.sif_dir)} {q(layout.model_dir)}; do
+      copy_to_nodes "$path" "$path" "${{@:2}}"
+    done
+    echo "broadcast complete"
+    exit ;;
+esac
+
+load_modules
+src_host="${{BCAST_SOURCE:-$SLURM_SUBMIT_HOST}}"
 for path in {q(layout.sif_dir)} {q(layout.model_dir)}; do
   echo "broadcasting $path from $src_host to $SLURM_JOB_NODELIST"
   srun{mpi} --ntasks-per-node=1 \\
     --output={q(layout.log_dir + "/bcast_%j.%t.out")} \\
     --error={q(layout.log_dir + "/bcast_%j.%t.err")} \\
-    {q(layout.work_dir + "/bcast.sh")} --node "$src_host" "$path"
+    {me} --node "$src_host" "$path"
 done
 
 # verify: every node holds the same number of bytes as the source host
 for path in {q(layout.sif_dir)} {q(layout.model_dir)}; do
-  sizes=$(srun --ntasks-per-node=1 {q(layout.work_dir + "/bcast.sh")} --size "$path")
+  sizes=$(srun --ntasks-per-node=1 {me} --size "$path")
   want=$(printf '%s\\n' "$sizes" | awk -v h="$src_host" '$1 == h {{print $2}}')
   want=${{want:-$(du -sb "$path" | awk '{{print $1}}')}}
   bad=$(printf '%s\\n' "$sizes" | awk -v w="$want" '$2 != w {{print $1 "=" $2}}')
@@ -432,6 +591,7 @@ mount_one() {{
 }}
 
 while read -r dev mnt; do
+  [ -n "$dev" ] || continue  # no disks in the layout: nothing to mount
   mount_one "$dev" "$mnt"
 done <<'DISKS'
 {pairs}
@@ -524,12 +684,16 @@ API_GUARD_FILE = f"{guard.HOST_SUBDIR}/{guard.FILE_NAME}"
 
 def render_all(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> Mapping[str, str]:
     """Every script, by file name (SCRIPT_NAMES)."""
+    from .health_scripts import render_preflight_sh, render_watchdog_sh  # they build on this one
+
     return {
         "srun.sh": render_srun_sh(plan, spec, layout),
         "node.sh": render_node_sh(plan, spec, layout),
         "bcast.sh": render_bcast_sh(plan, spec, layout),
         "mount_nvme.sh": render_mount_nvme_sh(layout),
         "check.sh": render_check_sh(spec, layout),
+        "preflight.sh": render_preflight_sh(layout),
+        "watchdog.sh": render_watchdog_sh(layout),
     }
 
 

@@ -334,10 +334,12 @@ def test_the_instance_is_named_after_the_job_and_stopped_on_exit(node):
     r = _node(node, render_node_sh(p, spec, SlurmLayout(job_name="k3.test_1")), "kk3n1")
     assert r.returncode == 0, r.stderr
     calls = _calls(node, "apptainer")
-    assert calls[0].startswith("instance start --no-home --writable-tmpfs ")
-    assert "--bind /mnt/nvme1n1/model/Kimi-K3-w4a8:/model" in calls[0]
-    assert calls[0].endswith("/mnt/nvme0n1/apptainer/vllm-ascend_kimi-k3-a3.sif k3.test_1-77")
-    assert calls[1].startswith("exec instance://k3.test_1-77 vllm serve")
+    # a requeued run (same job id) first stops what its earlier run may have left on this node
+    assert calls[0] == "instance stop k3.test_1-77"
+    assert calls[1].startswith("instance start --no-home --writable-tmpfs ")
+    assert "--bind /mnt/nvme1n1/model/Kimi-K3-w4a8:/model" in calls[1]
+    assert calls[1].endswith("/mnt/nvme0n1/apptainer/vllm-ascend_kimi-k3-a3.sif k3.test_1-77")
+    assert calls[2].startswith("exec instance://k3.test_1-77 vllm serve")
     assert calls[-1] == "instance stop k3.test_1-77"
 
 
@@ -497,6 +499,7 @@ def test_bash_parses_every_script(tmp_path, layout, runtime):
 # --- smaller pieces: argv lines, secrets, one-node specs, the broadcast job, layout refusals --
 
 from components.ctyun_hcc import scripts as rs  # noqa: E402
+from components.ctyun_hcc import health_scripts as hs  # noqa: E402
 
 
 def _words(text):
@@ -649,7 +652,7 @@ def test_broadcast_fails_naming_the_node_that_is_short(bcast):
 def test_broadcast_modules_are_loaded_only_when_there_are_some():
     p, spec = _spec()
     with_modules = rs.render_bcast_sh(p, spec, SlurmLayout())
-    assert "  module load mpich/3.2.1/gcc-10.3.1\n  module load cthpc_910b/2.0.0/mpich-3.2.1\n" in with_modules
+    assert "    module load mpich/3.2.1/gcc-10.3.1\n    module load cthpc_910b/2.0.0/mpich-3.2.1\n" in with_modules
     assert "modules.sh" not in rs.render_bcast_sh(p, spec, SlurmLayout(bcast_modules=()))
 
 
@@ -659,7 +662,9 @@ def test_render_all_is_every_script_for_the_same_inputs():
     files = render_all(p, spec, layout)
     assert files == {"srun.sh": rs.render_srun_sh(p, spec, layout), "node.sh": rs.render_node_sh(p, spec, layout),
                      "bcast.sh": rs.render_bcast_sh(p, spec, layout), "mount_nvme.sh": rs.render_mount_nvme_sh(layout),
-                     "check.sh": rs.render_check_sh(spec, layout)}
+                     "check.sh": rs.render_check_sh(spec, layout),
+                     "preflight.sh": hs.render_preflight_sh(layout),
+                     "watchdog.sh": hs.render_watchdog_sh(layout)}
 
 
 def test_layout_paths_ending_in_dot_segments_and_upper_case_names():

@@ -1,6 +1,6 @@
 #!/bin/bash
 # check the endpoint: check.sh [BASE_URL] [health|models|chat|all]
-# Rendered by kimi-k3 (components/inference/render_slurm.py); do not edit by hand.
+# Rendered by kimi-k3 (components/ctyun_hcc/scripts.py); do not edit by hand.
 set -euo pipefail
 base=${1:-http://127.0.0.1:11025}
 what=${2:-all}

@@ -1,6 +1,6 @@
 #!/bin/bash
 # mount the local NVMe disks (run as root on every node; safe to re-run)
-# Rendered by kimi-k3 (components/inference/render_slurm.py); do not edit by hand.
+# Rendered by kimi-k3 (components/ctyun_hcc/scripts.py); do not edit by hand.
 set -euo pipefail
 fs_type=xfs
 fstab=${FSTAB:-/etc/fstab}
@@ -46,6 +46,7 @@ mount_one() {
 }
 
 while read -r dev mnt; do
+  [ -n "$dev" ] || continue  # no disks in the layout: nothing to mount
   mount_one "$dev" "$mnt"
 done <<'DISKS'
   /dev/nvme0n1 /mnt/nvme0n1

@@ -1,6 +1,6 @@
 #!/bin/bash
 # per-node launcher, run by srun on every node of the job (see srun.sh)
-# Rendered by kimi-k3 (components/inference/render_slurm.py); do not edit by hand.
+# Rendered by kimi-k3 (components/ctyun_hcc/scripts.py); do not edit by hand.
 set -euo pipefail
 export LC_CTYPE=C.UTF-8
 
@@ -34,6 +34,9 @@ trap cleanup EXIT
 trap 'cleanup; exit 143' TERM
 trap 'cleanup; exit 130' INT
 
+# a requeued job (same id, after a node failed) can meet the instance of its own earlier run
+# on a node that kept it: it is this job's, so it is stopped before the new start
+apptainer instance stop "$instance" >/dev/null 2>&1 || true
 apptainer instance start --no-home --writable-tmpfs \
   --bind /usr/local/sbin:/usr/local/sbin \
   --bind /usr/local/Ascend/driver:/usr/local/Ascend/driver \

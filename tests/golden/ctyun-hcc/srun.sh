@@ -1,11 +1,10 @@
 #!/bin/bash
 # sbatch script: one vLLM replica over all allocated nodes (submit: sbatch srun.sh)
-# Rendered by kimi-k3 (components/inference/render_slurm.py); do not edit by hand.
+# Rendered by kimi-k3 (components/ctyun_hcc/scripts.py); do not edit by hand.
 #SBATCH --job-name=kimi-k3
 #SBATCH --nodes=4
 #SBATCH --ntasks-per-node=1
 #SBATCH --partition=batch
-#SBATCH --gres=gpu:16
 #SBATCH --exclusive
 #SBATCH --chdir=/home/kimi-k3
 #SBATCH --output=/home/kimi-k3/logs/job_%j.out
