@@ -222,6 +222,12 @@ MODEL_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 #: a branch or tag name (what the download tools take besides a commit): letters, digits,
 #: . _ - and single slashes, never starting with `-` (it would read as an option)
 MODEL_REF = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]|/(?!/)){0,127}$")
+#: an https URL of the same characters (no user info: '@' is not a host character): what is
+#: fetched to run as root (the SIF image) is never fetched over plain http
+HTTPS_URL = re.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%!$&'()*+,;=:@/-]*)?"
+                       r"(?:\?[A-Za-z0-9._~%!$&'()*+,;=:@/?-]*)?$")
+#: a SHA-256 digest as sha256sum prints it
+SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 #: an SSH host key as in known_hosts (`TYPE BASE64`), or its SHA256 fingerprint (`ssh-keygen -l`)
 HOST_KEY = re.compile(r"^(?:ssh-ed25519|ecdsa-sha2-nistp(?:256|384|521)|ssh-rsa) [A-Za-z0-9+/]+={0,3}$")
 HOST_KEY_FINGERPRINT = re.compile(r"^SHA256:[A-Za-z0-9+/]{43}$")
@@ -290,6 +296,20 @@ def http_url(key: str, value: str) -> str:
     if not HTTP_URL.fullmatch(value):
         raise ConfigError(key, value, "give an http(s) URL of plain characters (percent-encode "
                           "spaces and quotes)", "is not a usable URL")
+    return value
+
+
+def https_url(key: str, value: str) -> str:
+    if not HTTPS_URL.fullmatch(value):
+        raise ConfigError(key, value, "give an https:// URL of plain characters (percent-encode "
+                          "spaces and quotes)", "is not a usable https URL")
+    return value
+
+
+def sha256_hex(key: str, value: str) -> str:
+    if not SHA256_HEX.fullmatch(value):
+        raise ConfigError(key, value, "give the 64 lower-case hex digits `sha256sum FILE` prints",
+                          "is not a SHA-256 digest")
     return value
 
 

@@ -7,19 +7,27 @@ missing, and every step verifies its result before reporting success.
 - `HostKeyPin`: first contact with the master: pins its host key (and the bastion's), then
   installs the stack's own generated login key; its outputs `hostKey`/`bastionHostKey` are the
   pins every other step verifies (a changed key fails them all) and `loginKey` (secret) is how
-  they log in: the root password is used once, by this step only.
+  they log in: the root password is used once, by this step only, and with `passwordLogin=off`
+  sshd refuses it from then on (password_login.py; destroy switches it back on).
 - `MasterInQueue`: the seed's `launcher` commands that put the master node into the Slurm
   partition, when the plan needs the master as a compute node; verified with `sinfo`.
-- `NvmeMount`: runs the rendered `mount_nvme.sh` on every serving node (one node at a time via
-  `srun -w`): never formats a disk that holds anything, persists mounts by UUID.
-- `ModelWeights`: `cthpc model install` or `modelscope download` (both resume), then checks the
-  checkpoint is complete (config.json, every shard the index names, no partial files).
-- `SifImage`: `cthpc apptainer install` or a resumable download; checks the SIF header.
-- `Broadcast`: the seed's bcast sbatch job (rendered `bcast.sh`); awaits the job id and fails
-  with the job's log tail; the job itself compares bytes on every node with the source.
+- `NvmeMount`: runs the rendered `mount_nvme.sh` on every serving node not done yet (one node
+  at a time via `srun -w`): never formats a disk that holds anything, persists mounts by UUID.
+- `ModelWeights`: `cthpc model install`, falling back by itself to `modelscope download` (the
+  CLI installed into its own venv when missing; fetch_commands.py), then checks the checkpoint
+  is complete (config.json, every shard the index names, no partial files).
+- `SifImage`: `cthpc apptainer install`, falling back by itself to the https download (default:
+  the seed's ZOS URL), the sha256 checked before first use when one is configured; checks the
+  SIF header.
+- `Broadcast`: to the nodes that do not hold the files yet: the seed's bcast sbatch job
+  (`cthpc_model_bcast`) where the master has it, else parallel copies from the master; both
+  compare bytes on every node with the source; a failure comes with the log tail.
 
-Deleting a step leaves data in place (weights, images, mounts, queue membership): they live on
-the cluster's own disks and go with the cluster; `pulumi destroy` removes the service first.
+A step that needs a node this stack's serving job holds stops the service first (resize.py);
+the service reports the downtime when it answers again. Deleting a step leaves data in place
+(weights, images, mounts, queue membership): they live on the cluster's own disks and go with
+the cluster, so those deletes do not even connect (an unreachable master never blocks a
+destroy); `pulumi destroy` removes the service first.
 """
 
 from __future__ import annotations
@@ -32,9 +40,16 @@ import pulumi.dynamic
 
 from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
+from .fetch_commands import MODELSCOPE_PIP, MODELSCOPE_VENV, SEED_PIP_INDEX, SEED_SIF_URL, \
+    check_url, cthpc_model_command, cthpc_sif_command, modelscope_command, sha256_check_command, \
+    sif_download_command
+from .password_login import DEFAULT_SSHD_CONFIG, MODES as PASSWORD_MODES, off_command, \
+    on_command, state_command
+from .resize import stop_service_for
 from .slurm_jobs import JobFailed, log_tail, partition_nodes, submit, wait_done
-from .ssh import (HostKeyChanged, SshRunner, credentials_from_props, fingerprint,
-                  generate_login_key, key_matches, target_from_props)
+from .ssh import (REMOTE_ERRORS, CommandFailed, HostKeyChanged, SshError, SshRunner,
+                  credentials_from_props, fingerprint, generate_login_key, key_matches,
+                  target_from_props)
 from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider, poll
 
 log = redacted_logger("kimi_k3.ctyun.bootstrap")
@@ -65,7 +80,11 @@ class HostKeyPinProvider(SshStepProvider):
     check passed; every other step, and this one after creation, logs in with `loginKey`.
     """
 
-    STEP_INPUTS = {"pinnedHostKey": "", "pinnedBastionHostKey": "", "loginKeyComment": "kimi-k3"}
+    STEP_INPUTS = {"pinnedHostKey": "", "pinnedBastionHostKey": "", "loginKeyComment": "kimi-k3",
+                   # `off`: once the stack's key works, sshd refuses passwords for the SSH user
+                   # (password_login.py; the program passes kimi-k3:sshPasswordLogin, default
+                   # off); `keep` leaves sshd as it is. Destroy undoes `off`.
+                   "passwordLogin": "keep", "sshdConfig": DEFAULT_SSHD_CONFIG}
     #: the pins are outputs: an input hostKey (always empty) must not re-pin silently
     IGNORED_KEYS = ("hostKey", "bastionHostKey")
     REPLACE_KEYS = ("sshHost", "sshPort", "sshUser")
@@ -121,7 +140,41 @@ class HostKeyPinProvider(SshStepProvider):
                  fingerprint(first.host_key))
         self._verify(p, first.host_key, first.bastion_host_key, login_key)
         outs = self._outputs((first.host_key, first.bastion_host_key), login_key, public_line)
+        outs["passwordLoginState"] = self._password_login(p, outs, "on")
         return pulumi.dynamic.CreateResult(self.resource_id(p, outs), {**p, **outs})
+
+    def _password_login(self, p, outs, was: str) -> str:
+        """Make password login what `passwordLogin` asks (`off`, or `keep` = as E-HPC set it);
+        returns `off` or `on`. `was`: what this stack left last time."""
+        mode = p.get("passwordLogin") or "keep"
+        if mode not in PASSWORD_MODES:
+            raise ValueError(f"passwordLogin={mode!r}: use off or keep")
+        if mode == "keep" and was != "off":
+            return "on"  # nothing of ours to undo: no connection
+        runner = self._connect(p, outs["hostKey"], outs["bastionHostKey"],
+                               {"sshPrivateKey": outs["loginKey"], "sshPassword": ""})
+        owner, config = p["loginKeyComment"], p["sshdConfig"]
+        with runner:
+            if mode == "keep":
+                runner.run(on_command(owner, config), label="switch password login back on")
+                return "on"
+            runner.run(off_command(p["sshUser"], owner, config),
+                       label="switch password login off")
+        # after sshd's reload: the stack's key still logs in, and a password no longer does
+        self._verify(p, outs["hostKey"], outs["bastionHostKey"], outs["loginKey"])
+        if p.get("sshPassword"):
+            try:
+                with self._connect(p, outs["hostKey"], outs["bastionHostKey"],
+                                   {"sshPrivateKey": "", "sshPassword": p["sshPassword"]}) as pw:
+                    pw.run("true", label="password login (must be refused)")
+            except SshError as e:
+                if "refused" not in str(e):
+                    raise
+            else:
+                raise RuntimeError(f"{p['sshHost']} still accepts {p['sshUser']}'s password "
+                                   f"after {config} was changed; check the sshd running there")
+        log.info("password login for %s on %s is off", p["sshUser"], p["sshHost"])
+        return "off"
 
     def _refresh(self, p, olds):
         master_pin, bastion_pin = self._pins(p, olds)
@@ -138,11 +191,19 @@ class HostKeyPinProvider(SshStepProvider):
     def update(self, id_, olds, news):
         p = self.inputs(news)
         outs = self._refresh(p, olds)  # verifies the old pins: a changed key fails here
+        outs["passwordLoginState"] = self._password_login(
+            p, outs, olds.get("passwordLoginState") or "on")
         return pulumi.dynamic.UpdateResult({**p, **outs})
 
     def read(self, id_, props):
         p = self.inputs(props)
         outs = self._refresh(p, props)
+        runner = self._connect(p, outs["hostKey"], outs["bastionHostKey"],
+                               {"sshPrivateKey": outs["loginKey"], "sshPassword": ""})
+        with runner:
+            outs["passwordLoginState"] = runner.run(
+                state_command(p["loginKeyComment"], p["sshdConfig"]),
+                label="password login state").stdout.strip() or "on"
         return pulumi.dynamic.ReadResult(id_, {**p, **outs})
 
     def delete(self, id_, props):
@@ -156,14 +217,20 @@ class HostKeyPinProvider(SshStepProvider):
             runner = self._connect(p, props.get("hostKey") or "", props.get("bastionHostKey") or "",
                                    {"sshPrivateKey": props["loginKey"], "sshPassword": ""})
             with runner:
+                if props.get("passwordLoginState") == "off":  # as E-HPC left it, before the key goes
+                    runner.run(on_command(p["loginKeyComment"], p["sshdConfig"]),
+                               label="switch password login back on")
                 runner.run(f"f=~/{AUTHORIZED_KEYS}; [ -f \"$f\" ] || exit 0; read -r line; "
                            "grep -vxF \"$line\" \"$f\" > \"$f.kk3tmp\" || true; "
                            "cat \"$f.kk3tmp\" > \"$f\"; rm -f \"$f.kk3tmp\"",
                            stdin=line + "\n", label="remove the stack's login key")
-        except HostKeyChanged:
-            raise
-        except Exception as e:  # noqa: BLE001 an unreachable master must not block destroy
-            log.warning("could not remove the stack's login key from %s: %s", p["sshHost"], e)
+        except REMOTE_ERRORS as e:  # unreachable, or a changed host key (nothing was sent):
+            # the line goes with the cluster, so this must not block the destroy on its way there
+            log.warning("could not remove the stack's login key from %s (%s: %s); it stays in "
+                        "~/%s there until the cluster is deleted%s", p["sshHost"],
+                        type(e).__name__, e, AUTHORIZED_KEYS,
+                        ", and so does the sshd block that refuses passwords"
+                        if props.get("passwordLoginState") == "off" else "")
 
 
 # ---- MasterInQueue -------------------------------------------------------------------------------
@@ -197,20 +264,35 @@ class MasterInQueueProvider(SshStepProvider):
 
 
 # ---- NvmeMount -----------------------------------------------------------------------------------
+#: what the steps that need nodes know about the service, to stop it first (resize.py)
+SERVICE_INPUTS = {"serviceJobName": "kimi-k3", "ownerTag": "", "stopTimeoutS": 300,
+                  "pollIntervalS": 10}
+
+
 class NvmeMountProvider(SshStepProvider):
     STEP_INPUTS = {"script": "", "workDir": "/home/kimi-k3", "partition": "batch", "nodes": [],
-                   "fstab": "", "timeoutS": 1800}
+                   "fstab": "", "timeoutS": 1800, **SERVICE_INPUTS}
     REPLACE_KEYS = ()
+    NODES_DONE_OUTPUT = "mounted"
+    #: a changed script or fstab means every node again; more nodes mean the new ones only
+    REDO_KEYS = ("script", "fstab", "workDir", "partition")
 
     def apply(self, runner, p):
         wd = p["workDir"]
-        runner.upload(f"{wd}/mount_nvme.sh", p["script"], 0o755)
         nodes: List[str] = list(p["nodes"]) or partition_nodes(runner, p["partition"])
+        done = set(p.get("nodesDone") or [])
+        todo = [n for n in nodes if n not in done]
+        if not todo:
+            return {"mounted": nodes, "report": []}
+        runner.upload(f"{wd}/mount_nvme.sh", p["script"], 0o755)
+        # a node the service holds would make the step wait behind it: stop the service first
+        stop_service_for(runner, p, todo, "the NVMe mount step",
+                         time.monotonic() + float(p["stopTimeoutS"]), float(p["pollIntervalS"]))
         env = f"FSTAB={_q(p['fstab'])} " if p.get("fstab") else ""
         # one node at a time: a node's failure stops the rest and is reported with its output;
-        # --immediate: if the nodes are busy (a serving job holds them) fail in 2 min, not hang
+        # --immediate: if someone else's job holds the node, fail in 2 min, not hang
         outs = []
-        for node in nodes:
+        for node in todo:
             res = runner.run(
                 f"{env}srun -p {_q(p['partition'])} -N 1 -n 1 -w {_q(node)} --time=30 --immediate=120 "
                 f"{_q(wd + '/mount_nvme.sh')} 2>&1", timeout_s=float(p["timeoutS"]),
@@ -240,11 +322,16 @@ echo "bytes $(du -sb "$d" | awk '{{print $1}}') files $(find "$d" -type f | wc -
 
 
 class ModelWeightsProvider(SshStepProvider):
+    """The weights on the master: `source` cthpc (the seed's 方式一) falls back by itself, and
+    says so, to ModelScope (方式二) when the master has no `cthpc` or cthpc failed before writing
+    anything; `modelscope` uses ModelScope only. Output `via`: the source that was used."""
+
     PROGRESS_PHASE = "weights-stage"  # progress: the plan's stage figure applies
     PROGRESS_WAITING = "{source} install of {modelName} on the cluster"
     STEP_INPUTS = {"source": "cthpc", "modelName": "Kimi-K3-w4a8",
                    "repo": "Eco-Tech/Kimi-K3-w4a8", "modelRoot": "/mnt/nvme1n1/model",
-                   "installTimeoutS": 14400}
+                   "installTimeoutS": 14400, "modelscopePip": MODELSCOPE_PIP,
+                   "pipIndexUrl": SEED_PIP_INDEX, "modelscopeVenv": MODELSCOPE_VENV}
     REPLACE_KEYS = ("source", "modelName", "repo", "modelRoot")
 
     def _dir(self, p) -> str:
@@ -261,23 +348,51 @@ class ModelWeightsProvider(SshStepProvider):
     def apply(self, runner, p):
         done = self._verify(runner, p)
         if done:
-            return {**done, "installed": False}
-        root, d = _q(p["modelRoot"]), _q(self._dir(p))
-        if p["source"] == "cthpc":
-            cmd = (f"mkdir -p {root} && cthpc model makecache && "
-                   f"cthpc model install {_q(p['modelName'])} --dir {root}/")
-        elif p["source"] == "modelscope":
-            cmd = ("command -v modelscope >/dev/null || { echo 'modelscope CLI not found on the "
-                   "master: pip install modelscope, or use kimi-k3:modelSource=cthpc' >&2; exit 1; }; "
-                   f"mkdir -p {d} && modelscope download --model {_q(p['repo'])} --local_dir {d}")
-        else:
+            return {**done, "installed": False, "via": "present"}
+        if p["source"] not in ("cthpc", "modelscope"):
             raise ValueError(f"source={p['source']!r}: use cthpc or modelscope")
-        runner.run(cmd, timeout_s=float(p["installTimeoutS"]), label=f"{p['source']} install")
+        via = "modelscope"
+        if p["source"] == "cthpc":
+            via = self._cthpc(runner, p)
+        if via == "modelscope":
+            try:
+                runner.run(modelscope_command(p["repo"], self._dir(p), p["modelscopePip"],
+                                              p["pipIndexUrl"], p["modelscopeVenv"]),
+                           timeout_s=float(p["installTimeoutS"]), label="modelscope download")
+            except CommandFailed as e:
+                before = "cthpc was not usable on the master; " if p["source"] == "cthpc" else ""
+                raise RuntimeError(
+                    f"weights {p['repo']}: {before}the ModelScope download failed: {e}. Fix the "
+                    "master's access to modelscope.cn (or PyPI for the CLI), or install cthpc "
+                    "(the console edition 大模型精简版 has it) and run `pulumi up` again") from None
         done = self._verify(runner, p)
         if not done:
-            res = runner.run(VERIFY_CHECKPOINT.format(dir=d), check=False, label="verify")
+            res = runner.run(VERIFY_CHECKPOINT.format(dir=_q(self._dir(p))), check=False,
+                             label="verify")
             raise RuntimeError(f"{self._dir(p)} is incomplete after install: {res.stdout.strip()}")
-        return {**done, "installed": True}
+        return {**done, "installed": True, "via": via}
+
+    def _cthpc(self, runner, p) -> str:
+        """Install with cthpc; "cthpc" when it did, "modelscope" when it cannot (no cthpc, or it
+        failed before writing anything: nothing to resume). A failure half-way is raised: the
+        next run resumes it with cthpc rather than mixing two tools' files."""
+        if runner.run("command -v cthpc", check=False, label="command -v cthpc").code != 0:
+            log.warning("weights: cthpc is not on the master (not the 大模型精简版 edition?): "
+                        "falling back to `modelscope download %s` (the seed's 方式二; limited by the "
+                        "EIP's bandwidth)", p["repo"])
+            return "modelscope"
+        res = runner.run(cthpc_model_command(p["modelRoot"], p["modelName"]), check=False,
+                         timeout_s=float(p["installTimeoutS"]), label="cthpc install")
+        if res.code == 0:
+            return "cthpc"
+        wrote = runner.run(f"[ -n \"$(ls -A {_q(self._dir(p))} 2>/dev/null)\" ]", check=False,
+                           label="anything written?").code == 0
+        if wrote:
+            raise CommandFailed("cthpc install", res.code, res.stdout, res.stderr)
+        log.warning("weights: `cthpc model install %s` failed before writing anything (%s): "
+                    "falling back to `modelscope download %s`", p["modelName"],
+                    (res.stderr or res.stdout).strip().splitlines()[-1:] or "", p["repo"])
+        return "modelscope"
 
     def observe(self, runner, p):
         return self._verify(runner, p) or {"path": self._dir(p), "bytes": 0, "files": 0}
@@ -289,9 +404,16 @@ SIF_CHECK = "f={f}; [ -s \"$f\" ] && [ \"$(dd if=\"$f\" bs=1 skip=32 count=9 2>/
 
 
 class SifImageProvider(SshStepProvider):
+    """The SIF image on the master: `source` cthpc (the seed's 方式一) falls back by itself, and
+    says so, to the download from `url` (default: the seed's ZOS address; https only) when the
+    master has no `cthpc` or cthpc failed; `url` downloads only. With `sha256`, the image is
+    checked before first use whatever its source, and a download only gets its final name once
+    the sum matches. Output `via`: cthpc, url, or present."""
+
     STEP_INPUTS = {"source": "cthpc", "name": "vllm-ascend_kimi-k3-a3",
-                   "sifDir": "/mnt/nvme0n1/apptainer", "url": "", "installTimeoutS": 3600}
-    REPLACE_KEYS = ("source", "name", "sifDir", "url")
+                   "sifDir": "/mnt/nvme0n1/apptainer", "url": SEED_SIF_URL, "sha256": "",
+                   "installTimeoutS": 3600}
+    REPLACE_KEYS = ("source", "name", "sifDir", "url", "sha256")
 
     def _file(self, p) -> str:
         return f"{p['sifDir'].rstrip('/')}/{p['name']}.sif"
@@ -300,27 +422,52 @@ class SifImageProvider(SshStepProvider):
         res = runner.run(SIF_CHECK.format(f=_q(self._file(p))), check=False, label="verify SIF")
         return {"path": self._file(p), "bytes": int(res.stdout.strip())} if res.code == 0 else None
 
+    def _sum_ok(self, runner, p) -> bool:
+        if not p.get("sha256"):
+            return True
+        res = runner.run(sha256_check_command(self._file(p), p["sha256"]), check=False,
+                         timeout_s=float(p["installTimeoutS"]), label="sha256 of the SIF")
+        if res.code != 0:
+            log.warning("%s", res.stderr.strip())
+        return res.code == 0
+
     def apply(self, runner, p):
-        done = self._verify(runner, p)
-        if done:
-            return {**done, "installed": False}
-        sif_dir = _q(p["sifDir"])
-        if p["source"] == "cthpc":
-            cmd = (f"mkdir -p {sif_dir} && cthpc apptainer makecache && "
-                   f"cthpc apptainer install {_q(p['name'])} --dir {sif_dir}/")
-        elif p["source"] == "url":
-            # download next to the target and rename once verified: a partial file never has
-            # the final name, and -c resumes it on the next run
-            part = _q(self._file(p) + ".part")
-            cmd = (f"mkdir -p {sif_dir} && wget -q -c -O {part} {_q(p['url'])} && "
-                   f"mv -f {part} {_q(self._file(p))}")
-        else:
+        if p["source"] not in ("cthpc", "url"):
             raise ValueError(f"source={p['source']!r}: use cthpc or url")
-        runner.run(cmd, timeout_s=float(p["installTimeoutS"]), label=f"{p['source']} SIF install")
+        url = p.get("url") or SEED_SIF_URL
+        check_url(url)  # before anything: a plain-http image is never fetched
+        done = self._verify(runner, p)
+        if done and self._sum_ok(runner, p):
+            return {**done, "installed": False, "via": "present"}
+        if done:  # the image there is not the pinned one: it is replaced, never used
+            runner.run(f"rm -f {_q(self._file(p))}", label="remove the unpinned SIF")
+        via = "url"
+        if p["source"] == "cthpc":
+            via = self._cthpc(runner, p, url)
+        if via == "url":
+            runner.run(sif_download_command(url, self._file(p), p.get("sha256") or ""),
+                       timeout_s=float(p["installTimeoutS"]), label="download the SIF")
         done = self._verify(runner, p)
         if not done:
-            raise RuntimeError(f"{self._file(p)} is not a SIF image after install")
-        return {**done, "installed": True}
+            raise RuntimeError(f"{self._file(p)} is not a SIF image after install ({via})")
+        if not self._sum_ok(runner, p):
+            raise RuntimeError(f"{self._file(p)} from {via} does not have the sha256 "
+                               f"kimi-k3:sifSha256={p['sha256']}; it was not used")
+        return {**done, "installed": True, "via": via}
+
+    def _cthpc(self, runner, p, url: str) -> str:
+        if runner.run("command -v cthpc", check=False, label="command -v cthpc").code != 0:
+            log.warning("SIF: cthpc is not on the master (not the 大模型精简版 edition?): "
+                        "falling back to the download from %s (the seed's 方式二)", url)
+            return "url"
+        res = runner.run(cthpc_sif_command(p["sifDir"], p["name"]), check=False,
+                         timeout_s=float(p["installTimeoutS"]), label="cthpc SIF install")
+        if res.code == 0:
+            return "cthpc"
+        log.warning("SIF: `cthpc apptainer install %s` failed (%s): falling back to the download "
+                    "from %s", p["name"],
+                    "; ".join((res.stderr or res.stdout).strip().splitlines()[-1:]), url)
+        return "url"
 
     def observe(self, runner, p):
         return self._verify(runner, p) or {"path": self._file(p), "bytes": 0}
@@ -328,29 +475,76 @@ class SifImageProvider(SshStepProvider):
 
 # ---- Broadcast -----------------------------------------------------------------------------------
 class BroadcastProvider(SshStepProvider):
+    """The image and the weights from the master (`sourceHost`) to the serving `nodes`.
+
+    `method`: `auto` (the default) asks the master (`bcast.sh --probe`): the seed's
+    cthpc_model_bcast job where the resource pool has it, else parallel copies from the master
+    over the cluster network (`bcast.sh --copy-all`), said as a warning; `cthpc_model_bcast` or
+    `copy` force one. After a grow only the new nodes get the files (the nodes that serve have
+    them: output `holding`); a changed content (`contentKey`) means every node again. The service
+    is stopped first when the broadcast needs a node it holds (the job's source, or a target).
+    """
+
     PROGRESS_PHASE = "weights-broadcast"  # progress
-    PROGRESS_WAITING = "the bcast job copying the weights from {sourceHost} to every node"
+    PROGRESS_WAITING = "the broadcast of the weights and the image from {sourceHost}"
     STEP_INPUTS = {"script": "", "workDir": "/home/kimi-k3", "sourceHost": "",
-                   "contentKey": "", "timeoutS": 7200, "pollIntervalS": 10}
-    #: new content (weights or image changed) means broadcasting again
+                   "contentKey": "", "timeoutS": 7200, "partition": "batch", "nodes": [],
+                   "method": "auto", **SERVICE_INPUTS}
     REPLACE_KEYS = ()
+    NODES_DONE_OUTPUT = "holding"
+    #: new content, or another source or method: every node again
+    REDO_KEYS = ("contentKey", "sourceHost", "script", "method")
+    METHODS = ("auto", "cthpc_model_bcast", "copy")
 
     def apply(self, runner, p):
         wd = p["workDir"]
+        if p["method"] not in self.METHODS:
+            raise ValueError(f"method={p['method']!r}: use one of {', '.join(self.METHODS)}")
         runner.run(f"mkdir -p {_q(wd)}/logs", label="mkdir work dir")
         runner.upload(f"{wd}/bcast.sh", p["script"], 0o755)
-        export = {"BCAST_SOURCE": p["sourceHost"]} if p.get("sourceHost") else None
-        job_id = submit(runner, wd, "bcast.sh", export=export)
-        log.info("broadcast job %s submitted", job_id)
-        info = wait_done(runner, job_id, time.monotonic() + float(p["timeoutS"]),
+        in_partition = partition_nodes(runner, p["partition"])
+        nodes = list(p["nodes"]) or in_partition
+        done = set(p.get("nodesDone") or [])
+        targets = [n for n in nodes if n not in done and n != p.get("sourceHost")]
+        if not targets:
+            return {"holding": nodes, "jobId": "", "method": "none", "copied": []}
+        method = p["method"]
+        if method == "auto":
+            probe = runner.run(f"bash {_q(wd + '/bcast.sh')} --probe", check=False,
+                               label="bcast.sh --probe")
+            for line in probe.stderr.strip().splitlines():
+                log.warning("broadcast: %s", line)  # e.g. no /etc/profile.d/modules.sh
+            method = "cthpc_model_bcast" if "method cthpc_model_bcast" in probe.stdout else "copy"
+            if method == "copy":
+                log.warning("broadcast: cthpc_model_bcast is not on the master (the seed: not "
+                            "on every resource pool): copying from the master to %s over the "
+                            "cluster network instead", ", ".join(targets))
+        deadline = time.monotonic() + float(p["timeoutS"])
+        if method == "copy":
+            stop_service_for(runner, p, targets, "the broadcast", deadline,
+                             float(p["pollIntervalS"]))
+            runner.run(f"bash {_q(wd + '/bcast.sh')} --copy-all {' '.join(_q(n) for n in targets)}"
+                       f" > {_q(wd + '/logs/bcast_copy.out')} 2>&1 || "
+                       f"{{ rc=$?; tail -n 30 {_q(wd + '/logs/bcast_copy.out')} >&2; exit $rc; }}",
+                       timeout_s=float(p["timeoutS"]), label="bcast.sh --copy-all")
+            return {"holding": nodes, "jobId": "", "method": method, "copied": targets}
+        # the seed's MPI broadcast: one job over the source (when it is a node of the
+        # partition) and the targets
+        job_nodes = targets + ([p["sourceHost"]] if p.get("sourceHost") in in_partition else [])
+        stop_service_for(runner, p, job_nodes, "the broadcast", deadline,
                          float(p["pollIntervalS"]))
+        export = {"BCAST_SOURCE": p["sourceHost"]} if p.get("sourceHost") else None
+        job_id = submit(runner, wd, "bcast.sh", ("-N", str(len(job_nodes)), "-w",
+                                                  ",".join(job_nodes)), export=export)
+        log.info("broadcast job %s submitted", job_id)
+        info = wait_done(runner, job_id, deadline, float(p["pollIntervalS"]))
         if info.state != "COMPLETED":
             ok = runner.run(f"grep -q '^broadcast complete' {_q(wd)}/logs/bcast_{job_id}.out",
                             check=False, label="bcast result").code == 0
             if not (info.state == "GONE" and ok):
                 tail = log_tail(runner, f"{wd}/logs", [f"bcast_{job_id}*"])
                 raise JobFailed(f"broadcast job {job_id} ended {info.state}; log tail:\n{tail}")
-        return {"jobId": job_id}
+        return {"holding": nodes, "jobId": job_id, "method": method, "copied": targets}
 
     def observe(self, runner, p):
         return {}
@@ -374,10 +568,10 @@ def _resource(provider_cls, type_name: str, output_names: List[str]):
 
 HostKeyPin = _resource(HostKeyPinProvider, "HostKeyPin",
                        ["hostKey", "bastionHostKey", "hostKeyFingerprint", "loginKey",
-                        "loginPublicKey"])
+                        "loginPublicKey", "passwordLoginState"])
 MasterInQueue = _resource(MasterInQueueProvider, "MasterInQueue", ["inQueue", "changed"])
 NvmeMount = _resource(NvmeMountProvider, "NvmeMount", ["mounted", "report"])
 ModelWeights = _resource(ModelWeightsProvider, "ModelWeights",
-                         ["path", "bytes", "files", "installed"])
-SifImage = _resource(SifImageProvider, "SifImage", ["path", "bytes", "installed"])
-Broadcast = _resource(BroadcastProvider, "Broadcast", ["jobId"])
+                         ["path", "bytes", "files", "installed", "via"])
+SifImage = _resource(SifImageProvider, "SifImage", ["path", "bytes", "installed", "via"])
+Broadcast = _resource(BroadcastProvider, "Broadcast", ["jobId", "holding", "method", "copied"])

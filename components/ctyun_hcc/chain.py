@@ -1,7 +1,7 @@
 """The bootstrap chain after the cluster exists, declared as children of the cluster component:
 
-    HostKeyPin -> MasterInQueue (when the master serves) -> NvmeMount -> ModelWeights + SifImage
-      -> Broadcast
+    HostKeyPin -> ClusterCheck -> MasterInQueue (when the master serves) -> NvmeMount
+      -> ModelWeights + SifImage -> Broadcast
 
 each step depending explicitly on the one before (bootstrap.py has the steps), so `pulumi destroy`
 runs in reverse. The steps' SSH inputs (`Bootstrapped.ssh`: the pinned host keys, the stack's own
@@ -19,6 +19,7 @@ from ..inference.catalog import MODELS
 from ..inference.planner import Plan
 from ..progress.program import progress_inputs
 from .bootstrap import Broadcast, HostKeyPin, MasterInQueue, ModelWeights, NvmeMount, SifImage
+from .cluster_check import ClusterCheck
 from .config import HccConfig
 from .serve_config import HccServeConfig, bastion_login_key
 
@@ -30,21 +31,21 @@ class Bootstrapped:
     ssh: Mapping[str, Any]
     master_name: Any
     last: pulumi.Resource
+    #: the node names read from the nodes (ClusterCheck), the ones that serve
+    serving_nodes: Any = None
 
 
 def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, plan: Plan,
-                  files: Mapping[str, str], aliases: List[pulumi.Alias]) -> Bootstrapped:
+                  files: Mapping[str, str], aliases: List[pulumi.Alias],
+                  job_name: str = "kimi-k3") -> Bootstrapped:
     """The steps, named `f"{prefix}-..."`, children of `cluster` (CtyunHccCluster), each with
-    `aliases` (their place before issue 18: components/program/tree.py)."""
+    `aliases` (their place before issue 18: components/program/tree.py). `job_name`: the
+    service's Slurm job, which the steps that need its nodes stop first (resize.py)."""
     name = prefix
     conf = pulumi.Config("kimi-k3")
     key = conf.get_secret("sshPrivateKey")
     bastion_key = conf.get_secret("sshBastionPrivateKey")
-    master_name = cluster.nodes.apply(
-        lambda ns: next((n["name"] for n in ns or [] if n.get("role") == "master"), ""))
-    serving_nodes = cluster.nodes.apply(
-        lambda ns: [n["name"] for n in ns or []
-                    if n.get("role") != "master" or hcc.master_in_compute])
+    owner_tag = f"{pulumi.get_project()}/{pulumi.get_stack()}"
     ssh: Dict[str, Any] = {
         "sshHost": cfg.ssh_host or cluster.master_public_ip, "sshPort": cfg.ssh_port,
         "sshUser": cfg.ssh_user, "sshBastion": cfg.ssh_bastion,
@@ -52,9 +53,9 @@ def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, pla
     }
     ssh.update(progress_inputs(plan))  # progress: steering inputs of every step (docs/progress.md)
 
-    def opts(*deps):
+    def opts(*deps, new: bool = False):
         return pulumi.ResourceOptions(parent=cluster, depends_on=[d for d in deps if d],
-                                      aliases=aliases)
+                                      aliases=None if new else aliases)
 
     # first contact: the only step given the root password (or the user's key); it pins the
     # host keys and installs the stack's own login key, which every later step uses
@@ -62,17 +63,28 @@ def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, pla
         **ssh, "sshPrivateKey": key if key is not None else "",
         "sshPassword": "" if key is not None else cluster.root_password,
         "pinnedHostKey": cfg.ssh_host_key, "pinnedBastionHostKey": cfg.ssh_bastion_host_key,
-        "loginKeyComment": f"kimi-k3:{pulumi.get_project()}/{pulumi.get_stack()}"},
+        "loginKeyComment": f"kimi-k3:{owner_tag}", "passwordLogin": cfg.ssh_password_login},
         opts(*cluster.resources))
     ssh = {**ssh, "hostKey": pin.hostKey, "bastionHostKey": pin.bastionHostKey,
            "sshPrivateKey": pin.loginKey, "sshPassword": ""}
-    step = pin
+    # what the master carries (the console edition) and the nodes' names, read from the nodes:
+    # every later step uses these names, never the API's
+    check = ClusterCheck(f"{name}-check", {
+        **ssh, "nodes": cluster.nodes, "masterInCompute": hcc.master_in_compute,
+        "modelSource": cfg.model_source, "sifSource": cfg.sif_source,
+        "bcastMethod": cfg.bcast_method}, opts(pin, new=True))
+    master_name = check.masterName
+    serving_nodes = pulumi.Output.all(check.masterName, check.nodeNames).apply(
+        lambda mn: ([mn[0]] if hcc.master_in_compute else []) + list(mn[1] or []))
+    # the steps that need nodes stop this stack's service first when it holds them (resize)
+    service = {"serviceJobName": job_name, "ownerTag": owner_tag}
+    step = check
     if hcc.master_in_compute:
         step = MasterInQueue(f"{name}-master-in-queue", {
-            **ssh, "nodeName": master_name, "queueName": hcc.queue_name}, opts(pin))
+            **ssh, "nodeName": master_name, "queueName": hcc.queue_name}, opts(check))
     if cfg.mount_disks:
         step = NvmeMount(f"{name}-nvme", {
-            **ssh, "script": files["mount_nvme.sh"], "workDir": cfg.work_dir,
+            **ssh, **service, "script": files["mount_nvme.sh"], "workDir": cfg.work_dir,
             "partition": hcc.queue_name, "nodes": serving_nodes}, opts(step))
     weights = ModelWeights(f"{name}-weights", {
         **ssh, "source": cfg.model_source, "modelName": MODELS[plan.model].local_dir_name,
@@ -80,10 +92,12 @@ def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, pla
         "modelRoot": cfg.model_root}, opts(step))
     sif = SifImage(f"{name}-sif", {
         **ssh, "source": cfg.sif_source, "name": cfg.sif_name, "sifDir": cfg.sif_dir,
-        "url": cfg.sif_url}, opts(step))
+        "url": cfg.sif_url, "sha256": cfg.sif_sha256}, opts(step))
     bcast = Broadcast(f"{name}-bcast", {
-        **ssh, "script": files["bcast.sh"], "workDir": cfg.work_dir,
-        "sourceHost": master_name,
+        **ssh, **service, "script": files["bcast.sh"], "workDir": cfg.work_dir,
+        "sourceHost": master_name, "partition": hcc.queue_name, "nodes": serving_nodes,
+        "method": cfg.bcast_method,
         "contentKey": pulumi.Output.all(weights.bytes, sif.bytes).apply(
             lambda b: f"weights:{b[0]} sif:{b[1]}")}, opts(weights, sif))
-    return Bootstrapped(ssh=ssh, master_name=master_name, last=bcast)
+    return Bootstrapped(ssh=ssh, master_name=master_name, last=bcast,
+                        serving_nodes=serving_nodes)

@@ -58,6 +58,14 @@ def hcc_cluster(inputs: Mapping[str, Any]) -> Dict[str, Any]:
             "fileSystemType": "" if inputs.get("storageUid") else inputs.get("storageType") or ""}
 
 
+def cluster_check(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    """The names the nodes carry: offline, the API's (what a real check confirms or refuses)."""
+    nodes = list(inputs.get("nodes") or [])
+    return {"masterName": next((n.get("name") for n in nodes if n.get("role") == "master"), ""),
+            "nodeNames": [n.get("name") for n in nodes if n.get("role") != "master"],
+            "fallbacks": [], "tools": {}}
+
+
 def slurm_service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     """The job the service would run: endpoint on the master's public address (node 0)."""
     host = inputs.get("publicHost") or "198.51.100.10"
@@ -81,6 +89,7 @@ MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "pulumi-python:dynamic/ctyun:HccSecurityGroup": hcc_security_group,
     "pulumi-python:dynamic/ctyun:HccClusterOrder": hcc_cluster_order,
     "pulumi-python:dynamic/ctyun:HccCluster": hcc_cluster,
+    "pulumi-python:dynamic/ctyun:ClusterCheck": cluster_check,
     "pulumi-python:dynamic/ctyun:SlurmService": slurm_service,
     "pulumi-python:dynamic/ctyun:TlsProxy": tls_proxy,
 }

@@ -6,10 +6,11 @@ defaults are the seed's): `sshUser` (root), `sshPort` (22), `sshHost` (the maste
 `sshBastionHostKey`, `sshBastionPrivateKey` (secret), `sshPrivateKey` (secret; without it the
 root password is used, once, by HostKeyPin), `workDir` (/home/kimi-k3), `modelRoot`
 (/mnt/nvme1n1/model), `sifDir` (/mnt/nvme0n1/apptainer), `sifName` (vllm-ascend_kimi-k3-a3),
-`modelSource` (cthpc | modelscope), `sifSource` (cthpc | url), `sifUrl`, `mountDisks` (true),
-`tlsPort` (443), `tlsCertificate` (PEM) with the secret `tlsPrivateKey`: TLS on the master
-(tls_step.py) whenever the endpoint is public (self-signed without a certificate) unless
-`kimi-k3:allowPlaintext`. Grammars: docs/security.md.
+`modelSource` (cthpc | modelscope), `sifSource` (cthpc | url), `sifUrl` (https only; default the
+seed's ZOS address), `sifSha256`, `mountDisks` (true), `bcastMethod` (auto | cthpc_model_bcast |
+copy), `sshPasswordLogin` (off | keep), `tlsPort` (443), `tlsCertificate` (PEM) with the secret
+`tlsPrivateKey`: TLS on the master (tls_step.py) whenever the endpoint is public (self-signed
+without a certificate) unless `kimi-k3:allowPlaintext`. Grammars: docs/security.md.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from ..config.shared import reject_unknown
-from ..config.values import RawConfig, bastion, data_path, file_name, host, host_key_pin, http_url, user_name
+from ..config.values import RawConfig, bastion, data_path, file_name, host, host_key_pin, https_url, \
+    sha256_hex, user_name
 from ..inference.errors import NOT_SHOWN, ConfigError
 
 TARGET_KEYS = ("sshUser", "sshPort", "sshHost", "sshHostKey", "sshBastion", "sshBastionHostKey",
                "sshBastionPrivateKey", "sshPrivateKey", "workDir", "modelRoot", "sifDir", "sifName",
-               "modelSource", "sifSource", "sifUrl", "mountDisks", "tlsPort", "tlsCertificate",
-               "tlsPrivateKey",
+               "modelSource", "sifSource", "sifUrl", "mountDisks", "sifSha256", "bcastMethod",
+               "sshPasswordLogin", "tlsPort", "tlsCertificate", "tlsPrivateKey",
                # CIDRs that may reach SSH (parsed with the cluster's keys in config.py)
                "sshAllowedCidrs")
 #: secret target keys: never parsed into HccServeConfig, never printed
@@ -55,8 +57,16 @@ class HccServeConfig:
     sif_name: str = "vllm-ascend_kimi-k3-a3"
     model_source: str = "cthpc"
     sif_source: str = "cthpc"
+    #: "" = the seed's ZOS address (fetch_commands.SEED_SIF_URL), for sifSource=url and as the
+    #: fallback when the master has no cthpc
     sif_url: str = ""
+    #: the image's sha256, checked before first use whatever its source ("" = not checked)
+    sif_sha256: str = ""
     mount_disks: bool = True
+    #: auto: the seed's cthpc_model_bcast where the master has it, else copies from the master
+    bcast_method: str = "auto"
+    #: off: sshd refuses the SSH user's password once the stack's key works (HostKeyPin)
+    ssh_password_login: str = "off"
     #: TLS on the master: "" (plain HTTP: a private endpoint, or allowPlaintext), "self-signed"
     #: (made on the master) or "given" (`tlsCertificate` + the secret `tlsPrivateKey`)
     tls: str = ""
@@ -94,8 +104,12 @@ def parse_serve_config(raw: Mapping[str, object],
         sif_name=src.checked("sifName", file_name, "vllm-ascend_kimi-k3-a3"),
         model_source=src.choice("modelSource", ("cthpc", "modelscope"), "cthpc", sources),
         sif_source=src.choice("sifSource", ("cthpc", "url"), "cthpc", sources),
-        sif_url=src.checked("sifUrl", http_url, ""),
-        mount_disks=src.boolean("mountDisks", True))
+        sif_url=src.checked("sifUrl", https_url, ""),
+        sif_sha256=src.checked("sifSha256", sha256_hex, ""),
+        mount_disks=src.boolean("mountDisks", True),
+        bcast_method=src.choice("bcastMethod", ("auto", "cthpc_model_bcast", "copy"), "auto",
+                                sources),
+        ssh_password_login=src.choice("sshPasswordLogin", ("off", "keep"), "off"))
     _check_together(src, cfg, model_port)
     return _tls(src, cfg, raw, model_port, public, allow_plaintext)
 
@@ -142,15 +156,12 @@ def _tls(src: RawConfig, cfg: HccServeConfig, raw: Mapping[str, object],
 
 
 def _check_together(src: RawConfig, cfg: HccServeConfig, model_port: Optional[int]) -> None:
-    """The rules between keys: SSH off the model port, a URL for sifSource=url, a bastion for
-    its pin and a key for the bastion."""
+    """The rules between keys: SSH off the model port, a bastion for its pin and a key for the
+    bastion."""
     if model_port is not None and cfg.ssh_port == model_port:
         raise src.refuse("sshPort", "give kimi-k3:sshPort or kimi-k3:port another value",
                          f"is also kimi-k3:port={model_port} (SSH and the model endpoint are "
                          "both on the master)", default=cfg.ssh_port)
-    if cfg.sif_source == "url" and not cfg.sif_url:
-        raise src.refuse("sifUrl", "give the SIF download URL (https://...)",
-                         "is required for sifSource=url")
     if cfg.ssh_bastion_host_key and not cfg.ssh_bastion:
         raise src.refuse("sshBastionHostKey", "set kimi-k3:sshBastion too, or remove it",
                          "pins a bastion that is not used")

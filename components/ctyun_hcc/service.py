@@ -2,22 +2,30 @@
 
 Type `pulumi-python:dynamic/ctyun:SlurmService`. Over SSH to the master:
 
-- create: checks the accelerators answer on every node (`npu-smi info`, input `preflight`),
-  runs the vLLM head on `headHost` (the master, which has the public address) when
-  it is in the allocation, reads the partition's GRES name from the cluster (`gpu` or `npu`, never assumed),
+- create: checks the accelerators answer on every node (`npu-smi info`, input `preflight`) and
+  that the nodes reach each other on the replica's ports (`preflight.sh`: the DP RPC port, the
+  model port, Slurm's; health.py), runs the vLLM head on `headHost` (the master, which has the
+  public address) when it is in the allocation, reads the partition's GRES from the cluster
+  (`gpu` or `npu`, never assumed; none requested where the nodes declare none),
   writes the rendered `srun.sh`/`node.sh`/`check.sh`, the API key file (root-only, value on
   stdin) and, with a key, kimi-k3's API-key guard `api-guard/kk3_api_guard.py` (input
   `apiGuardPy`; root-only dir and file: node.sh bind-mounts it read-only for vLLM's
-  `--middleware`, so nobody else may swap it), adopts a running job this stack submitted with the same launch fingerprint (an
-  interrupted `pulumi up`), `sbatch`es, then waits, within `startupTimeoutS` (the
-  plan's cold-start budget), for `/health`, then `/v1/models`, then a real chat completion.
-  A job that ends during start-up fails the create with its log tail, after making sure no
-  Apptainer instance is left on its nodes;
-- a changed launch spec (scripts, port, model name, key) replaces the job: cancel first, then
-  submit (`delete_before_replace`): two replicas never fight for the same NPUs;
-- read: a job Slurm no longer runs is reported gone, so the next `up` submits again;
-- delete: `scancel` the job whose id is in the state, wait until it is over, stop its
-  Apptainer instance (`<job name>-<job id>`) if one is left.
+  `--middleware`, so nobody else may swap it), adopts a running job this stack submitted with
+  the same launch fingerprint (an interrupted `pulumi up`), `sbatch --requeue`s (a node failure
+  requeues the job instead of ending it), then waits, within `startupTimeoutS` (the plan's
+  cold-start budget), for `/health`, then `/v1/models`, then a real chat completion, and starts
+  the resume watchdog on the master (`watchdog.sh`: nodes that stopped answering or rebooted go
+  back to service). When a step stopped the service for a resize (resize.py), the downtime is
+  reported (`downtimeS`). A job that ends during start-up fails the create with its log tail,
+  after making sure no Apptainer instance is left on its nodes;
+- a changed launch spec (scripts, port, model name, key, node count) replaces the job: cancel
+  first, then submit (`delete_before_replace`): two replicas never fight for the same NPUs;
+- diff: a job Slurm no longer runs is a change, so a plain `pulumi up` (no --refresh) submits it
+  again; read: such a job is reported gone;
+- delete: stop the watchdog, `scancel` the job whose id is in the state, wait until it is over,
+  stop its Apptainer instance (`<job name>-<job id>`) where one is left on nodes a step can
+  reach; what could not be stopped (an unreachable master, a down node) is said, and the
+  teardown goes on: deleting the cluster ends the job.
 
 Which jobs are ours: the one in the state, and (only to resume an interrupted run) a job of the
 SSH user, with our job name and a comment `kk3:<ownerTag>:<fingerprint>` carrying this stack's
@@ -25,7 +33,7 @@ owner tag (the program passes `kimi-k3:<project>/<stack>`). Other jobs on the pa
 ones called kimi-k3, are never adopted, cancelled or touched.
 
 Outputs: `endpoint` (public address when node 0 is the master, else node 0's cluster address),
-`jobId`, `nodes`, `node0Addr`, `gresName`, `readySeconds`.
+`jobId`, `nodes`, `node0Addr`, `gresName`, `readySeconds`, `downtimeS`.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 import pulumi
 import pulumi.dynamic
@@ -41,10 +49,13 @@ import pulumi.dynamic
 from ..inference.quoting import shell_word
 from .scripts import API_GUARD_FILE
 from ..dynamic.provider import redacted_logger
-from ..progress.record import current_phase
-from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_name, job, jobs_named, \
-    log_tail, partition_nodes, preflight, stop_instances, submit
-from .ssh import SshRunner
+from ..progress.record import STEERING_INPUTS, current_phase
+from .health import ensure_watchdog, net_preflight, stop_watchdog
+from .resize import job_owner as owner_prefix, mark_stopped, take_stop_mark
+from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_counts, job, \
+    jobs_named, log_tail, node_states, partition_nodes, preflight, split_usable, stop_instances, \
+    submit
+from .ssh import REMOTE_ERRORS, SshRunner
 from .ssh_resource import SECRET_OUTPUTS, STATS, SSH_INPUTS, SshStepProvider
 
 log = redacted_logger("kimi_k3.ctyun.service")
@@ -56,6 +67,10 @@ STEP_INPUTS: Dict[str, Any] = {
     "headHost": "", "publicHost": "", "publicInnerIp": "", "preflight": "npu-smi info",
     "nodeCount": 0, "startupTimeoutS": 7200, "pollIntervalS": 10,
     "cancelTimeoutS": 300, "ownerTag": "",
+    # day two (issue 19): the network preflight (preflight.sh, the DP RPC port), the resume
+    # watchdog (watchdog.sh) and `sbatch --requeue`, so a node failure is recovered by Slurm
+    "preflightSh": "", "watchdogSh": "", "rpcPort": 13389, "requeue": True,
+    "preflightWaitS": 30,
 }
 #: what makes a different replica: a change means cancel, then submit
 REPLACE_KEYS = ("workDir", "jobName", "partition", "srunSh", "nodeSh", "checkSh", "apiGuardPy",
@@ -65,8 +80,7 @@ REPLACE_KEYS = ("workDir", "jobName", "partition", "srunSh", "nodeSh", "checkSh"
 
 def job_owner(p: Mapping[str, Any]) -> str:
     """The comment prefix that marks a job as submitted by this stack (`kk3:<ownerTag>:`)."""
-    tag = "".join(c for c in str(p.get("ownerTag") or "") if c.isalnum() or c in "._/-")
-    return f"kk3:{tag}:"
+    return owner_prefix(str(p.get("ownerTag") or ""))
 
 
 def fingerprint(spec_dict: Dict[str, Any]) -> str:
@@ -91,11 +105,11 @@ class SlurmServiceProvider(SshStepProvider):
         started = time.monotonic()
         deadline = started + float(p["startupTimeoutS"])
         wd, name = p["workDir"], p["jobName"]
-        gres = gres_name(runner, p["partition"])
+        gres = self._gres(runner, p)
         runner.run(f"mkdir -p {shell_word(wd + '/logs')}", label="mkdir work dir")
-        runner.upload(f"{wd}/srun.sh", p["srunSh"], 0o755)
-        runner.upload(f"{wd}/node.sh", p["nodeSh"], 0o755)
-        runner.upload(f"{wd}/check.sh", p["checkSh"], 0o755)
+        for script in ("srunSh", "nodeSh", "checkSh", "preflightSh", "watchdogSh"):
+            if p.get(script) or script in ("srunSh", "nodeSh", "checkSh"):
+                runner.upload(f"{wd}/{script[:-2]}.sh", p[script], 0o755)
         if p.get("apiGuardPy"):  # vLLM imports it as root: root-only, like the secrets
             runner.write_private(f"{wd}/{API_GUARD_FILE}", p["apiGuardPy"],
                                  label="write the API-key guard")
@@ -114,28 +128,62 @@ class SlurmServiceProvider(SshStepProvider):
             else:  # this stack's own job from an interrupted run with another launch spec
                 log.info("cancelling Slurm job %s, submitted by this stack for another launch "
                          "spec (%s)", jid, comment)
+                if state in ACTIVE:
+                    mark_stopped(runner, wd, jid, "replaced by a new launch spec")
                 cancel(runner, jid, time.monotonic() + float(p["cancelTimeoutS"]),
                        float(p["pollIntervalS"]))
         if job_id is None:
-            if p.get("preflight") and int(p.get("nodeCount") or 0) > 0:
-                # only before a new submission: an adopted job already holds the nodes
-                preflight(runner, p["partition"], int(p["nodeCount"]), p["preflight"])
-            args = ["--comment", tag]
-            if gres:
-                args.append(f"--gres={gres}:{int(p['devicesPerNode'])}")
-            export = {"KK3_HEAD_HOST": p["headHost"]} if p.get("headHost") else None
-            job_id = submit(runner, wd, "srun.sh", tuple(args), export=export)
-            log.info("submitted Slurm job %s", job_id)
+            job_id = self._submit(runner, p, tag, gres)
         try:
             info, node0 = self._wait_ready(runner, p, job_id, deadline)
         except Exception:
             self._fail_cleanup(runner, p, job_id)
             raise
+        if p.get("watchdogSh"):  # from now on a node that fails or reboots comes back by itself
+            ensure_watchdog(runner, wd, name)
         public = p.get("publicHost") and node0 == p.get("publicInnerIp")
         host = p["publicHost"] if public else node0
+        down = take_stop_mark(runner, wd)
+        downtime = round(down[1], 1) if down else None
+        if down:  # progress and the user: how long the endpoint was down (resize, replace)
+            current_phase().update(f"Slurm job {job_id} serving again after {downtime} s down "
+                                   f"({down[0].why}, job {down[0].job_id})")
+            log.warning("the service was down for %.1f s (%s, Slurm job %s); job %s serves "
+                        "again", downtime, down[0].why, down[0].job_id, job_id)
         return {"jobId": job_id, "nodes": list(info.nodes), "node0Addr": node0,
                 "gresName": gres, "endpoint": f"http://{host}:{int(p['port'])}/v1",
-                "readySeconds": round(time.monotonic() - started, 1)}
+                "readySeconds": round(time.monotonic() - started, 1), "downtimeS": downtime}
+
+    def _gres(self, runner: SshRunner, p) -> str:
+        """The GRES name to request (`--gres=<name>:<devices>`), or "" where the partition's
+        nodes declare none; an error when they declare fewer devices than the plan uses."""
+        counts = gres_counts(runner, p["partition"])
+        name = next((g for g in ("npu", "gpu") if g in counts), sorted(counts)[0] if counts else "")
+        want = int(p["devicesPerNode"])
+        if name and counts[name] and counts[name] < want:
+            raise JobFailed(f"the nodes of partition {p['partition']} declare GRES {name}:"
+                            f"{counts[name]}, fewer than the {want} devices per node the plan "
+                            "uses")
+        return name
+
+    def _submit(self, runner: SshRunner, p, tag: str, gres: str) -> str:
+        """The checks that need the nodes free, then `sbatch`; returns the new job's id."""
+        nodes = int(p.get("nodeCount") or 0)
+        if p.get("preflight") and nodes > 0:
+            # only before a new submission: an adopted job already holds the nodes
+            preflight(runner, p["partition"], nodes, p["preflight"])
+        if p.get("preflightSh") and nodes > 1:
+            net_preflight(runner, p["workDir"], p.get("headHost") or "", nodes,
+                          int(p["rpcPort"]), int(p["port"]), int(p["preflightWaitS"]))
+        args = ["--comment", tag]
+        if p.get("requeue"):  # a node failure requeues the job (PENDING), not NODE_FAIL
+            args.append("--requeue")
+        if gres:
+            args.append(f"--gres={gres}:{int(p['devicesPerNode'])}")
+        export = {"KK3_HEAD_HOST": p["headHost"]} if p.get("headHost") else None
+        job_id = submit(runner, p["workDir"], "srun.sh", tuple(args), export=export)
+        log.info("submitted Slurm job %s", job_id)
+        return job_id
 
     def _check(self, runner: SshRunner, p, url: str, what: str) -> bool:
         res = runner.run(f"{shell_word(p['workDir'] + '/check.sh')} {shell_word(url)} "
@@ -150,8 +198,15 @@ class SlurmServiceProvider(SshStepProvider):
         gates = ["health", "models", "chat"]
         node0 = None
         info = None
+        restarts = None
         while True:
             info = job(runner, job_id)
+            if restarts is not None and info.restarts != restarts:
+                # requeued after a node failed: the batch script starts over, so do the gates
+                log.warning("Slurm job %s was requeued (restart %d); waiting for it again",
+                            job_id, info.restarts)
+                node0, gates = None, ["health", "models", "chat"]
+            restarts = info.restarts
             current_phase().update(f"Slurm job {job_id} {info.state}"  # progress
                                    + (f" on {','.join(info.nodes)}; next: {gates[0]}" if info.nodes else ""))
             check_startable(info)
@@ -182,12 +237,12 @@ class SlurmServiceProvider(SshStepProvider):
     def _fail_cleanup(self, runner: SshRunner, p, job_id: str) -> None:
         """After a failed start: no job, no instance left behind."""
         try:
-            cancel(runner, job_id, time.monotonic() + float(p["cancelTimeoutS"]),
-                   float(p["pollIntervalS"]))
-            stop_instances(runner, p["partition"], f"{p['jobName']}-{job_id}",
-                           partition_nodes(runner, p["partition"]))
+            undone = self.remove(runner, {**p, "jobId": job_id})
         except Exception as e:  # the original error matters more; say what is left
-            log.warning("cleanup after failed start of job %s incomplete: %s", job_id, e)
+            undone = [str(e)]
+        if undone:
+            log.warning("cleanup after failed start of job %s incomplete: %s", job_id,
+                        "; ".join(undone))
 
     # ---- refresh / delete -------------------------------------------------------------------
     def read(self, id_, props):
@@ -203,22 +258,92 @@ class SlurmServiceProvider(SshStepProvider):
         info = self._run(observe, p)
         if info.state not in ACTIVE:
             return pulumi.dynamic.ReadResult(None, {})  # gone: the next `up` submits again
-        return pulumi.dynamic.ReadResult(id_, {**props, "nodes": list(info.nodes)})
+        return pulumi.dynamic.ReadResult(id_, {**props,
+                                               "nodes": list(info.nodes) or props.get("nodes")})
 
-    def remove(self, runner: SshRunner, p: Dict[str, Any]) -> None:
+    # ---- a dead service is noticed by a plain `pulumi up` (no --refresh) -------------------
+    def live_state(self, props) -> str:
+        """The state Slurm reports for the job in `props` now: a JobState, GONE, or UNKNOWN
+        when the master cannot be asked (then nothing is concluded from it)."""
+        job_id = str(props.get("jobId") or "")
+        if not job_id.isdigit():
+            return "GONE"
+        try:
+            return self._run(lambda runner, _p: job(runner, job_id), self.inputs(props)).state
+        except REMOTE_ERRORS as e:
+            log.warning("could not ask the master whether Slurm job %s still runs (%s: %s); "
+                        "assuming it does", job_id, type(e).__name__, e)
+            return "UNKNOWN"
+
+    def diff(self, id_, olds, news):
+        """As for every step, plus: a job that no longer runs (ended, cancelled by hand,
+        NODE_FAIL without requeue) is a change, so `pulumi up` submits it again (update)."""
+        base = super().diff(id_, olds, news)
+        if base.replaces or base.changes:
+            return base
+        state = self.live_state(olds)
+        if state in ACTIVE or state == "UNKNOWN":
+            return base
+        log.warning("Slurm job %s of this service is %s: `pulumi up` submits it again",
+                    olds.get("jobId"), state)
+        return pulumi.dynamic.DiffResult(changes=True, replaces=[],
+                                         delete_before_replace=self.DELETE_BEFORE_REPLACE)
+
+    def update(self, id_, olds, news):
+        o, n = self.inputs(olds), self.inputs(news)
+        changed = any(o.get(k) != n.get(k) for k in STEP_INPUTS if k not in STEERING_INPUTS)
+        if changed or self.live_state(olds) not in ACTIVE | {"UNKNOWN"}:
+            outs = self._apply(n)  # adopts the running job, or submits a new one
+        else:  # only how we reach the cluster changed: keep the job
+            outs = {k: v for k, v in olds.items() if k not in n}
+        return pulumi.dynamic.UpdateResult({**n, **outs})
+
+    def remove(self, runner: SshRunner, p: Dict[str, Any]) -> List[str]:
+        """Cancel the job, then stop its instance where one is left, on the nodes a step can
+        reach. Returns what could not be done (empty when everything was stopped)."""
         job_id = str(p.get("jobId") or "")
         if not job_id.isdigit():
-            return  # nothing of ours was submitted
-        cancel(runner, job_id, time.monotonic() + float(p["cancelTimeoutS"]),
-               float(p["pollIntervalS"]))
-        leftover = stop_instances(runner, p["partition"], f"{p['jobName']}-{job_id}",
-                                  partition_nodes(runner, p["partition"]))
+            return []  # nothing of ours was submitted
+        instance = f"{p['jobName']}-{job_id}"
+        info = job(runner, job_id)
+        nodes = list(info.nodes or p.get("nodes") or partition_nodes(runner, p["partition"]))
+        undone: List[str] = []
+        if p.get("watchdogSh"):
+            stop_watchdog(runner, p["workDir"], p["jobName"])
+        if info.state in ACTIVE:  # the downtime of a replacement starts here
+            mark_stopped(runner, p["workDir"], job_id, "the service was replaced or removed")
+        try:
+            cancel(runner, job_id, time.monotonic() + float(p["cancelTimeoutS"]),
+                   float(p["pollIntervalS"]))
+        except (TimeoutError, JobFailed):  # a node that does not answer keeps it COMPLETING
+            undone.append(f"Slurm job {job_id} was cancelled but had not ended after "
+                          f"{p['cancelTimeoutS']} s")
+        usable, others = split_usable(node_states(runner, p["partition"]), nodes)
+        if others:
+            undone.append(f"instance {instance} not checked on "
+                          + ", ".join(f"{n} ({why})" for n, why in sorted(others.items())))
+        leftover = stop_instances(runner, p["partition"], instance, usable)
         if leftover:
             log.info("stopped the job's leftover instance: %s", leftover)
+        return undone
 
     def delete(self, id_, props):
-        p = {**self.inputs(props), "jobId": props.get("jobId")}
-        self._run(self.remove, p)
+        """Stop the job; when the master or a node cannot be reached, say what was left and
+        let the teardown go on: deleting the cluster ends the job, and a later `pulumi up` on a
+        cluster that stays cancels this stack's stale jobs before it submits (`apply`)."""
+        p = {**self.inputs(props), "jobId": props.get("jobId"),
+             "nodes": list(props.get("nodes") or [])}
+        job_id = str(p.get("jobId") or "")
+        if not job_id.isdigit():
+            return  # nothing of ours was submitted: no connection at all
+        try:
+            undone = self._run(self.remove, p)
+        except REMOTE_ERRORS as e:
+            undone = [f"Slurm job {job_id} not stopped: {type(e).__name__}: {e}"]
+        if undone:
+            log.warning("%s: %s. It ends when the cluster is deleted; if the cluster stays, "
+                        "`scancel %s` on the master (a later `pulumi up` also cancels it)",
+                        p["sshHost"], "; ".join(undone), job_id)
 
 
 class SlurmService(pulumi.dynamic.Resource, module="ctyun", name="SlurmService"):
@@ -232,7 +357,7 @@ class SlurmService(pulumi.dynamic.Resource, module="ctyun", name="SlurmService")
                  opts: Optional[pulumi.ResourceOptions] = None):
         props = {**{k: None for k in {**SSH_INPUTS, **STEP_INPUTS}}, **inputs,
                  "endpoint": None, "jobId": None, "nodes": None, "node0Addr": None,
-                 "gresName": None, "readySeconds": None}
+                 "gresName": None, "readySeconds": None, "downtimeS": None}
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
             additional_secret_outputs=SECRET_OUTPUTS + ["apiKey", "hfToken"]))
         super().__init__(SlurmServiceProvider(), resource_name, props, opts)

@@ -39,6 +39,9 @@ class JobInfo:
     nodes: Tuple[str, ...]
     reason: str = ""
     comment: str = ""
+    #: how often Slurm requeued the job (`Restarts`): after a node failure a requeueable job
+    #: goes back to PENDING with this raised, instead of ending NODE_FAIL
+    restarts: int = 0
 
 
 def parse_job(job_id: str, text: str) -> JobInfo:
@@ -46,8 +49,9 @@ def parse_job(job_id: str, text: str) -> JobInfo:
     fields: Dict[str, str] = {}
     for m in re.finditer(r"(\w+)=(\S*)", text):
         fields.setdefault(m.group(1), m.group(2))
+    restarts = fields.get("Restarts", "0")
     return JobInfo(job_id, fields.get("JobState", "GONE"), (), fields.get("Reason", ""),
-                   fields.get("Comment", ""))
+                   fields.get("Comment", ""), int(restarts) if restarts.isdigit() else 0)
 
 
 def job(runner: SshRunner, job_id: str) -> JobInfo:
@@ -64,7 +68,7 @@ def job(runner: SshRunner, job_id: str) -> JobInfo:
     for line in res.stdout.splitlines():
         if line.startswith("HOSTS "):
             hosts = tuple(line.split()[1:])
-    return JobInfo(job_id, info.state, hosts, info.reason, info.comment)
+    return JobInfo(job_id, info.state, hosts, info.reason, info.comment, info.restarts)
 
 
 def submit(runner: SshRunner, work_dir: str, script: str, args: Tuple[str, ...] = (),
@@ -146,20 +150,70 @@ def jobs_named(runner: SshRunner, name: str, user: Optional[str] = None
     return rows
 
 
-def gres_name(runner: SshRunner, partition: str) -> str:
-    """The accelerator GRES name the partition's nodes declare (`gpu`, `npu`), or '' if none."""
+def parse_gres(text: str) -> Dict[str, int]:
+    """{GRES name: the smallest count any line declares} from `sinfo -o %G` output, e.g.
+    `gpu:16`, `gpu:16(S:0-1)`, `gpu:a100:8,npu:16`, `(null)` (none); a count that cannot be
+    read is 0 (name known, count unknown)."""
+    counts: Dict[str, int] = {}
+    for field in text.split():
+        for item in field.split(","):
+            item = re.sub(r"\(.*?\)", "", item).strip()
+            if not item or item == "(null)":
+                continue
+            parts = item.split(":")
+            count = int(parts[-1]) if len(parts) > 1 and parts[-1].isdigit() else 0
+            name = parts[0]
+            counts[name] = min(counts.get(name, count), count)
+    return counts
+
+
+def gres_counts(runner: SshRunner, partition: str) -> Dict[str, int]:
+    """The GRES the partition's nodes declare, by name, with the smallest count per node."""
     out = runner.run(f"sinfo -h -p {shell_word(partition)} -o '%G'",
                      label=f"sinfo -p {partition}").stdout
-    names = set()
-    for field in out.split():
-        for item in field.split(","):
-            name = item.split(":", 1)[0].split("(", 1)[0]
-            if name and name != "(null)":
-                names.add(name)
+    return parse_gres(out)
+
+
+def gres_name(runner: SshRunner, partition: str) -> str:
+    """The accelerator GRES name the partition's nodes declare (`npu`, `gpu`), or '' if none."""
+    names = gres_counts(runner, partition)
     for preferred in ("npu", "gpu"):
         if preferred in names:
             return preferred
     return sorted(names)[0] if names else ""
+
+
+#: node states (sinfo %T, flags stripped) on which a new step can start at once
+STEP_READY = {"idle", "allocated", "mixed"}
+
+
+def node_states(runner: SshRunner, partition: str) -> Dict[str, str]:
+    """{node: state} of the partition's nodes as `sinfo %T` prints it (`idle`, `allocated`,
+    `down*`, `drained`, ...; a trailing `*` means the node does not answer)."""
+    out = runner.run(f"sinfo -h -N -p {shell_word(partition)} -o '%N %T'",
+                     label=f"sinfo -N -p {partition} states").stdout
+    states: Dict[str, str] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            states[parts[0]] = parts[1].lower()
+    return states
+
+
+def split_usable(states: Mapping[str, str], nodes: List[str]) -> Tuple[List[str], Dict[str, str]]:
+    """(the `nodes` a short step can run on now, {node: why not} for the others: down, drained,
+    not answering, or not in the partition at all)."""
+    usable: List[str] = []
+    others: Dict[str, str] = {}
+    for node in nodes:
+        state = states.get(node)
+        if state is None:
+            others[node] = "not in the partition"
+        elif state.endswith("*") or state.rstrip("~#!%$@^-+") not in STEP_READY:
+            others[node] = state
+        else:
+            usable.append(node)
+    return usable, others
 
 
 def partition_nodes(runner: SshRunner, partition: str) -> List[str]:

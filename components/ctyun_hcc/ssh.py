@@ -55,6 +55,12 @@ class SshTimeout(SshError):
     """A command did not finish before its deadline."""
 
 
+#: everything that can go wrong on the far side of a connection: a refused or timed-out
+#: connection, a lost session, a refused login, a changed host key (nothing is sent then), a
+#: command that failed or ran past its deadline (TimeoutError is an OSError)
+REMOTE_ERRORS = (SshError, paramiko.SSHException, EOFError, OSError)
+
+
 class CommandFailed(SshError):
     def __init__(self, cmd_label: str, code: int, stdout: str, stderr: str):
         self.code, self.stdout, self.stderr = code, stdout, stderr

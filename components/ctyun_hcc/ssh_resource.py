@@ -57,6 +57,11 @@ class SshStepProvider(Provider):
     #: the progress phase of `apply` and what it waits for (formatted with the inputs)
     PROGRESS_PHASE = ""
     PROGRESS_WAITING = "{step} on {sshHost}"
+    #: a step done node by node names the output listing the nodes it has done; an update
+    #: passes them to `apply` as `nodesDone` unless one of REDO_KEYS changed (then every node
+    #: again): a grow runs the step on the new nodes only, never on the nodes that serve
+    NODES_DONE_OUTPUT = ""
+    REDO_KEYS: Tuple[str, ...] = ()
 
     # ---- helpers ---------------------------------------------------------------------------
     def input_defaults(self) -> Mapping[str, Any]:
@@ -120,12 +125,24 @@ class SshStepProvider(Provider):
         o, n = self.inputs(olds), self.inputs(news)
         step_changed = any(o.get(k) != n.get(k) for k in self.STEP_INPUTS)
         if step_changed:
-            outs = self._apply(n)
+            done = []
+            if self.NODES_DONE_OUTPUT and not any(o.get(k) != n.get(k) for k in self.REDO_KEYS):
+                done = list(olds.get(self.NODES_DONE_OUTPUT) or [])
+            outs = self._apply({**n, "nodesDone": done} if self.NODES_DONE_OUTPUT else n)
         else:  # only how we reach the cluster changed: keep the step's outputs
             outs = {k: v for k, v in olds.items() if k not in n}
         return UpdateResult({**n, **outs})
 
+    def holds_something(self) -> bool:
+        """Does this step leave anything on the cluster that `remove` takes back? A step whose
+        data goes with the cluster (mounts, weights, image, queue membership) has nothing to
+        undo, so its delete never connects: an unreachable master cannot stop a destroy on its
+        way to the billed cluster."""
+        return type(self).remove is not SshStepProvider.remove
+
     def delete(self, id_, props):
+        if not self.holds_something():
+            return
         p = self.inputs(props)
         self._run(self.remove, p)
 

@@ -160,7 +160,8 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
             pulumi.ResourceOptions(aliases=before), ssh_port=cfg.ssh_port,
             endpoint_port=cfg.tls_port if cfg.tls else None,
             bootstrap=lambda cluster: declare_chain(name, cluster, hcc, cfg, deployment.plan,
-                                                    deployment.rendered.files, before))
+                                                    deployment.rendered.files, before,
+                                                    deployment.rendered.layout.job_name))
 
     def serve(self, name: str, deployment: HccDeployment, infrastructure, parent) -> SlurmServed:
         """The Slurm service job after the broadcast (service.py)."""
@@ -178,6 +179,8 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
             **chain.ssh, "workDir": cfg.work_dir, "jobName": deployment.rendered.layout.job_name,
             "partition": hcc.queue_name, "srunSh": files["srun.sh"], "nodeSh": files["node.sh"],
             "checkSh": files["check.sh"], "apiGuardPy": files.get(API_GUARD_FILE, ""),
+            "preflightSh": files["preflight.sh"], "watchdogSh": files["watchdog.sh"],
+            "rpcPort": spec.rpc_port,
             "launchFingerprint": fingerprint(spec.to_dict()),
             "devicesPerNode": plan.devices_per_node, "nodeCount": spec.nodes, "port": spec.port,
             "servedModelName": spec.served_model_name, "apiKey": api_key, "hfToken": hf_token,

@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from components.ctyun_hcc.fetch_commands import SEED_SIF_URL
 from components.ctyun_hcc import bootstrap, service
 from components.ctyun_hcc.ssh import Result, SshCredentials, SshRunner, SshTarget
 from components.inference import api_guard
@@ -246,8 +247,8 @@ def _ctyun(sandbox: Sandbox, run, key: str, value: str, v: Verdict) -> None:
         if args[:2] == ("apptainer", "install") and args[2:] != (
                 sif["name"], "--dir", sif["sifDir"] + "/"):
             v.problems.append(f"cthpc apptainer install got {args!r}")
-    for args in out.called("wget"):
-        if args[-1] != sif["url"]:
+    for args in out.called("wget"):  # the configured URL, else the seed's (the default)
+        if args[-1] != (sif["url"] or SEED_SIF_URL):
             v.problems.append(f"wget got {args[-1]!r}, not the configured URL")
     bcasts = out.called("cthpc_model_bcast")
     if {a[1] for a in bcasts} != {sif["sifDir"], f"{weights['modelRoot']}/{weights['modelName']}"}:

@@ -76,8 +76,8 @@ def layout_for(base: Path, **kw) -> SlurmLayout:
                        bcast_modules=(), bcast_mpi="", **kw)
 
 
-def default_plan_spec(**runtime):
-    p = plan(PlanRequest("w4a8", "atlas-800-a3", 4, max_model_len=131072))
+def default_plan_spec(nodes: int = 4, **runtime):
+    p = plan(PlanRequest("w4a8", "atlas-800-a3", nodes, max_model_len=131072))
     return p, launch(p, Runtime(image=IMAGE, port=11025, **runtime))
 
 
@@ -134,10 +134,10 @@ API_KEY = "sk-kk3-test-8c1f0e2b"
 HF_TOKEN = "hf_kk3_test_5d7e"
 
 
-def prepare(services, base: Path, model_ok: bool = True, **runtime):
+def prepare(services, base: Path, model_ok: bool = True, nodes: int = 4, **runtime):
     """Weights and SIF in place (as the bootstrap leaves them) and the service inputs."""
     ensure_master_in_queue(services)
-    p, spec = default_plan_spec(**runtime)
+    p, spec = default_plan_spec(nodes, **runtime)
     lay = layout_for(base)
     Path(lay.model_dir).mkdir(parents=True, exist_ok=True)
     if model_ok:
@@ -149,6 +149,8 @@ def prepare(services, base: Path, model_ok: bool = True, **runtime):
         services, hostKey=host_key(services), workDir=lay.work_dir, jobName=lay.job_name,
         partition="batch", srunSh=files["srun.sh"], nodeSh=files["node.sh"],
         checkSh=files["check.sh"], apiGuardPy=api_guard_files(spec).get(API_GUARD_FILE, ""),
+        preflightSh=files["preflight.sh"], watchdogSh=files["watchdog.sh"], rpcPort=spec.rpc_port,
+        preflightWaitS=10,
         launchFingerprint=fingerprint(spec.to_dict()),
         devicesPerNode=p.devices_per_node, nodeCount=spec.nodes, port=spec.port,
         servedModelName=spec.served_model_name,

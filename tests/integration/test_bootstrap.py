@@ -228,28 +228,24 @@ def test_job_the_partition_can_never_run_fails_fast(services, workspace):
 
 
 def test_sif_image_from_a_url_resumes_into_place(services, workspace):
-    """sifSource=url: a real wget against a local HTTP server; the partial file never has the
-    final name."""
-    import functools
-    import http.server
-    import threading
+    """sifSource=url: a real wget against a local HTTPS server; the partial file never has the
+    final name; with a sha256 the sum is checked before the rename."""
+    import hashlib
+
+    from tests.integration.day2_env import https_server
 
     served = workspace / "www"
     served.mkdir()
     sif = b"#!/usr/bin/env run-singularity\n".ljust(32, b"\n") + b"SIF_MAGIC\0" + b"\1" * 50000
     (served / "img.sif").write_bytes(sif)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
+    with https_server(served, workspace / "tls") as (base, wgetrc):
         target = workspace / "sif"
         target.mkdir()
         (target / "k3.sif.part").write_bytes(sif[:1000])  # an earlier, interrupted download
         props = ssh_props(services, hostKey=host_key(services), source="url", name="k3",
-                          sifDir=str(target),
-                          url=f"http://127.0.0.1:{httpd.server_address[1]}/img.sif")
+                          sifDir=str(target), url=f"{base}/img.sif",
+                          sha256=hashlib.sha256(sif).hexdigest(),
+                          remoteEnv={"WGETRC": str(wgetrc)})
         out = SifImageProvider().create(props).outs
-        assert out["installed"] and out["bytes"] == len(sif)
+        assert out["installed"] and out["bytes"] == len(sif) and out["via"] == "url"
         assert (target / "k3.sif").read_bytes() == sif and not (target / "k3.sif.part").exists()
-    finally:
-        httpd.shutdown()

@@ -65,7 +65,8 @@ def user_key_for_kk3pw(services):
 
 
 def test_bastion_gets_the_users_key_on_every_path_never_the_login_key(services, workspace,
-                                                                      user_key_for_kk3pw):
+                                                                      user_key_for_kk3pw,
+                                                                      caplog):
     user_key = Path(services["KK3_SSH_KEY"]).read_text()
     user_fp = _fp_of_private(user_key)
     port = services["KK3_SSH_PORT"]
@@ -95,9 +96,15 @@ def test_bastion_gets_the_users_key_on_every_path_never_the_login_key(services, 
         assert created.outs["jobId"] in squeue_names()
         service.delete(created.id, created.outs)
         no_leftovers(services)
-        # state without a bastion key (as written before this rule): stops before connecting
+        # state without a bastion key (as written before this rule): stops before connecting;
+        # a delete says so and lets the teardown go on (the cluster's deletion ends the job)
+        sessions = sshd_log_lines(services, "Accepted publickey for kk3pw")
+        service.delete(created.id, {**created.outs, "sshBastionPrivateKey": ""})
+        assert "no credentials for bastion" in caplog.text and "sshBastionPrivateKey" in \
+            caplog.text and f"Slurm job {created.outs['jobId']} not stopped" in caplog.text
+        assert sshd_log_lines(services, "Accepted publickey for kk3pw") == sessions
         with pytest.raises(SshError, match="no credentials for bastion.*sshBastionPrivateKey"):
-            service.delete(created.id, {**created.outs, "sshBastionPrivateKey": ""})
+            service.read(created.id, {**created.outs, "sshBastionPrivateKey": ""})
     finally:
         pins.delete("pin", pin)  # destroy: removes the login key line, through the bastion
     assert pin["loginPublicKey"] not in (Path("/root/.ssh/authorized_keys").read_text()

@@ -48,7 +48,7 @@ CASES = [
     ("ctyun-hcc", "kimi-k3:modelRoot", st.from_regex(rf"/(mnt|data|scratch)(/{SEG}){{1,3}}", fullmatch=True), {}, False),
     ("ctyun-hcc", "kimi-k3:sifDir", st.from_regex(rf"/(mnt|opt|srv)(/{SEG}){{1,3}}", fullmatch=True), {}, False),
     ("ctyun-hcc", "kimi-k3:sifName", st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,20}", fullmatch=True), {}, False),
-    ("ctyun-hcc", "kimi-k3:sifUrl", st.from_regex(rf"https?://[a-z0-9.-]{{1,12}}(:[0-9]{{2,4}})?(/{URL_CH}{{0,10}}){{0,3}}", fullmatch=True), {"kimi-k3:sifSource": "url"}, False),
+    ("ctyun-hcc", "kimi-k3:sifUrl", st.from_regex(rf"https://[a-z0-9.-]{{1,12}}(:[0-9]{{2,4}})?(/{URL_CH}{{0,10}}){{0,3}}", fullmatch=True), {"kimi-k3:sifSource": "url"}, False),
     ("ctyun-hcc", "kimi-k3:modelSource", st.sampled_from(["cthpc", "modelscope"]), {}, False),
     ("ctyun-hcc", "kimi-k3:sifSource", st.sampled_from(["cthpc"]), {}, False),
     ("ctyun-hcc", "kimi-k3:sshUser", st.from_regex(r"[a-z_][a-z0-9_-]{0,12}", fullmatch=True), {}, False),

@@ -38,6 +38,7 @@ ADDED_SINCE_RECORD = {
     "kimi-k3-gpu-roll-guard": "issue 20: scales the GPU node group to 0 before it rolls while a block runs",
     **{f"kimi-k3-router-{kind}": "issue 23: vllm-router in front of several replicas"
        for kind in ("serviceaccount", "role", "rolebinding", "configmap", "deployment")},
+    "kimi-k3-check": "issue 19: ClusterCheck, what the master carries and the nodes' names",
 }
 
 

@@ -33,7 +33,10 @@ def test_defaults_are_the_seed_paths(golden):
 @pytest.mark.parametrize("raw, key", [
     ({"sshPort": "99999"}, "kimi-k3:sshPort"),
     ({"modelSource": "huggingface"}, "kimi-k3:modelSource"),
-    ({"sifSource": "url"}, "kimi-k3:sifUrl"),
+    ({"sifUrl": "http://zos.example/k3.sif"}, "kimi-k3:sifUrl"),   # https only
+    ({"sifSha256": "ABC"}, "kimi-k3:sifSha256"),
+    ({"bcastMethod": "sbcast"}, "kimi-k3:bcastMethod"),
+    ({"sshPasswordLogin": "no"}, "kimi-k3:sshPasswordLogin"),
     ({"sshBastion": "a b"}, "kimi-k3:sshBastion"),
     ({"mountDisks": "maybe"}, "kimi-k3:mountDisks"),
     ({"sshPasword": "x"}, "kimi-k3:sshPasword"),
@@ -78,15 +81,17 @@ def test_serve_chain_order_and_dependencies(recorded):
     run, deps = recorded
     names = [r["name"] for r in run.resources]
     # weights and sif both wait on the NVMe step only: the engine may register them in either order
-    chain = ["kimi-k3-hostkey", "kimi-k3-master-in-queue", "kimi-k3-nvme", {"kimi-k3-weights", "kimi-k3-sif"},
-             "kimi-k3-bcast", "kimi-k3-service"]
+    chain = ["kimi-k3-hostkey", "kimi-k3-check", "kimi-k3-master-in-queue", "kimi-k3-nvme",
+             {"kimi-k3-weights", "kimi-k3-sif"}, "kimi-k3-bcast", "kimi-k3-service"]
     flat = {n for step in chain for n in (step if isinstance(step, set) else {step})}
     seen = [n for n in names if n in flat]
-    assert seen[:3] == chain[:3] and set(seen[3:5]) == chain[3] and seen[5:] == chain[4:]
+    assert seen[:4] == chain[:4] and set(seen[4:6]) == chain[4] and seen[6:] == chain[5:]
     # after the whole cluster (its resources: the existing VPC and subnet need no network step)
     assert deps["kimi-k3-hostkey"] == ["kimi-k3-hcc-owner", "kimi-k3-hcc-sg", "kimi-k3-hcc-order",
                                        "kimi-k3-hcc-cluster"]
-    assert deps["kimi-k3-master-in-queue"] == ["kimi-k3-hostkey"]
+    # what the master carries and the nodes' names, checked before anything uses them
+    assert deps["kimi-k3-check"] == ["kimi-k3-hostkey"]
+    assert deps["kimi-k3-master-in-queue"] == ["kimi-k3-check"]
     assert deps["kimi-k3-nvme"] == ["kimi-k3-master-in-queue"]
     assert deps["kimi-k3-weights"] == ["kimi-k3-nvme"] == deps["kimi-k3-sif"]
     assert sorted(deps["kimi-k3-bcast"]) == ["kimi-k3-sif", "kimi-k3-weights"]
@@ -106,6 +111,14 @@ def test_serve_inputs_carry_rendered_scripts_and_no_plain_secrets(recorded, gold
                 and r["name"] != "kimi-k3-hostkey":
             assert r["inputs"]["sshPassword"] == "", r["name"]
     assert svc["startupTimeoutS"] == 7200 and svc["partition"] == "batch"
+    # day two: the preflight and the watchdog travel with the service; the steps that need
+    # nodes know the service's job and owner, to stop it first (resize)
+    assert svc["preflightSh"].startswith("#!/bin/bash") and svc["rpcPort"] == 13389
+    assert "watchdog" in svc["watchdogSh"]
+    for step in ("kimi-k3-nvme", "kimi-k3-bcast"):
+        inputs = next(r for r in run.resources if r["name"] == step)["inputs"]
+        assert (inputs["serviceJobName"], inputs["ownerTag"]) == ("kimi-k3", "kimi-k3/ctyun-hcc")
+    assert pin["passwordLogin"] == "off"
     import json
     assert "sk-never-shown" not in json.dumps(run.resources)
     assert "Kk3-Pass-w0rd9" not in json.dumps(run.resources)

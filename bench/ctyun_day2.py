@@ -1,0 +1,287 @@
+"""Day-two figures for ctyun-hcc (issue 19) on the local sshd + 4-node Slurm and the CTyun
+emulator.
+
+Run as root, holding the shared services: `flock -o /work/coord/services.lock python
+bench/ctyun_day2.py [--only resize|recovery|destroy]`. Prints:
+- resize downtime: grow 3 -> 4 nodes and shrink 4 -> 3 while the service runs, as the steps do
+  it (NVMe and broadcast on the new node only; the service stopped first where a step needs its
+  nodes; resubmitted), from the first stop to the first good answer (the service's
+  `downtimeS`), with both broadcast methods for the grow;
+- time to recovery after a node failure: one node's slurmd killed while the job runs and
+  started again 90 s later; from the kill to the endpoint answering again, with the moments in
+  between (node DOWN, job requeued, endpoint down, job running again);
+- destroy with the master unreachable: every SSH-backed resource's delete, then the cluster's
+  (emulator), with the master's SSH port refused and with it black-holed (connect timeout);
+  the wall time, the deletes that raised, and what the emulator still bills.
+Apptainer, vLLM and CTyun's tools are the doubles (vLLM starts in KK3_VLLM_STARTUP_S, 1 s), so
+the times measure orchestration and Slurm's own delays, not weight loading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from components.ctyun_hcc.bootstrap import (  # noqa: E402
+    BroadcastProvider, HostKeyPinProvider, MasterInQueueProvider, ModelWeightsProvider,
+    NvmeMountProvider, SifImageProvider)
+from components.ctyun_hcc.acceptance import AcceptanceGateProvider  # noqa: E402
+from components.ctyun_hcc.cluster_check import ClusterCheckProvider  # noqa: E402
+from components.ctyun_hcc.resize import drain_leaving, stop_service_for  # noqa: E402
+from components.ctyun_hcc.scripts import render_bcast_sh, render_mount_nvme_sh  # noqa: E402
+from components.ctyun_hcc.service import SlurmServiceProvider  # noqa: E402
+from components.ctyun_hcc.slurm_jobs import job  # noqa: E402
+from tests.integration.day2_env import node_state, start_slurmd, stop_slurmd  # noqa: E402
+from tests.integration.slurm_env import (  # noqa: E402
+    _env_file, default_plan_spec, ensure_master_in_queue, host_key, layout_for, prepare,
+    ssh_props)
+
+OWNER = "kimi-k3/bench-day2"
+
+
+def sh(cmd: str) -> str:
+    return subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, check=True).stdout
+
+
+def health(url: str) -> bool:
+    import requests
+    try:
+        return requests.get(url, timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def steps(env, base: Path, nodes, method: str):
+    p, spec = default_plan_spec(len(nodes))
+    lay = layout_for(base, disks=())
+    for d in (lay.sif_dir, lay.model_dir):  # what ModelWeights and SifImage leave
+        Path(d).mkdir(parents=True, exist_ok=True)
+        (Path(d) / "config.json").write_text("{}")
+    (base / "fstab").write_text("")
+    common = ssh_props(env, hostKey=host_key(env), workDir=lay.work_dir, partition="batch",
+                       nodes=list(nodes), ownerTag=OWNER, pollIntervalS=1, stopTimeoutS=60)
+    nvme = {**common, "script": render_mount_nvme_sh(lay), "fstab": str(base / "fstab")}
+    bcast = {**common, "script": render_bcast_sh(p, spec, lay), "sourceHost": "kk3n0",
+             "contentKey": "v1", "method": method, "timeoutS": 300}
+    return (nvme, NvmeMountProvider().create(nvme).outs), \
+        (bcast, BroadcastProvider().create(bcast).outs)
+
+
+def service(env, base: Path, nodes: int):
+    return {**prepare(env, base, nodes=nodes), "ownerTag": OWNER, "pollIntervalS": 1}
+
+
+def grow(env, method: str) -> float:
+    base = Path(env["KK3_CI_DIR"]) / "bench" / uuid.uuid4().hex[:8]
+    base.mkdir(parents=True)
+    sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")
+    prov = SlurmServiceProvider()
+    out = new = None
+    try:
+        (nvme, nvme_out), (bcast, bcast_out) = steps(env, base, ["kk3n0", "kk3n1", "kk3n2"],
+                                                     method)
+        props3 = service(env, base, 3)
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")
+        out = prov.create(props3).outs
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-3]")
+        grown = ["kk3n0", "kk3n1", "kk3n2", "kk3n3"]
+        NvmeMountProvider().update("x", nvme_out, {**nvme, "nodes": grown})
+        BroadcastProvider().update("x", bcast_out, {**bcast, "nodes": grown})
+        props4 = service(env, base, 4)
+        prov.delete("x", out)
+        new = prov.create(props4).outs
+        return float(new["downtimeS"])
+    finally:
+        for o in (new, out):
+            if o:
+                prov.delete("x", o)
+
+
+def shrink(env) -> float:
+    base = Path(env["KK3_CI_DIR"]) / "bench" / uuid.uuid4().hex[:8]
+    base.mkdir(parents=True)
+    prov = SlurmServiceProvider()
+    out = new = None
+    try:
+        ensure_master_in_queue(env)
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-3]")
+        (nvme, nvme_out), (bcast, bcast_out) = steps(env, base, ["kk3n0", "kk3n1", "kk3n2",
+                                                                 "kk3n3"], "copy")
+        props4 = service(env, base, 4)
+        out = prov.create(props4).outs
+
+        def gate(runner, p):
+            stop_service_for(runner, p, ["kk3n3"], "the shrink", time.monotonic() + 60, 1)
+            drain_leaving(runner, ["kk3n3"])
+
+        prov._run(gate, {**props4, "serviceJobName": "kimi-k3"})
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")
+        shrunk = ["kk3n0", "kk3n1", "kk3n2"]
+        NvmeMountProvider().update("x", nvme_out, {**nvme, "nodes": shrunk})
+        BroadcastProvider().update("x", bcast_out, {**bcast, "nodes": shrunk})
+        props3 = service(env, base, 3)
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")
+        prov.delete("x", out)
+        new = prov.create(props3).outs
+        return float(new["downtimeS"])
+    finally:
+        for o in (new, out):
+            if o:
+                prov.delete("x", o)
+        sh("scontrol update NodeName=kk3n3 State=RESUME || true")
+        ensure_master_in_queue(env)
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-3]")
+
+
+def recovery(env, down_s: float = 90.0) -> None:
+    base = Path(env["KK3_CI_DIR"]) / "bench" / uuid.uuid4().hex[:8]
+    base.mkdir(parents=True)
+    ensure_master_in_queue(env)
+    prov = SlurmServiceProvider()
+    props = service(env, base, 4)
+    out = prov.create(props).outs
+    url = "http://10.77.0.10:11025/health"
+    marks = {}
+    try:
+        t0 = time.monotonic()
+        stop_slurmd(env, "kk3n2")
+        restarted = False
+        while time.monotonic() - t0 < 900:
+            now = time.monotonic() - t0
+            state = node_state("kk3n2")[0]
+            info = prov._run(lambda r, p: job(r, out["jobId"]), props)
+            up = health(url)
+            if state.startswith("down") and "node down" not in marks:
+                marks["node down"] = now
+            if info.restarts >= 1 and "job requeued" not in marks:
+                marks["job requeued"] = now
+            if not up and "endpoint down" not in marks:
+                marks["endpoint down"] = now
+            if not restarted and now >= down_s:
+                start_slurmd(env, "kk3n2")
+                restarted, marks["slurmd started again"] = True, now
+            if restarted and info.restarts >= 1 and info.state == "RUNNING" and \
+                    "job running again" not in marks:
+                marks["job running again"] = now
+            if up and "endpoint down" in marks:
+                marks["endpoint answers again"] = now
+                break
+            time.sleep(1)
+        print(f"== time to recovery after a node failure (slurmd of kk3n2 killed at 0 s, "
+              f"started again at {down_s:.0f} s) ==")
+        for what, at in sorted(marks.items(), key=lambda kv: kv[1]):
+            print(f"  {at:6.0f} s  {what}")
+        cfg = sh("scontrol show config | grep -E 'SlurmdTimeout|ReturnToService|AuthInfo'")
+        print("  (" + "; ".join(" ".join(ln.split()) for ln in cfg.splitlines()) +
+              "; cred_expire default 120 s)")
+    finally:
+        if not Path(f"/proc/{Path(env['KK3_CI_DIR'], 'run', 'slurmd.kk3n2.pid').read_text().strip()}").exists():
+            start_slurmd(env, "kk3n2")
+        prov.delete("x", out)
+
+
+@contextlib.contextmanager
+def emulator():
+    from tests.emulators.ctyun.harness import EmulatorProcess
+    emu = EmulatorProcess(job_seconds=0.08).start()
+    old = {k: os.environ.get(k) for k in emu.env()}
+    os.environ.update(emu.env())
+    try:
+        yield emu
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        emu.stop()
+
+
+def closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def destroy(env) -> None:
+    """The SSH-backed resources' deletes in reverse order (the state a real `up` leaves), then
+    the cluster's, with the master unreachable two ways."""
+    from tests.integration.ctyun_stack import Stack
+
+    for label, where in (("SSH port refused", {"sshHost": "127.0.0.1", "sshPort": closed_port()}),
+                         ("SSH black-holed (connect timeout 20 s)",
+                          {"sshHost": "192.0.2.1", "sshPort": 22, "connectTimeoutS": 20})):
+        with emulator() as emu:
+            stack = Stack()
+            stack.up()
+            master = {**ssh_props(env), **where, "hostKey": host_key(env)}
+            state = [  # reverse order of target.py's chain, as `pulumi destroy` walks it
+                (AcceptanceGateProvider(), {**master, "endpoint": "http://10.9.9.9:11025/v1",
+                                            "jobId": "77", "node0Addr": "10.9.9.9"}),
+                (SlurmServiceProvider(), {**master, "jobId": "77", "nodes": ["a", "b"],
+                                          "watchdogSh": "x"}),
+                (BroadcastProvider(), {**master, "jobId": "76"}),
+                (SifImageProvider(), master), (ModelWeightsProvider(), master),
+                (NvmeMountProvider(), {**master, "nodes": ["a", "b"]}),
+                (MasterInQueueProvider(), {**master, "nodeName": "a"}),
+                (ClusterCheckProvider(), master),
+                (HostKeyPinProvider(), {**master, "loginKey": "k", "loginPublicKey": "ssh-ed25519 "
+                                        "AAAA kimi-k3", "passwordLoginState": "off"}),
+            ]
+            raised = []
+            t0 = time.monotonic()
+            for prov, props in state:
+                try:
+                    prov.delete("x", props)
+                except Exception as e:  # noqa: BLE001 (what would stop `pulumi destroy`)
+                    raised.append(f"{type(prov).__name__}: {type(e).__name__}")
+            ssh_s = time.monotonic() - t0
+            stack.destroy()
+            wall = time.monotonic() - t0
+            report = emu.report()
+            print(f"== destroy with the master unreachable ({label}) ==")
+            print(f"  SSH-backed deletes {ssh_s:.1f} s, then the cluster's: {wall:.1f} s in all")
+            print(f"  deletes that raised (each would stop `pulumi destroy` before the cluster): "
+                  f"{raised or 'none'}")
+            print(f"  left billed in the emulator: {report['leakedTotal']} "
+                  f"{report['leakedItems'] or ''}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", choices=("resize", "recovery", "destroy"))
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("run as root (it starts sshd and Slurm in network namespaces)")
+    subprocess.run(["bash", str(ROOT / ".ci/services/start.sh")], check=True,
+                   stdout=subprocess.DEVNULL)
+    env = _env_file(Path(os.environ.get("KK3_CI_DIR", "/tmp/kimi-k3-ci")) / "env.sh")
+    os.environ["SLURM_CONF"] = env["SLURM_CONF"]
+    if args.only in (None, "resize"):
+        print("== resize while serving: downtime, first stop to the first good answer ==")
+        print(f"  grow 3 -> 4, seed's MPI broadcast (needs the serving master): "
+              f"{grow(env, 'cthpc_model_bcast'):.1f} s")
+        print(f"  grow 3 -> 4, copies from the master (the new node only):     "
+              f"{grow(env, 'copy'):.1f} s")
+        print(f"  shrink 4 -> 3 (stop, drain, remove, resubmit):                 "
+              f"{shrink(env):.1f} s")
+    if args.only in (None, "recovery"):
+        recovery(env)
+    if args.only in (None, "destroy"):
+        destroy(env)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Running the health scripts (health_scripts.py) on the master over SSH: the network preflight
+before a submission, and the resume watchdog's life (installed with the service, removed with it).
+
+The watchdog runs as a systemd service where the master runs systemd (`/run/systemd/system`
+exists: sd_booted(3)), else as one detached process whose pid is kept in the work dir; each
+`ensure` restarts it, so a changed script is picked up and a dead loop comes back with the next
+`pulumi up`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import List
+
+from ..dynamic.provider import redacted_logger
+from ..inference.quoting import shell_word
+from .slurm_jobs import JobFailed
+from .ssh import SshRunner
+
+log = redacted_logger("kimi_k3.ctyun.health")
+
+#: what to do when the preflight finds a blocked port
+PREFLIGHT_FIX = ("allow all traffic between the cluster's own nodes (a security-group rule whose "
+                 "source is the group itself), then run `pulumi up` again")
+
+
+def unit_name(job_name: str) -> str:
+    """The watchdog's systemd unit / process name for the service job `job_name`."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", job_name) + "-watchdog"
+
+
+def ensure_watchdog(runner: SshRunner, work_dir: str, job_name: str) -> str:
+    """(Re)start the watchdog (`<work_dir>/watchdog.sh`, already uploaded); returns how it runs:
+    `systemd <unit>` or `process <pid>`."""
+    unit = unit_name(job_name)
+    script = shell_word(f"{work_dir}/watchdog.sh")
+    pidfile = shell_word(f"{work_dir}/logs/{unit}.pid")
+    logfile = shell_word(f"{work_dir}/logs/{unit}.log")
+    unit_file = shell_word(f"/etc/systemd/system/{unit}.service")
+    res = runner.run(
+        f"mkdir -p {shell_word(work_dir + '/logs')}\n"
+        "if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then\n"
+        f"  cat > {unit_file}.kk3tmp <<UNIT\n"
+        "[Unit]\n"
+        "Description=kimi-k3: return Slurm nodes to service after they stop answering or reboot\n"
+        "After=network-online.target\n"
+        "[Service]\n"
+        f"ExecStart=/bin/bash {script}\n"
+        f"StandardOutput=append:{logfile}\n"
+        f"StandardError=append:{logfile}\n"
+        "Environment=PATH=$PATH${SLURM_CONF:+ SLURM_CONF=$SLURM_CONF}\n"
+        "Restart=always\n"
+        "RestartSec=10\n"
+        "[Install]\n"
+        "WantedBy=multi-user.target\n"
+        "UNIT\n"
+        f"  mv -f {unit_file}.kk3tmp {unit_file}\n"
+        f"  systemctl daemon-reload && systemctl enable {shell_word(unit)} >/dev/null 2>&1 "
+        f"&& systemctl restart {shell_word(unit)}\n"
+        f"  echo \"systemd {unit}\"\n"
+        "else\n"
+        f"  {_kill_own(script, pidfile)}\n"
+        f"  setsid nohup bash {script} >> {logfile} 2>&1 < /dev/null &\n"
+        f"  echo $! > {pidfile}\n"
+        "  echo \"process $!\"\n"
+        "fi", label="start the resume watchdog")
+    how = res.stdout.strip().splitlines()[-1] if res.stdout.strip() else "unknown"
+    log.info("resume watchdog on %s: %s", runner.target.host, how)
+    return how
+
+
+def stop_watchdog(runner: SshRunner, work_dir: str, job_name: str) -> None:
+    """Stop and remove the watchdog ensure_watchdog started (nothing to do is success)."""
+    unit = unit_name(job_name)
+    script = shell_word(f"{work_dir}/watchdog.sh")
+    pidfile = shell_word(f"{work_dir}/logs/{unit}.pid")
+    unit_file = shell_word(f"/etc/systemd/system/{unit}.service")
+    runner.run(
+        f"if [ -f {unit_file} ] && command -v systemctl >/dev/null 2>&1; then\n"
+        f"  systemctl disable --now {shell_word(unit)} >/dev/null 2>&1 || true\n"
+        f"  rm -f {unit_file}; systemctl daemon-reload || true\n"
+        "fi\n"
+        f"{_kill_own(script, pidfile)}\n"
+        f"rm -f {pidfile}", label="stop the resume watchdog")
+
+
+def _kill_own(script: str, pidfile: str) -> str:
+    """Shell: kill the process in `pidfile` only if it still runs `script` (a pid is reused)."""
+    return (f"pid=$(cat {pidfile} 2>/dev/null || true); "
+            f"if [ -n \"$pid\" ] && tr '\\0' ' ' < \"/proc/$pid/cmdline\" 2>/dev/null "
+            f"| grep -qF -- {script}; then kill \"$pid\" 2>/dev/null || true; fi")
+
+
+def net_preflight(runner: SshRunner, work_dir: str, head: str, nodes: int, rpc_port: int,
+                  model_port: int, wait_s: int = 30) -> List[str]:
+    """Run `preflight.sh --run` (uploaded to `work_dir`) over `nodes` nodes; returns the SKIP
+    lines (said as warnings), raises JobFailed naming every blocked node and port."""
+    res = runner.run(
+        f"KK3_PREFLIGHT_WAIT_S={int(wait_s)} bash {shell_word(work_dir + '/preflight.sh')} --run "
+        f"{shell_word(head or '-')} {int(nodes)} {int(rpc_port)} {int(model_port)}",
+        check=False, timeout_s=wait_s * 6 + 180, label="network preflight")
+    lines = (res.stdout + "\n" + res.stderr).splitlines()
+    skipped = [ln[len("SKIP "):] for ln in lines if ln.startswith("SKIP ")]
+    for line in skipped:
+        log.warning("network preflight: %s", line)
+    if res.code != 0:
+        failed = [ln[len("FAIL "):] for ln in lines if ln.startswith("FAIL ")]
+        detail = "; ".join(failed) or "\n".join(lines[-15:]).strip()
+        raise JobFailed(f"network preflight failed before submitting the service: {detail}. "
+                        f"Fix: {PREFLIGHT_FIX}")
+    return skipped

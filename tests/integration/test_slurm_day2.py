@@ -1,0 +1,612 @@
+"""Day two on the real local sshd + 4-node Slurm (issue 19): a teardown that never stops on an
+unreachable master or a down node, recovery from a node failure without a human, a plain
+`pulumi up` that notices a dead service, resizing while serving, the network preflight, node
+names read from the nodes, and the fallbacks of the seed (cthpc -> ModelScope / the ZOS URL,
+cthpc_model_bcast -> copies). Apptainer, vLLM and CTyun's tools are the doubles of
+tests/doubles; everything else (sshd, Slurm, srun, TCP between the node namespaces) is real.
+
+Run under `flock -o /work/coord/services.lock` (shared services). The figures these tests
+measure (downtime, time to recovery) are printed by bench/ctyun_day2.py, not asserted here.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from components.ctyun_hcc.bootstrap import (
+    BroadcastProvider,
+    MasterInQueueProvider,
+    ModelWeightsProvider,
+    NvmeMountProvider,
+    SifImageProvider,
+)
+from components.ctyun_hcc.service import SlurmServiceProvider
+from components.ctyun_hcc.ssh_resource import STATS
+from tests.integration.day2_env import node_state, start_slurmd, stop_slurmd, wait_until
+from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
+    ensure_master_in_queue,
+    host_key,
+    instances,
+    no_leftovers,
+    prepare,
+    services,
+    sh,
+    squeue_names,
+    ssh_props,
+    workspace,
+)
+
+OWNER = "kimi-k3/test-day2"
+
+
+def _closed_port() -> int:
+    """A local TCP port nobody listens on (connections are refused at once)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+# --- teardown ---------------------------------------------------------------------------------
+
+def test_steps_that_hold_nothing_delete_without_connecting(services):
+    """Issue 19 item 4: with the master's SSH port unreachable, five steps' delete used to raise
+    ConnectionRefusedError; their delete does nothing, so they no longer connect at all."""
+    dead = ssh_props(services, sshPort=_closed_port(), hostKey=host_key(services))
+    for cls in (MasterInQueueProvider, NvmeMountProvider, ModelWeightsProvider,
+                SifImageProvider, BroadcastProvider):
+        connects, ops = STATS["connects"], STATS["ops"]
+        cls().delete("x", {**dead, "jobId": "123", "nodes": ["kk3n1"]})
+        assert (STATS["connects"], STATS["ops"]) == (connects, ops), cls.__name__
+    # the hostile side: a step that holds something still connects (and reports the failure)
+    with pytest.raises(OSError):
+        MasterInQueueProvider()._run(lambda r, p: r.run("true"), {**dead, "nodeName": "x"})
+
+
+def test_service_delete_with_the_master_unreachable_warns_and_lets_destroy_go_on(
+        services, caplog):
+    props = {**ssh_props(services, sshPort=_closed_port(), hostKey=host_key(services)),
+             "jobId": "4242", "jobName": "kimi-k3", "partition": "batch", "workDir": "/x"}
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING):
+        SlurmServiceProvider().delete("x", props)
+    assert time.monotonic() - started < 15
+    assert "Slurm job 4242 not stopped" in caplog.text and "ConnectionRefusedError" in caplog.text
+    assert "It ends when the cluster is deleted" in caplog.text and "scancel 4242" in caplog.text
+
+
+def test_service_delete_with_a_drained_node_stops_what_it_can_and_names_the_node(
+        services, workspace, caplog):
+    """One srun over every node used to fail the whole delete when one node was down or
+    drained; now the job is cancelled, the instance stopped where a step can run, and the
+    node that could not be checked is named."""
+    prov = SlurmServiceProvider()
+    props = {**prepare(services, workspace), "ownerTag": OWNER}
+    out = prov.create(props).outs
+    try:
+        sh("scontrol update NodeName=kk3n3 State=DRAIN Reason=kk3-test-drained")
+        with caplog.at_level(logging.WARNING):
+            prov.delete("x", out)
+        assert out["jobId"] not in squeue_names().split()
+        assert "kk3n3 (drained" in caplog.text and f"kimi-k3-{out['jobId']}" in caplog.text
+        # the node.sh trap stopped the instances on scancel; nothing left where it could look
+        assert all(not v for h, v in instances(services).items() if h != "kk3n3")
+    finally:
+        sh("scontrol update NodeName=kk3n3 State=RESUME", check=False)
+        sh(f"scancel {out['jobId']}", check=False)
+    no_leftovers(services)
+
+
+# --- recovery ---------------------------------------------------------------------------------
+
+def _health(url: str) -> bool:
+    try:
+        return requests.get(url, timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def test_a_node_whose_slurmd_dies_and_comes_back_is_recovered_without_a_human(
+        services, workspace):
+    """Issue 19 item 5: the job is submitted with --requeue, so when kk3n2's slurmd stops
+    answering Slurm requeues it (PENDING, Restarts=1) instead of ending it NODE_FAIL; once the
+    slurmd is back the job starts again by itself (after cred_expire) and the endpoint answers.
+    The service's state needs nothing: the job id is the same; a plain `pulumi up` sees it
+    running and changes nothing."""
+    prov = SlurmServiceProvider()
+    props = {**prepare(services, workspace), "ownerTag": OWNER}
+    out = prov.create(props).outs
+    job_id, health = out["jobId"], "http://10.77.0.10:11025/health"
+    try:
+        assert _health(health)
+        stop_slurmd(services, "kk3n2")
+        try:
+            wait_until(lambda: node_state("kk3n2")[0].startswith("down"), 240, "kk3n2 DOWN")
+            assert node_state("kk3n2")[1].startswith("Not responding")
+            info = wait_until(lambda: (lambda i: i if i.restarts >= 1 else None)(
+                _job(services, props, job_id)), 60, "the job to be requeued")
+            assert info.state in ("PENDING", "REQUEUED", "COMPLETING", "CONFIGURING",
+                                  "RUNNING")
+        finally:
+            start_slurmd(services, "kk3n2")
+        wait_until(lambda: _health(health), 420, "the endpoint to answer again", 1)
+        info = _job(services, props, job_id)
+        assert info.state == "RUNNING" and info.restarts >= 1
+        assert sorted(info.nodes) == ["kk3n0", "kk3n1", "kk3n2", "kk3n3"]
+        # a plain `pulumi up`: the job in the state runs, nothing to do
+        d = prov.diff("x", out, props)
+        assert not d.changes
+    finally:
+        prov.delete("x", out)
+    no_leftovers(services)
+
+
+def _job(services, props, job_id):
+    from components.ctyun_hcc.slurm_jobs import job
+    return SlurmServiceProvider()._run(lambda r, p: job(r, job_id), props)
+
+
+def test_a_plain_up_notices_a_dead_service_and_submits_it_again(services, workspace):
+    """`pulumi up` without --refresh: diff asks Slurm about the job in the state; a job that
+    is gone (cancelled by hand here) is a change, and the update submits a new one."""
+    prov = SlurmServiceProvider()
+    props = {**prepare(services, workspace), "ownerTag": OWNER}
+    out = prov.create(props).outs
+    new = None
+    try:
+        assert not prov.diff("x", out, props).changes  # alive: nothing to do
+        sh(f"scancel {out['jobId']}")
+        wait_until(lambda: out["jobId"] not in squeue_names().split(), 60, "the job to end")
+        d = prov.diff("x", out, props)
+        assert d.changes and not d.replaces
+        new = prov.update("x", out, props).outs
+        assert new["jobId"] != out["jobId"] and new["jobId"] in squeue_names().split()
+        assert _health("http://10.77.0.10:11025/health")
+        # the master unreachable: nothing concluded, no change, no error
+        dead = {**new, "sshPort": _closed_port()}
+        assert not prov.diff("x", dead, {**props, "sshPort": dead["sshPort"]}).changes
+    finally:
+        prov.delete("x", new or out)
+    no_leftovers(services)
+
+
+def test_the_watchdog_resumes_nodes_slurm_downed_for_a_reboot_and_nothing_else(
+        services, workspace):
+    """ReturnToService=1 leaves a node that rebooted DOWN ("Node unexpectedly rebooted"); the
+    watchdog returns it once its slurmd answers. A node DOWN for another reason (an operator's
+    maintenance) stays DOWN. (The test cluster runs ReturnToService=2, which would return both
+    on the next registration: `--once` is checked right after the node is set DOWN.)"""
+    from components.ctyun_hcc.health_scripts import render_watchdog_sh
+    from tests.integration.slurm_env import layout_for
+
+    script = workspace / "watchdog.sh"
+    script.write_text(render_watchdog_sh(layout_for(workspace, partition="all")))
+    try:
+        sh("scontrol update NodeName=kk3n3 State=DOWN Reason='Node unexpectedly rebooted'")
+        sh("scontrol update NodeName=kk3n2 State=DOWN Reason='maintenance by the operator'")
+        out = sh(f"bash {script} --once").stdout
+        assert "resumed kk3n3 (was DOWN: Node unexpectedly rebooted)" in out
+        assert "kk3n2" not in out
+        assert node_state("kk3n3")[0] in ("idle", "idle*", "mixed", "allocated")
+        assert node_state("kk3n2")[0].startswith("down")
+    finally:
+        sh("scontrol update NodeName=kk3n2,kk3n3 State=RESUME", check=False)
+
+
+def test_the_service_starts_the_watchdog_and_its_delete_stops_it(services, workspace):
+    prov = SlurmServiceProvider()
+    props = {**prepare(services, workspace), "ownerTag": OWNER}
+    out = prov.create(props).outs
+    pidfile = Path(props["workDir"], "logs", "kimi-k3-watchdog.pid")
+    try:
+        pid = int(pidfile.read_text())
+        assert "watchdog.sh" in Path(f"/proc/{pid}/cmdline").read_text()
+        # `pulumi up` again (an update): restarted, one watchdog, not two
+        prov.update("x", out, {**props, "pollIntervalS": 2})
+        pid2 = int(pidfile.read_text())
+        wait_until(lambda: not Path(f"/proc/{pid}").exists(), 10, "the old watchdog to end")
+        assert Path(f"/proc/{pid2}").exists()
+    finally:
+        prov.delete("x", out)
+    assert not pidfile.exists() and not Path(f"/proc/{pid2}").exists()
+    no_leftovers(services)
+
+
+# --- resize while serving -----------------------------------------------------------------------
+
+def _bootstrapped(services, workspace, nodes, method="cthpc_model_bcast"):
+    """NvmeMount and Broadcast as target.py declares them (no disks to format here), on
+    `nodes`, with the master kk3n0 as the broadcast's source; their props and outputs."""
+    from components.ctyun_hcc.scripts import render_bcast_sh, render_mount_nvme_sh
+    from tests.integration.slurm_env import default_plan_spec, layout_for
+
+    p, spec = default_plan_spec(len(nodes))
+    lay = layout_for(workspace, disks=())
+    for d in (lay.sif_dir, lay.model_dir):  # what ModelWeights and SifImage leave
+        Path(d).mkdir(parents=True, exist_ok=True)
+        (Path(d) / "config.json").write_text("{}")
+    common = ssh_props(services, hostKey=host_key(services), workDir=lay.work_dir,
+                       partition="batch", nodes=list(nodes), ownerTag=OWNER, pollIntervalS=1,
+                       stopTimeoutS=60)
+    nvme = {**common, "script": render_mount_nvme_sh(lay), "fstab": str(workspace / "fstab")}
+    (workspace / "fstab").write_text("")
+    bcast = {**common, "script": render_bcast_sh(p, spec, lay), "sourceHost": "kk3n0",
+             "contentKey": "v1", "method": method, "timeoutS": 120}
+    return (nvme, NvmeMountProvider().create(nvme).outs), (bcast, BroadcastProvider().create(bcast).outs)
+
+
+def _bcast_hosts(services, since):
+    from tests.integration.slurm_env import doubles_calls
+    return sorted({c["host"] for c in doubles_calls(services, "cthpc_model_bcast")[since:]})
+
+
+def test_grow_by_one_while_serving_touches_only_the_new_node_and_reports_the_downtime(
+        services, workspace, caplog):
+    """Issue 19 item 3: 3 -> 4 nodes. The NVMe step runs on the new node only (the serving
+    nodes are never asked for, so nothing waits behind the exclusive job); the broadcast goes to
+    the new node only, and since the seed's MPI broadcast needs its source (the master, which
+    serves) the service is stopped first; the service is then replaced with 4 nodes and its
+    create reports the downtime from that stop."""
+    from tests.integration.slurm_env import doubles_calls
+
+    sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")
+    prov = SlurmServiceProvider()
+    out = new = None
+    try:
+        (nvme, nvme_out), (bcast, bcast_out) = _bootstrapped(services, workspace,
+                                                             ["kk3n0", "kk3n1", "kk3n2"])
+        props3 = {**prepare(services, workspace, nodes=3), "ownerTag": OWNER}
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")  # prepare joins kk3n0 again
+        out = prov.create(props3).outs
+        assert sorted(out["nodes"]) == ["kk3n0", "kk3n1", "kk3n2"] and out["downtimeS"] is None
+
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-3]")  # E-HPC added kk3n3
+        grown = ["kk3n0", "kk3n1", "kk3n2", "kk3n3"]
+        mounted = NvmeMountProvider().update("x", nvme_out, {**nvme, "nodes": grown}).outs
+        assert [r.split(":")[0] for r in mounted["report"]] == ["kk3n3"]
+        assert mounted["mounted"] == grown
+        assert out["jobId"] in squeue_names().split()  # still serving: nothing waited on it
+
+        before = len(doubles_calls(services, "cthpc_model_bcast"))
+        with caplog.at_level(logging.WARNING):
+            sent = BroadcastProvider().update("x", bcast_out, {**bcast, "nodes": grown}).outs
+        assert sent["copied"] == ["kk3n3"] and sent["holding"] == grown
+        assert _bcast_hosts(services, before) == ["kk3n0", "kk3n3"]  # source + the new node
+        assert f"stopping the service (Slurm job {out['jobId']}) for the broadcast" in caplog.text
+
+        props4 = {**prepare(services, workspace, nodes=4), "ownerTag": OWNER}
+        assert prov.diff("x", out, props4).replaces  # a new DP size: a new job
+        prov.delete("x", out)
+        new = prov.create(props4).outs
+        assert sorted(new["nodes"]) == grown
+        assert new["downtimeS"] is not None and new["downtimeS"] > 0
+        assert "the service was down for" in caplog.text and "stopped for the broadcast" in \
+            caplog.text
+    finally:
+        for o in (new, out):
+            if o:
+                prov.delete("x", o)
+        ensure_master_in_queue(services)
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-3]")
+    no_leftovers(services)
+
+
+def test_shrink_by_one_stops_the_service_first_and_removes_an_idle_node(
+        services, workspace, caplog):
+    """4 -> 3 nodes: the leaving node is taken from the service by stopping it (marked), and
+    drained, before it leaves the partition (what E-HPC's shrink does); the steps have nothing
+    to do; the service comes back on 3 nodes and reports the downtime."""
+    from components.ctyun_hcc.resize import drain_leaving, stop_service_for
+
+    prov = SlurmServiceProvider()
+    out = new = None
+    try:
+        (nvme, nvme_out), (bcast, bcast_out) = _bootstrapped(
+            services, workspace, ["kk3n0", "kk3n1", "kk3n2", "kk3n3"], method="copy")
+        props4 = {**prepare(services, workspace, nodes=4), "ownerTag": OWNER}
+        out = prov.create(props4).outs
+        gate = {**props4, "serviceJobName": "kimi-k3"}
+
+        def stop_and_drain(runner, p):
+            stopped = stop_service_for(runner, p, ["kk3n3"], "the shrink",
+                                       time.monotonic() + 60, 1)
+            drain_leaving(runner, ["kk3n3"])
+            return stopped
+
+        with caplog.at_level(logging.WARNING):
+            assert prov._run(stop_and_drain, gate) == [out["jobId"]]
+        assert out["jobId"] not in squeue_names().split()
+        assert node_state("kk3n3")[0] in ("drained", "draining")
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")  # E-HPC removed it, idle
+        shrunk = ["kk3n0", "kk3n1", "kk3n2"]
+        assert NvmeMountProvider().update("x", nvme_out, {**nvme, "nodes": shrunk}).outs[
+            "report"] == []
+        assert BroadcastProvider().update("x", bcast_out, {**bcast, "nodes": shrunk}).outs[
+            "copied"] == []
+        props3 = {**prepare(services, workspace, nodes=3), "ownerTag": OWNER}
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")
+        prov.delete("x", out)
+        new = prov.create(props3).outs
+        assert sorted(new["nodes"]) == shrunk
+        assert new["downtimeS"] is not None and new["downtimeS"] > 0
+        assert "stopped for the shrink" in caplog.text
+    finally:
+        for o in (new, out):
+            if o:
+                prov.delete("x", o)
+        sh("scontrol update NodeName=kk3n3 State=RESUME", check=False)
+        ensure_master_in_queue(services)
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-3]")
+    no_leftovers(services)
+
+
+# --- preflight: can the nodes talk? ------------------------------------------------------------
+
+def test_preflight_names_the_node_and_port_that_are_blocked(services, workspace):
+    """kk3n2 cannot reach the head kk3n0 (a route that refuses, in kk3n2's own namespace, as a
+    security group dropping traffic between members would): nothing is submitted, and the
+    error names the node, the head and each port."""
+    from components.ctyun_hcc.slurm_jobs import JobFailed
+
+    props = {**prepare(services, workspace), "ownerTag": OWNER}
+    sh("nsenter --net=/run/netns/kk3n2 ip route add unreachable 10.77.0.10/32")
+    try:
+        with pytest.raises(JobFailed) as err:
+            SlurmServiceProvider().create(props)
+    finally:
+        sh("nsenter --net=/run/netns/kk3n2 ip route del unreachable 10.77.0.10/32", check=False)
+    msg = str(err.value)
+    assert "network preflight failed before submitting the service" in msg
+    assert "kk3n2 -> kk3n0 (10.77.0.10) TCP 13389 (vLLM data-parallel RPC): No route to host" \
+        in msg
+    assert "kk3n2 -> kk3n0 (10.77.0.10) TCP 16818 (slurmd)" in msg
+    assert "kk3n1 ->" not in msg and "kk3n3 ->" not in msg  # only the blocked pair is named
+    assert "a security-group rule whose source is the group itself" in msg
+    assert "kimi-k3 " not in squeue_names()
+
+
+def test_preflight_names_a_port_already_taken_on_the_head(services, workspace):
+    from components.ctyun_hcc.slurm_jobs import JobFailed
+
+    props = {**prepare(services, workspace), "ownerTag": OWNER}
+    # another program holding the model port on the head (as a server does: SO_REUSEADDR, so
+    # the last test's TIME_WAIT connections on that port do not stop it)
+    squatter = subprocess.Popen(
+        ["nsenter", "--net=/run/netns/kk3n0", "python3", "-c",
+         "import socket, time; s = socket.socket(); "
+         "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+         "s.bind(('0.0.0.0', 11025)); s.listen(); print('up', flush=True); time.sleep(120)"],
+        stdout=subprocess.PIPE, text=True)
+    out = None
+    try:
+        assert squatter.stdout.readline().strip() == "up"
+        with pytest.raises(JobFailed, match=r"kk3n0: TCP 11025 \(the model endpoint\) cannot be "
+                                            r"opened on the head: Address already in use"):
+            out = SlurmServiceProvider().create(props).outs
+    finally:
+        squatter.kill()
+        squatter.wait()
+        if out:
+            SlurmServiceProvider().delete("x", out)
+    assert "kimi-k3 " not in squeue_names()
+    assert not Path(props["workDir"], "logs", "kimi-k3-watchdog.pid").exists()  # never started
+
+
+# --- node names read from the nodes, and what the master carries --------------------------------
+
+API_NODES = [{"name": "kk3n0", "inner_ip": "10.77.0.10", "role": "master"},
+             {"name": "kk3n1", "inner_ip": "10.77.0.11", "role": "compute"},
+             {"name": "kk3n2", "inner_ip": "10.77.0.12", "role": "compute"},
+             {"name": "kk3n3", "inner_ip": "10.77.0.13", "role": "compute"}]
+
+
+def _check_props(services, **kw):
+    return ssh_props(services, hostKey=host_key(services), nodes=API_NODES,
+                     masterInCompute=True, launcherConf=services["KK3_LAUNCHER_CONF"], **kw)
+
+
+def test_cluster_check_reads_the_names_from_the_nodes_and_refuses_a_mismatch(services):
+    from components.ctyun_hcc.cluster_check import ClusterCheckFailed, ClusterCheckProvider
+
+    out = ClusterCheckProvider().create(_check_props(services)).outs
+    assert out["masterName"] == "kk3n0" and out["nodeNames"] == ["kk3n1", "kk3n2", "kk3n3"]
+    assert out["fallbacks"] == [] and "apptainer" in out["tools"]
+    renamed = [dict(n) for n in API_NODES]
+    renamed[2]["name"] = "a3compute0002"
+    renamed[3]["inner_ip"] = "10.77.0.99"
+    with pytest.raises(ClusterCheckFailed) as err:
+        ClusterCheckProvider().create({**_check_props(services), "nodes": renamed})
+    assert "compute at 10.77.0.12: the API calls it 'a3compute0002', the node is 'kk3n2'" in \
+        str(err.value)
+    assert "compute 'kk3n3' (10.77.0.99) from the API: no Slurm node has that address" in \
+        str(err.value)
+
+
+def test_cluster_check_names_everything_the_edition_lacks_in_one_error(services):
+    """A master without CTyun's tools (PATH without the doubles): apptainer and launcher are
+    named with the console edition and the key that avoids the launcher; cthpc and
+    cthpc_model_bcast are not errors, they have fallbacks."""
+    from components.ctyun_hcc.cluster_check import ClusterCheckFailed, ClusterCheckProvider
+    from tests.integration.day2_env import no_doubles_path
+
+    bare = _check_props(services, remoteEnv={"PATH": no_doubles_path()})
+    with pytest.raises(ClusterCheckFailed) as err:
+        ClusterCheckProvider().create(bare)
+    msg = str(err.value)
+    assert "missing apptainer, which runs the SIF image: choose the console edition 大模型精简版" \
+        in msg
+    assert "missing launcher (puts the master into the queue)" in msg
+    assert "ctyun:masterInCompute=false" in msg
+    assert "cthpc" not in msg  # a fallback, not an error
+    out = ClusterCheckProvider().observe(
+        ClusterCheckProvider().runner(ClusterCheckProvider().inputs(bare)).connect(),
+        ClusterCheckProvider().inputs(bare))
+    assert any("ModelScope instead" in f for f in out["fallbacks"])
+    assert any("parallel copies from the master" in f for f in out["fallbacks"])
+
+
+# --- the seed's fallbacks -----------------------------------------------------------------------
+
+def test_weights_fall_back_to_modelscope_in_its_own_venv_when_cthpc_is_missing(
+        services, workspace, caplog):
+    from tests.doubles.modelscope_double import build_wheel
+    from tests.integration.day2_env import no_doubles_path
+
+    wheel = build_wheel(workspace)
+    env = {"PATH": no_doubles_path(), "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    props = ssh_props(services, hostKey=host_key(services), source="cthpc",
+                      modelName="Kimi-K3-w4a8", modelRoot=str(workspace / "model"),
+                      modelscopePip=str(wheel), pipIndexUrl="",
+                      modelscopeVenv=str(workspace / "venv"), remoteEnv=env)
+    with caplog.at_level(logging.WARNING):
+        out = ModelWeightsProvider().create(props).outs
+    assert out["via"] == "modelscope" and out["installed"] and out["files"] == 6
+    assert "cthpc is not on the master" in caplog.text and "modelscope download" in caplog.text
+    assert (workspace / "venv" / ".kk3-complete").exists()
+    again = ModelWeightsProvider().create(props).outs
+    assert again["via"] == "present" and not again["installed"]
+    # -> a clear error when the fallback fails too
+    with pytest.raises(RuntimeError, match="cthpc was not usable on the master; the ModelScope "
+                                           "download failed.*not exists"):
+        ModelWeightsProvider().create({**props, "repo": "someone/else",
+                                       "modelName": "Other"})
+
+
+def test_sif_falls_back_to_the_https_url_and_checks_its_sha256(services, workspace, caplog):
+    import hashlib
+
+    from tests.integration.day2_env import https_server, no_doubles_path
+
+    served = workspace / "www"
+    served.mkdir()
+    sif = b"#!/usr/bin/env run-singularity\n".ljust(32, b"\n") + b"SIF_MAGIC\0" + b"\2" * 9000
+    (served / "vllm-ascend_kimi-k3-a3.sif").write_bytes(sif)
+    target = workspace / "sif"
+    with https_server(served, workspace / "tls") as (base, wgetrc):
+        props = ssh_props(services, hostKey=host_key(services), source="cthpc",
+                          sifDir=str(target), url=f"{base}/vllm-ascend_kimi-k3-a3.sif",
+                          sha256="0" * 64,
+                          remoteEnv={"PATH": no_doubles_path(), "WGETRC": str(wgetrc)})
+        with pytest.raises(Exception, match="sha256 of .* is [0-9a-f]{64}, not 0{64}"):
+            SifImageProvider().create(props)
+        assert not list(target.glob("*.sif")) and not list(target.glob("*.part"))
+        with caplog.at_level(logging.WARNING):
+            out = SifImageProvider().create({**props,
+                                             "sha256": hashlib.sha256(sif).hexdigest()}).outs
+    assert out["via"] == "url" and out["bytes"] == len(sif)
+    assert "cthpc is not on the master" in caplog.text
+    # never over plain http: refused before anything runs
+    trips = STATS["round_trips"]
+    with pytest.raises(ValueError, match="is not an https:// URL"):
+        SifImageProvider().create({**props, "url": "http://127.0.0.1/x.sif"})
+    assert STATS["round_trips"] == trips
+
+
+def test_broadcast_falls_back_to_copies_when_cthpc_model_bcast_is_missing(
+        services, workspace, caplog):
+    from tests.integration.day2_env import no_doubles_path
+
+    import dataclasses
+
+    from components.ctyun_hcc.scripts import SlurmLayout, render_bcast_sh
+    from tests.integration.slurm_env import default_plan_spec, layout_for
+
+    assert not Path("/etc/profile.d/modules.sh").exists()  # as on a master without modules
+    ensure_master_in_queue(services)
+    p, spec = default_plan_spec()
+    lay = dataclasses.replace(layout_for(workspace, disks=()),
+                              bcast_modules=SlurmLayout().bcast_modules)
+    for d in (lay.sif_dir, lay.model_dir):
+        Path(d).mkdir(parents=True, exist_ok=True)
+        (Path(d) / "f.bin").write_bytes(b"x" * 4096)
+    props = ssh_props(services, hostKey=host_key(services), workDir=lay.work_dir,
+                      script=render_bcast_sh(p, spec, lay), sourceHost="kk3n0",
+                      nodes=["kk3n0", "kk3n1", "kk3n2", "kk3n3"], contentKey="v1",
+                      remoteEnv={"PATH": no_doubles_path()}, timeoutS=120, pollIntervalS=1)
+    with caplog.at_level(logging.WARNING):
+        out = BroadcastProvider().create(props).outs
+    assert out["method"] == "copy" and out["copied"] == ["kk3n1", "kk3n2", "kk3n3"]
+    assert "cthpc_model_bcast is not on the master" in caplog.text
+    assert "modules.sh not found" in caplog.text  # the module lines warn, never skip silently
+    log = Path(lay.work_dir, "logs", "bcast_copy.out").read_text()
+    assert "kk3n2: " + lay.model_dir + " is the source's own storage; nothing to copy" in log
+
+
+def test_the_copy_moves_a_tree_to_a_node_over_tcp_and_checks_its_size(services, workspace):
+    """bcast.sh --copy with a destination the node does not share with the source: the tree
+    really crosses from the master to kk3n2's namespace over TCP, byte for byte."""
+    import hashlib
+
+    from components.ctyun_hcc.scripts import render_bcast_sh
+    from tests.integration.slurm_env import default_plan_spec, layout_for
+
+    ensure_master_in_queue(services)
+    p, spec = default_plan_spec()
+    lay = layout_for(workspace, disks=())
+    Path(lay.work_dir).mkdir(parents=True)
+    script = Path(lay.work_dir, "bcast.sh")
+    script.write_text(render_bcast_sh(p, spec, lay))
+    script.chmod(0o755)  # as the Broadcast step uploads it
+    src, dst = workspace / "src", workspace / "dst"
+    (src / "sub").mkdir(parents=True)
+    (src / "big.bin").write_bytes(bytes(range(256)) * 40000)
+    (src / "sub" / "a.json").write_text('{"a": 1}')
+    res = sh(f"bash {script} --copy {src} {dst} kk3n2", check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"copied {src} to kk3n2" in res.stdout
+    for f in ("big.bin", "sub/a.json"):
+        assert hashlib.sha256((dst / f).read_bytes()).digest() == \
+            hashlib.sha256((src / f).read_bytes()).digest()
+    # hostile: a destination that then differs is named with both sizes
+    (dst / "extra").write_text("left over")
+    res = sh(f"bash {script} --copy {src} {dst} kk3n2", check=False)
+    assert res.returncode == 1
+    assert f"broadcast of {src} incomplete: source has" in res.stderr and "kk3n2=" in res.stderr
+
+
+# --- password login off once the stack's key works ----------------------------------------------
+
+def test_password_login_is_off_once_the_stacks_key_works_and_back_on_after_destroy(services):
+    """E-HPC's root password opens the master for first contact only: HostKeyPin has sshd
+    refuse the user's password once the stack's key logs in (checked: the key still works, a
+    password login is refused), and its delete puts sshd's config back as it was."""
+    from components.ctyun_hcc.bootstrap import HostKeyPinProvider
+    from components.ctyun_hcc.ssh import SshError, SshRunner, credentials_from_props, \
+        target_from_props
+    from tests.integration.slurm_env import password_props
+
+    conf = Path(services["KK3_CI_DIR"]) / "ssh" / "sshd_config"
+    before = conf.read_text()
+    props = password_props(services, passwordLogin="off", sshdConfig=str(conf),
+                           loginKeyComment="kimi-k3:test/password-off")
+
+    def password_login():
+        with SshRunner(target_from_props(props), credentials_from_props(props)) as r:
+            r.run("true")
+
+    prov = HostKeyPinProvider()
+    created = prov.create(props)
+    try:
+        assert created.outs["passwordLoginState"] == "off"
+        assert "Match User kk3pw\n    PasswordAuthentication no\n" in conf.read_text()
+        with pytest.raises(SshError, match="refused"):
+            password_login()
+        assert prov.read(created.id, created.outs).outs["passwordLoginState"] == "off"
+        # `keep` on the next up takes the block out again
+        kept = prov.update(created.id, created.outs, {**props, "passwordLogin": "keep"}).outs
+        assert kept["passwordLoginState"] == "on" and conf.read_text() == before
+        password_login()
+        off = prov.update(created.id, kept, props).outs
+        assert off["passwordLoginState"] == "off"
+    finally:
+        prov.delete(created.id, {**created.outs, "passwordLoginState": "off"})
+    assert conf.read_text() == before
+    password_login()  # as E-HPC left it

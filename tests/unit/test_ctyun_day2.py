@@ -1,0 +1,391 @@
+"""The pure parts of day two (issue 19): node states and GRES as Slurm prints them, which jobs
+hold which nodes, the master's report and what it lacks, node names, the fetch commands'
+guards, the password-login block in sshd's config, and the watchdog's choices, run by bash
+against stubbed Slurm commands. Every guard here has its hostile input.
+"""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from components.ctyun_hcc import fetch_commands as fc
+from components.ctyun_hcc import password_login as pl
+from components.ctyun_hcc.cluster_check import check_names, parse_report, problems
+from components.ctyun_hcc.health_scripts import render_watchdog_sh
+from components.ctyun_hcc.resize import holding, job_owner, new_nodes
+from components.ctyun_hcc.scripts import SlurmLayout
+from components.ctyun_hcc.slurm_jobs import JobInfo, parse_gres, parse_job, split_usable
+
+
+# --- Slurm's own words ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,want", [
+    ("gpu:16\ngpu:16\n", {"gpu": 16}),
+    ("gpu:16(S:0-1)\n", {"gpu": 16}),
+    ("gpu:a100:8,npu:16\n", {"gpu": 8, "npu": 16}),
+    ("gpu:16\ngpu:8\n", {"gpu": 8}),          # the smallest node decides
+    ("(null)\n", {}),
+    ("", {}),
+    ("gpu\n", {"gpu": 0}),                    # a name without a count: known, count unknown
+])
+def test_gres_as_sinfo_prints_it(text, want):
+    assert parse_gres(text) == want
+
+
+def test_only_nodes_a_step_can_start_on_now_are_usable():
+    states = {"kk3n0": "allocated", "kk3n1": "idle", "kk3n2": "down*", "kk3n3": "drained",
+              "kk3n4": "idle*", "kk3n5": "draining", "kk3n6": "mixed", "kk3n7": "idle~"}
+    usable, others = split_usable(states, ["kk3n0", "kk3n1", "kk3n2", "kk3n3", "kk3n4",
+                                           "kk3n5", "kk3n6", "kk3n7", "kk3n9"])
+    assert usable == ["kk3n0", "kk3n1", "kk3n6", "kk3n7"]
+    assert others == {"kk3n2": "down*", "kk3n3": "drained", "kk3n4": "idle*",
+                      "kk3n5": "draining", "kk3n9": "not in the partition"}
+
+
+def test_a_requeued_job_shows_its_restarts():
+    info = parse_job("7", "JobId=7 JobName=kimi-k3 JobState=PENDING Reason=BeginTime "
+                          "Restarts=1 Comment=kk3:x:y")
+    assert (info.state, info.reason, info.restarts) == ("PENDING", "BeginTime", 1)
+    assert parse_job("7", "JobId=7 JobState=RUNNING Restarts=x").restarts == 0
+
+
+def test_which_of_our_jobs_hold_the_nodes_a_step_needs():
+    jobs = [JobInfo("1", "RUNNING", ("a", "b")), JobInfo("2", "PENDING", ()),
+            JobInfo("3", "RUNNING", ("c",))]
+    assert holding(jobs, ["b", "d"]) == {"1": ["b"]}
+    assert holding(jobs, ["x"]) == {}
+    assert new_nodes(["a", "b"], ["a", "c", "b", "d"]) == ["c", "d"]
+    # the owner tag cannot smuggle a separator into the comment it is matched by
+    assert job_owner("proj/stack:x y$") == "kk3:proj/stackxy:"
+
+
+# --- the master's report, the edition, the names ------------------------------------------------
+
+REPORT = """HOSTNAME a3master0001
+ADDRESSES 192.168.0.5 172.17.0.1
+MODULES yes
+TOOL sinfo /usr/bin/sinfo
+TOOL sbatch /usr/bin/sbatch
+TOOL srun /usr/bin/srun
+TOOL scontrol /usr/bin/scontrol
+TOOL squeue /usr/bin/squeue
+TOOL scancel /usr/bin/scancel
+TOOL apptainer /usr/bin/apptainer
+TOOL launcher /usr/local/bin/launcher
+TOOL cthpc /usr/local/bin/cthpc
+TOOL cthpc_model_bcast /opt/cthpc/bin/cthpc_model_bcast
+TOOL modelscope -
+TOOL python3 /usr/bin/python3
+TOOL wget /usr/bin/wget
+TOOL tar /usr/bin/tar
+LAUNCHERCONF yes
+PY38 yes
+NODE a3compute0001 192.168.0.6 a3compute0001 192.168.0.6
+NODE a3compute0002 a3compute0002 a3compute0002 192.168.0.7
+"""
+WANT = {"masterInCompute": True, "modelSource": "cthpc", "sifSource": "cthpc",
+        "bcastMethod": "auto", "launcherConf": "/x/launcher.conf"}
+
+
+def _without(report, *tools):
+    return "\n".join(ln for ln in report.splitlines()
+                     if not any(ln.startswith(f"TOOL {t} ") for t in tools))
+
+
+def test_the_large_model_edition_needs_nothing_and_falls_back_to_nothing():
+    r = parse_report(REPORT)
+    assert r.hostname == "a3master0001" and "192.168.0.5" in r.addresses
+    assert problems(r, WANT) == ([], [])
+
+
+def test_everything_missing_is_named_at_once_with_its_fix():
+    r = parse_report(_without(REPORT, "apptainer", "launcher", "srun", "cthpc",
+                              "cthpc_model_bcast", "wget"))
+    hard, soft = problems(r, WANT)
+    text = "; ".join(hard)
+    assert "Slurm's commands (srun)" in text and "apptainer" in text
+    assert "launcher (puts the master into the queue)" in text
+    assert "ctyun:masterInCompute=false" in text
+    assert "wget (downloads the SIF image without cthpc)" in text
+    assert len(hard) == 4
+    assert any("ModelScope instead" in s for s in soft) and any("ZOS URL" in s for s in soft)
+    assert any("parallel copies" in s for s in soft)
+    # the launcher is only needed when the master serves
+    assert not any("launcher" in h for h in problems(r, {**WANT, "masterInCompute": False})[0])
+    # the launcher without its config is named too
+    no_conf = parse_report(REPORT.replace("LAUNCHERCONF yes", "LAUNCHERCONF no"))
+    assert "the launcher's config /x/launcher.conf" in problems(no_conf, WANT)[0][0]
+
+
+def test_no_cthpc_and_no_python_means_no_weights():
+    r = parse_report(_without(REPORT, "cthpc").replace("PY38 yes", "PY38 no"))
+    hard, _ = problems(r, WANT)
+    assert any(h.startswith("Python 3.8 or later") for h in hard)
+    # an explicit cthpc_model_bcast with none there is an error, not a fallback
+    r = parse_report(_without(REPORT, "cthpc_model_bcast"))
+    assert "kimi-k3:bcastMethod=auto or copy" in problems(
+        r, {**WANT, "bcastMethod": "cthpc_model_bcast"})[0][0]
+
+
+NODES = [{"name": "a3master0001", "inner_ip": "192.168.0.5", "role": "master"},
+         {"name": "a3compute0001", "inner_ip": "192.168.0.6", "role": "compute"},
+         {"name": "a3compute0002", "inner_ip": "192.168.0.7", "role": "compute"}]
+
+
+def test_names_come_from_the_nodes_by_address():
+    r = parse_report(REPORT)
+    # the master is not a Slurm node yet: its host name, since the SSH host holds its address
+    assert check_names(r, NODES) == ("a3master0001", ["a3compute0001", "a3compute0002"], [])
+
+
+def test_a_name_the_api_got_wrong_is_an_error_naming_both():
+    r = parse_report(REPORT)
+    wrong = [dict(n) for n in NODES]
+    wrong[0]["name"] = "master0001"
+    wrong[2]["name"] = "compute0002"
+    _, _, bad = check_names(r, wrong)
+    assert bad == ["master at 192.168.0.5: the API calls it 'master0001', the node is "
+                   "'a3master0001' (Slurm's NodeName / host name)",
+                   "compute at 192.168.0.7: the API calls it 'compute0002', the node is "
+                   "'a3compute0002' (Slurm's NodeName / host name)"]
+    lost = [dict(n) for n in NODES]
+    lost[1]["inner_ip"] = "10.9.9.9"
+    lost[0]["inner_ip"] = "10.9.9.8"
+    _, _, bad = check_names(r, lost)
+    assert "compute 'a3compute0001' (10.9.9.9) from the API: no Slurm node has that address" \
+        in bad[1]
+    assert "the SSH host is 'a3master0001'" in bad[0]
+
+
+# --- fetch commands' guards -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("url", [
+    "http://jiangsu-10.zos.ctyun.cn/x.sif",          # plain http
+    "ftp://host/x.sif",
+    "https://host/x.sif; rm -rf /",                  # shell
+    "https://user:pw@host/x.sif",                    # userinfo
+    "https://host/x.sif\n",                          # a trailing newline ($ would pass it)
+    "",
+])
+def test_only_plain_https_urls_reach_wget(url):
+    with pytest.raises(ValueError, match="is not an https:// URL"):
+        fc.sif_download_command(url, "/mnt/x.sif")
+
+
+def test_a_url_reaches_wget_as_one_literal_word(tmp_path):
+    (tmp_path / "bin").mkdir()
+    _stub(tmp_path / "bin", "wget", f'printf "%s\\n" "$@" > {tmp_path}/argv; printf x > "$4"\n')
+    url = "https://host/a$(touch$IFS'pwned');b&d.sif?x=$HOME"
+    r = _bash(fc.sif_download_command(url, str(tmp_path / "x.sif")), tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "argv").read_text().splitlines()[-1] == url
+    assert not Path("pwned").exists() and not (tmp_path / "pwned").exists()
+
+
+def test_the_seeds_url_is_the_default_and_passes():
+    assert fc.check_url(fc.SEED_SIF_URL) == fc.SEED_SIF_URL
+    assert fc.SEED_SIF_URL.startswith("https://jiangsu-10.zos.ctyun.cn/")
+
+
+@pytest.mark.parametrize("digest", ["0" * 63, "G" * 64, "A" * 64, "0" * 64 + "\n", "x"])
+def test_a_sha256_is_64_lower_case_hex_digits(digest):
+    with pytest.raises(ValueError, match="is not 64 lower-case hex digits"):
+        fc.sif_download_command(fc.SEED_SIF_URL, "/mnt/x.sif", digest)
+    with pytest.raises(ValueError, match="is not 64 lower-case hex digits"):
+        fc.sha256_check_command("/mnt/x.sif", digest)
+
+
+def _stub(bindir: Path, name: str, body: str) -> None:
+    path = bindir / name
+    path.write_text("#!/bin/bash\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def _bash(script: str, tmp: Path, env=None):
+    return subprocess.run(["bash", "-c", "set -euo pipefail\n" + script], capture_output=True,
+                          text=True, env={"PATH": f"{tmp / 'bin'}:/usr/bin:/bin", **(env or {})},
+                          timeout=60)
+
+
+def test_a_download_becomes_the_image_only_when_its_sum_matches(tmp_path):
+    import hashlib
+
+    (tmp_path / "bin").mkdir()
+    body = b"SIF image bytes"
+    # wget -q -c -O PART URL: writes the served bytes (the double of a finished download)
+    _stub(tmp_path / "bin", "wget", f'printf %s {body.decode()!r} > "$4"\n')
+    target = tmp_path / "d" / "x.sif"
+    good = hashlib.sha256(body).hexdigest()
+    r = _bash(fc.sif_download_command(fc.SEED_SIF_URL, str(target), good), tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert target.read_bytes() == body and not Path(str(target) + ".part").exists()
+    target.unlink()
+    r = _bash(fc.sif_download_command(fc.SEED_SIF_URL, str(target), "1" * 64), tmp_path)
+    assert r.returncode == 3 and f"is {good}, not {'1' * 64}" in r.stderr
+    assert not target.exists() and not Path(str(target) + ".part").exists()
+
+
+PIP_STUB = """#!/bin/bash
+echo "pip $*" >> "$CALLS"
+if [ "$3" != --upgrade ]; then
+  printf '#!/bin/bash\\necho "modelscope $*" >> "$CALLS"\\n' > "$(dirname "$0")/modelscope"
+  chmod +x "$(dirname "$0")/modelscope"
+fi
+"""
+
+
+def test_modelscope_is_installed_once_into_its_own_venv(tmp_path):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "pip").write_text(PIP_STUB)
+    venv = tmp_path / "venv"
+    # `python3 -c CHECK` passes; `python3 -m venv DIR` makes DIR/bin/pip (the stub above),
+    # whose `install modelscope...` makes DIR/bin/modelscope
+    _stub(tmp_path / "bin", "python3",
+          'if [ "$1" = -c ]; then exit 0; fi\n'
+          f'mkdir -p "$3/bin" && cp {tmp_path}/pip "$3/bin/pip" && chmod +x "$3/bin/pip"\n')
+    cmd = fc.modelscope_command("Eco-Tech/Kimi-K3-w4a8", str(tmp_path / "m"), "modelscope==1.40.2",
+                                fc.SEED_PIP_INDEX, str(venv))
+    env = {"CALLS": str(tmp_path / "calls")}
+    for _ in range(2):
+        r = _bash(cmd, tmp_path, env)
+        assert r.returncode == 0, r.stderr
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls[:2] == [f"pip install -q --upgrade pip -i {fc.SEED_PIP_INDEX}",
+                         "pip install -q modelscope==1.40.2"]
+    download = f"modelscope download --model Eco-Tech/Kimi-K3-w4a8 --local_dir {tmp_path / 'm'}"
+    assert calls[2:] == [download, download]  # installed once, used twice
+    # an install cut short (no completion mark) is redone, not trusted
+    (venv / ".kk3-complete").unlink()
+    assert _bash(cmd, tmp_path, env).returncode == 0
+    assert sum(c == "pip install -q modelscope==1.40.2" for c in
+               (tmp_path / "calls").read_text().splitlines()) == 2
+
+
+def test_without_python_38_the_modelscope_fallback_says_so(tmp_path):
+    (tmp_path / "bin").mkdir()
+    _stub(tmp_path / "bin", "python3", "exit 1\n")
+    r = _bash(fc.modelscope_command("a/b", str(tmp_path / "m"), venv=str(tmp_path / "v")),
+              tmp_path)
+    assert r.returncode == 1 and "modelscope needs Python 3.8 or later" in r.stderr
+
+
+# --- password login: a block in sshd's config, added once, removed exactly ----------------------
+
+@pytest.fixture
+def sshd(tmp_path):
+    (tmp_path / "bin").mkdir()
+    conf = tmp_path / "sshd_config"
+    conf.write_text("Port 22\nPermitRootLogin yes\nPasswordAuthentication yes\n")
+    # the "running sshd": a process whose SIGHUP the test can see (sleep dies of it)
+    daemon = subprocess.Popen(["sleep", "60"])
+    (tmp_path / "sshd.pid").write_text(f"{daemon.pid}\n")
+    # sshd -t -f F: refuses a config containing the word REFUSE (the test's bad config), or
+    # with STUB_NO_KBD one with KbdInteractiveAuthentication; sshd -T prints the pidfile
+    _stub(tmp_path / "bin", "sshd",
+          f'if [ "$1" = -T ]; then echo "pidfile {tmp_path}/sshd.pid"; exit 0; fi\n'
+          '! grep -q REFUSE "$3" && ! { [ -f "${STUB_NO_KBD:-}" ] && grep -q KbdInteractive "$3"; }\n')
+    yield tmp_path, conf, daemon
+    daemon.kill()
+    daemon.wait()
+
+
+def _hupped(daemon) -> bool:
+    try:
+        return daemon.wait(timeout=5) == -1  # ended by SIGHUP (1)
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def test_password_login_is_switched_off_once_and_back_on_exactly(sshd):
+    tmp, conf, daemon = sshd
+    before = conf.read_text()
+    r = _bash(pl.off_command("root", "kimi-k3:p/s", str(conf)), tmp)
+    assert r.returncode == 0 and r.stdout.strip() == "changed", r.stderr
+    text = conf.read_text()
+    assert text.startswith(before) and "Match User root\n    PasswordAuthentication no\n" \
+        "    KbdInteractiveAuthentication no\n" in text
+    assert _hupped(daemon)  # told to re-read its config
+    again = subprocess.Popen(["sleep", "60"])
+    (tmp / "sshd.pid").write_text(f"{again.pid}\n")
+    assert _bash(pl.off_command("root", "kimi-k3:p/s", str(conf)), tmp).stdout.strip() == "as is"
+    assert conf.read_text() == text  # once
+    assert _bash(pl.state_command("kimi-k3:p/s", str(conf)), tmp).stdout.strip() == "off"
+    # another stack's block is another block; ours comes off alone
+    _bash(pl.off_command("kk3pw", "kimi-k3:p/other", str(conf)), tmp)
+    r = _bash(pl.on_command("kimi-k3:p/s", str(conf)), tmp)
+    assert r.returncode == 0 and r.stdout.strip() == "changed", r.stderr
+    rest = conf.read_text()
+    assert "Match User root" not in rest and "Match User kk3pw" in rest
+    _bash(pl.on_command("kimi-k3:p/other", str(conf)), tmp)
+    assert conf.read_text() == before
+    assert _bash(pl.state_command("kimi-k3:p/s", str(conf)), tmp).stdout.strip() == "on"
+
+
+def test_a_config_sshd_refuses_is_put_back_as_it_was(sshd):
+    tmp, conf, daemon = sshd
+    conf.write_text(conf.read_text() + "# REFUSE\n")
+    before = conf.read_text()
+    r = _bash(pl.off_command("root", "kimi-k3:p/s", str(conf)), tmp)
+    assert r.returncode == 1 and "sshd refused the change" in r.stderr
+    assert conf.read_text() == before and not _hupped(daemon)
+    assert not Path(str(conf) + ".kk3-before").exists()
+
+
+def test_an_sshd_without_kbd_interactive_in_match_gets_the_password_line_alone(sshd):
+    tmp, conf, _ = sshd
+    flag = tmp / "no_kbd"
+    flag.write_text("")
+    r = _bash(pl.off_command("root", "kimi-k3:p/s", str(conf)), tmp, {"STUB_NO_KBD": str(flag)})
+    assert r.returncode == 0, r.stderr
+    assert "PasswordAuthentication no" in conf.read_text()
+    assert "KbdInteractive" not in conf.read_text()
+
+
+@pytest.mark.parametrize("user", ["root; echo x", "a b", "$(id)"])
+def test_the_match_line_is_one_word_whatever_the_user(sshd, user):
+    tmp, conf, _ = sshd
+    _bash(pl.off_command(user, "kimi-k3:p/s", str(conf)), tmp)
+    assert f"Match User {user}\n" in conf.read_text()  # written literally, never run
+
+
+# --- the watchdog's choices ---------------------------------------------------------------------
+
+@pytest.fixture
+def slurm(tmp_path):
+    (tmp_path / "bin").mkdir()
+    _stub(tmp_path / "bin", "sinfo", f'cat {tmp_path}/down\n')
+    _stub(tmp_path / "bin", "scontrol", f'echo "$*" >> {tmp_path}/scontrol\n')
+    return tmp_path
+
+
+def test_the_watchdog_resumes_only_answering_nodes_down_for_not_answering_or_rebooting(slurm):
+    (slurm / "down").write_text(
+        "n1|down|Not responding\n"
+        "n2|down*|Not responding\n"                # slurmd still silent
+        "n3|down|Node unexpectedly rebooted\n"
+        "n4|down|maintenance [root@2026-12-01T10:00:00]\n"
+        "n5|drained|Node unexpectedly rebooted\n"  # drained: an operator's decision
+        "n6|down|Kill task failed\n")
+    script = slurm / "watchdog.sh"
+    script.write_text(render_watchdog_sh(SlurmLayout()))
+    r = subprocess.run(["bash", str(script), "--once"], capture_output=True, text=True,
+                       env={"PATH": f"{slurm / 'bin'}:/usr/bin:/bin"}, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert (slurm / "scontrol").read_text().splitlines() == [
+        "update NodeName=n1 State=RESUME", "update NodeName=n3 State=RESUME"]
+    assert "resumed n1 (was DOWN: Not responding)" in r.stdout
+    r = subprocess.run(["bash", str(script), "--bogus"], capture_output=True, text=True,
+                       env={"PATH": f"{slurm / 'bin'}:/usr/bin:/bin"}, timeout=30)
+    assert r.returncode == 2 and "Not responding|Node unexpectedly rebooted" in r.stderr
+
+
+def test_day_two_scripts_quote_the_partition(tmp_path):
+    text = render_watchdog_sh(SlurmLayout(partition="a3.batch-1"))
+    assert "-p a3.batch-1 -t down" in text
+    with pytest.raises(Exception, match="ctyun:queueName"):
+        render_watchdog_sh(SlurmLayout(partition="batch; rm -rf /"))
+
