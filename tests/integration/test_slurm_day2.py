@@ -276,6 +276,7 @@ def test_grow_by_one_while_serving_touches_only_the_new_node_and_reports_the_dow
         assert out["jobId"] in squeue_names().split()  # still serving: nothing waited on it
 
         before = len(doubles_calls(services, "cthpc_model_bcast"))
+        stopped_at = time.monotonic()
         with caplog.at_level(logging.WARNING):
             sent = BroadcastProvider().update("x", bcast_out, {**bcast, "nodes": grown}).outs
         assert sent["copied"] == ["kk3n3"] and sent["holding"] == grown
@@ -284,10 +285,14 @@ def test_grow_by_one_while_serving_touches_only_the_new_node_and_reports_the_dow
 
         props4 = {**prepare(services, workspace, nodes=4), "ownerTag": OWNER}
         assert prov.diff("x", out, props4).replaces  # a new DP size: a new job
+        replaced_at = time.monotonic()
         prov.delete("x", out)
         new = prov.create(props4).outs
+        ready_at = time.monotonic()
         assert sorted(new["nodes"]) == grown
-        assert new["downtimeS"] is not None and new["downtimeS"] > 0
+        # from the first stop (the broadcast's), not the replacement's: the mark is kept
+        assert ready_at - replaced_at + 0.5 * (replaced_at - stopped_at) < new["downtimeS"] \
+            <= ready_at - stopped_at + 1
         assert "the service was down for" in caplog.text and "stopped for the broadcast" in \
             caplog.text
     finally:
@@ -610,3 +615,24 @@ def test_password_login_is_off_once_the_stacks_key_works_and_back_on_after_destr
         prov.delete(created.id, {**created.outs, "passwordLoginState": "off"})
     assert conf.read_text() == before
     password_login()  # as E-HPC left it
+
+
+def test_a_password_still_accepted_after_the_change_is_an_error(services, workspace):
+    """The block is written to a config the running sshd does not read: the check that a
+    password login is refused catches it (the claim "off" is never made unverified)."""
+    from components.ctyun_hcc.bootstrap import HostKeyPinProvider
+    from tests.integration.slurm_env import password_props
+
+    real = Path(services["KK3_CI_DIR"]) / "ssh" / "sshd_config"
+    decoy = workspace / "sshd_config"
+    decoy.write_text(real.read_text())
+    keys = Path("~kk3pw").expanduser() / ".ssh" / "authorized_keys"
+    try:
+        with pytest.raises(RuntimeError, match="still accepts kk3pw's password"):
+            HostKeyPinProvider().create(password_props(
+                services, passwordLogin="off", sshdConfig=str(decoy),
+                loginKeyComment="kimi-k3:test/password-decoy"))
+    finally:  # the create failed, so no state: take the installed key line out by hand
+        keys.write_text("".join(ln for ln in keys.read_text().splitlines(keepends=True)
+                                if "kimi-k3:test/password-decoy" not in ln))
+    assert "Match User kk3pw" not in real.read_text()

@@ -389,3 +389,41 @@ def test_day_two_scripts_quote_the_partition(tmp_path):
     with pytest.raises(Exception, match="ctyun:queueName"):
         render_watchdog_sh(SlurmLayout(partition="batch; rm -rf /"))
 
+
+
+# --- stopping the service for a step: this stack's own job, and only it ---------------------------
+
+def test_a_step_stops_only_this_stacks_service_and_only_when_it_holds_a_needed_node(monkeypatch):
+    from components.ctyun_hcc import resize
+
+    jobs = {"1": JobInfo("1", "RUNNING", ("kk3n0", "kk3n1")),
+            "2": JobInfo("2", "RUNNING", ("kk3n2",)),
+            "3": JobInfo("3", "RUNNING", ("kk3n3",))}
+    listed = [("1", "RUNNING", "kk3:kimi-k3/prod:abc"),     # ours
+              ("2", "RUNNING", "kk3:kimi-k3/other:abc"),    # another stack's, same job name
+              ("3", "RUNNING", "kk3:kimi-k3/prodx:abc")]    # a tag that merely starts like ours
+    cancelled, marks = [], []
+    monkeypatch.setattr(resize, "jobs_named", lambda runner, name, user=None: listed)
+    monkeypatch.setattr(resize, "job", lambda runner, jid: jobs[jid])
+    monkeypatch.setattr(resize, "cancel", lambda runner, jid, deadline, poll: cancelled.append(jid))
+    monkeypatch.setattr(resize, "mark_stopped",
+                        lambda runner, wd, jid, why: marks.append((jid, why)))
+    p = {"serviceJobName": "kimi-k3", "ownerTag": "kimi-k3/prod", "workDir": "/home/kimi-k3"}
+    assert resize.stop_service_for(None, p, ["kk3n2", "kk3n3"], "the broadcast", 0, 1) == []
+    assert resize.stop_service_for(None, p, ["kk3n1", "kk3n2", "kk3n3"], "the broadcast",
+                                   0, 1) == ["1"]
+    assert cancelled == ["1"] and marks == [("1", "stopped for the broadcast")]
+
+
+def test_nodes_with_fewer_devices_than_the_plan_are_refused_before_submitting(monkeypatch):
+    from components.ctyun_hcc import service
+    from components.ctyun_hcc.slurm_jobs import JobFailed
+
+    prov = service.SlurmServiceProvider()
+    monkeypatch.setattr(service, "gres_counts", lambda runner, part: {"gpu": 8})
+    with pytest.raises(JobFailed, match="declare GRES gpu:8, fewer than the 16 devices"):
+        prov._gres(None, {"partition": "batch", "devicesPerNode": 16})
+    monkeypatch.setattr(service, "gres_counts", lambda runner, part: {"gpu": 16, "npu": 16})
+    assert prov._gres(None, {"partition": "batch", "devicesPerNode": 16}) == "npu"
+    monkeypatch.setattr(service, "gres_counts", lambda runner, part: {})
+    assert prov._gres(None, {"partition": "batch", "devicesPerNode": 16}) == ""  # none: no --gres
