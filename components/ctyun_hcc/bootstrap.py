@@ -161,7 +161,8 @@ class HostKeyPinProvider(SshStepProvider):
             runner.run(off_command(p["sshUser"], owner, config),
                        label="switch password login off")
         # after sshd's reload: the stack's key still logs in, and a password no longer does
-        self._verify(p, outs["hostKey"], outs["bastionHostKey"], outs["loginKey"])
+        self._after_reload(lambda: self._verify(p, outs["hostKey"], outs["bastionHostKey"],
+                                                outs["loginKey"]))
         if p.get("sshPassword"):
             try:
                 with self._connect(p, outs["hostKey"], outs["bastionHostKey"],
@@ -175,6 +176,23 @@ class HostKeyPinProvider(SshStepProvider):
                                    f"after {config} was changed; check the sshd running there")
         log.info("password login for %s on %s is off", p["sshUser"], p["sshHost"])
         return "off"
+
+    #: how long sshd may take to listen again after the reload
+    RELOAD_WAIT_S = 15.0
+
+    def _after_reload(self, verify, sleep=time.sleep, clock=time.monotonic):
+        """`verify()` once sshd listens again: on SIGHUP sshd(8) re-executes itself, and for
+        that moment its port refuses connections (seen on the test sshd: ConnectionRefusedError
+        on the first connect after the reload). Anything else, or a port still closed after
+        RELOAD_WAIT_S, is raised."""
+        end = clock() + self.RELOAD_WAIT_S
+        while True:
+            try:
+                return verify()
+            except (ConnectionRefusedError, EOFError):
+                if clock() > end:
+                    raise
+                sleep(0.1)
 
     def _refresh(self, p, olds):
         master_pin, bastion_pin = self._pins(p, olds)

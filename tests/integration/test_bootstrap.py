@@ -213,13 +213,16 @@ def test_nvme_mount_refuses_a_partitioned_disk(services, workspace):
 
 
 def test_job_the_partition_can_never_run_fails_fast(services, workspace):
-    sh("scontrol update PartitionName=batch Nodes=kk3n[1-3]")  # 3 nodes, the job wants 4
+    """The broadcast job is sized by the nodes it targets (-N/-w); one of them outside the
+    partition can never run there: the job fails at once instead of waiting its timeout."""
+    sh("scontrol update PartitionName=batch Nodes=kk3n[1-3]")  # kk3n0 is not in it
     try:
         p, spec = default_plan_spec()
         lay = layout_for(workspace)
         props = ssh_props(services, hostKey=host_key(services),
                           script=render_bcast_sh(p, spec, lay), workDir=lay.work_dir,
-                          timeoutS=600, pollIntervalS=1)
+                          nodes=["kk3n0", "kk3n1", "kk3n2", "kk3n3"],
+                          method="cthpc_model_bcast", timeoutS=600, pollIntervalS=1)
         with pytest.raises(JobFailed, match="can never start"):
             BroadcastProvider().create(props)
         assert "kimi-k3-bcast" not in sh("squeue -h -o %j").stdout  # cancelled, not left pending

@@ -12,6 +12,7 @@ measure (downtime, time to recovery) are printed by bench/ctyun_day2.py, not ass
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import subprocess
 import time
@@ -579,60 +580,115 @@ def test_the_copy_moves_a_tree_to_a_node_over_tcp_and_checks_its_size(services, 
 
 # --- password login off once the stack's key works ----------------------------------------------
 
+def _auth_methods(env, user: str) -> set:
+    """The authentication methods the running sshd offers `user` (RFC 4252 section 5.2: the
+    answer to a "none" request lists the methods that may continue)."""
+    import paramiko
+    end = time.monotonic() + 10
+    while True:  # sshd re-executes itself on SIGHUP: its port is closed for a moment
+        try:
+            t = paramiko.Transport((env["KK3_SSH_HOST"], int(env["KK3_SSH_PORT"])))
+            break
+        except paramiko.SSHException:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.05)
+    try:
+        t.start_client(timeout=10)
+        try:
+            t.auth_none(user)
+        except paramiko.BadAuthenticationType as e:
+            return set(e.allowed_types)
+        return {"none"}
+    finally:
+        t.close()
+
+
 def test_password_login_is_off_once_the_stacks_key_works_and_back_on_after_destroy(services):
     """E-HPC's root password opens the master for first contact only: HostKeyPin has sshd
-    refuse the user's password once the stack's key logs in (checked: the key still works, a
-    password login is refused), and its delete puts sshd's config back as it was."""
+    refuse the SSH user's password once the stack's key logs in (checked: the key still works,
+    the running sshd no longer offers `password` to that user, other users keep it), `keep`
+    takes the block out again, and delete puts sshd's config back as it was. As on E-HPC the
+    SSH user is root (the one user that may change sshd's config and reload it); the test's
+    root takes no password (PermitRootLogin prohibit-password), so the change is seen in the
+    methods sshd offers, not in a password being refused."""
     from components.ctyun_hcc.bootstrap import HostKeyPinProvider
-    from components.ctyun_hcc.ssh import SshError, SshRunner, credentials_from_props, \
-        target_from_props
-    from tests.integration.slurm_env import password_props
 
     conf = Path(services["KK3_CI_DIR"]) / "ssh" / "sshd_config"
     before = conf.read_text()
-    props = password_props(services, passwordLogin="off", sshdConfig=str(conf),
-                           loginKeyComment="kimi-k3:test/password-off")
-
-    def password_login():
-        with SshRunner(target_from_props(props), credentials_from_props(props)) as r:
-            r.run("true")
-
+    user = services["KK3_SSH_USER"]
+    props = ssh_props(services, passwordLogin="off", sshdConfig=str(conf),
+                      sshPassword="not-root-s-password",  # exercises the must-be-refused check
+                      loginKeyComment="kimi-k3:test/password-off")
+    assert "password" in _auth_methods(services, user)
     prov = HostKeyPinProvider()
     created = prov.create(props)
     try:
         assert created.outs["passwordLoginState"] == "off"
-        assert "Match User kk3pw\n    PasswordAuthentication no\n" in conf.read_text()
-        with pytest.raises(SshError, match="refused"):
-            password_login()
+        assert f"Match User {user}\n    PasswordAuthentication no\n" in conf.read_text()
+        assert "password" not in _auth_methods(services, user)
+        assert "password" in _auth_methods(services, services["KK3_SSH_PASSWORD_USER"])
         assert prov.read(created.id, created.outs).outs["passwordLoginState"] == "off"
+        # again: the block is there once, not twice
+        again = prov.update(created.id, created.outs, props).outs
+        assert again["passwordLoginState"] == "off"
+        assert conf.read_text().count(f"Match User {user}") == 1
         # `keep` on the next up takes the block out again
-        kept = prov.update(created.id, created.outs, {**props, "passwordLogin": "keep"}).outs
+        kept = prov.update(created.id, again, {**props, "passwordLogin": "keep"}).outs
         assert kept["passwordLoginState"] == "on" and conf.read_text() == before
-        password_login()
+        assert "password" in _auth_methods(services, user)
         off = prov.update(created.id, kept, props).outs
         assert off["passwordLoginState"] == "off"
     finally:
         prov.delete(created.id, {**created.outs, "passwordLoginState": "off"})
     assert conf.read_text() == before
-    password_login()  # as E-HPC left it
+    assert "password" in _auth_methods(services, user)  # as E-HPC left it
 
 
 def test_a_password_still_accepted_after_the_change_is_an_error(services, workspace):
-    """The block is written to a config the running sshd does not read: the check that a
-    password login is refused catches it (the claim "off" is never made unverified)."""
+    """The block is written to a config the running sshd does not read (a decoy, valid for
+    `sshd -t`, whose PidFile names a process of the password user, so the "reload" succeeds):
+    the check that a password login is refused catches it (the claim "off" is never made
+    unverified). The hostile variant before it: the decoy names the real sshd's PidFile, which
+    the password user may not signal: the step fails naming the kill, nothing claimed."""
+    import pwd
     from components.ctyun_hcc.bootstrap import HostKeyPinProvider
+    from components.ctyun_hcc.ssh import CommandFailed
     from tests.integration.slurm_env import password_props
 
     real = Path(services["KK3_CI_DIR"]) / "ssh" / "sshd_config"
-    decoy = workspace / "sshd_config"
-    decoy.write_text(real.read_text())
-    keys = Path("~kk3pw").expanduser() / ".ssh" / "authorized_keys"
+    before = real.read_text()
+    pw = pwd.getpwnam(services["KK3_SSH_PASSWORD_USER"])
+    own = workspace / "decoy"  # a directory the password user may write (cp -p, the backup)
+    own.mkdir()
+    key, pidfile, decoy = own / "host_ed25519", own / "sshd.pid", own / "sshd_config"
+    sh(f"ssh-keygen -q -t ed25519 -N '' -f {key}")
+    stand_in = subprocess.Popen(["sleep", "120"], user=pw.pw_uid, group=pw.pw_gid)
+    pidfile.write_text(f"{stand_in.pid}\n")
+
+    def write_decoy(pid_line: str) -> None:
+        decoy.write_text("".join(
+            f"HostKey {key}\n" if ln.startswith("HostKey ") else
+            pid_line if ln.startswith("PidFile ") else ln
+            for ln in before.splitlines(keepends=True)))
+        for path in (own, key, decoy, pidfile):
+            os.chown(path, pw.pw_uid, pw.pw_gid)
+
+    keys = Path(pw.pw_dir) / ".ssh" / "authorized_keys"
+    props = password_props(services, passwordLogin="off", sshdConfig=str(decoy),
+                           loginKeyComment="kimi-k3:test/password-decoy")
     try:
+        write_decoy(next(ln for ln in before.splitlines(keepends=True)
+                         if ln.startswith("PidFile ")))
+        with pytest.raises(CommandFailed, match="Operation not permitted"):
+            HostKeyPinProvider().create(props)
+        write_decoy(f"PidFile {pidfile}\n")
         with pytest.raises(RuntimeError, match="still accepts kk3pw's password"):
-            HostKeyPinProvider().create(password_props(
-                services, passwordLogin="off", sshdConfig=str(decoy),
-                loginKeyComment="kimi-k3:test/password-decoy"))
-    finally:  # the create failed, so no state: take the installed key line out by hand
+            HostKeyPinProvider().create(props)
+        assert "Match User kk3pw" in decoy.read_text()  # written where sshd does not look
+        assert stand_in.wait(timeout=10) == -1  # the stand-in got the SIGHUP
+    finally:  # the creates failed, so no state: take the installed key lines out by hand
+        stand_in.kill()
         keys.write_text("".join(ln for ln in keys.read_text().splitlines(keepends=True)
                                 if "kimi-k3:test/password-decoy" not in ln))
-    assert "Match User kk3pw" not in real.read_text()
+    assert real.read_text() == before

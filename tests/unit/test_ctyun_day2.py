@@ -427,3 +427,46 @@ def test_nodes_with_fewer_devices_than_the_plan_are_refused_before_submitting(mo
     assert prov._gres(None, {"partition": "batch", "devicesPerNode": 16}) == "npu"
     monkeypatch.setattr(service, "gres_counts", lambda runner, part: {})
     assert prov._gres(None, {"partition": "batch", "devicesPerNode": 16}) == ""  # none: no --gres
+
+
+# --- password login: sshd's moment after the reload ------------------------------------------
+
+def test_the_check_after_sshd_s_reload_waits_out_its_closed_port(fake_clock):
+    """sshd(8) re-executes itself on SIGHUP; the first connects are refused for a moment."""
+    from components.ctyun_hcc.bootstrap import HostKeyPinProvider
+
+    calls = []
+
+    def verify():
+        calls.append(fake_clock())
+        if len(calls) < 4:
+            raise ConnectionRefusedError(111, "Connection refused")
+        return "ok"
+
+    prov = HostKeyPinProvider()
+    assert prov._after_reload(verify, sleep=fake_clock.sleep, clock=fake_clock) == "ok"
+    assert len(calls) == 4 and fake_clock() - fake_clock.start == pytest.approx(0.3)
+
+
+def test_a_port_that_stays_closed_after_the_reload_is_an_error(fake_clock):
+    from components.ctyun_hcc.bootstrap import HostKeyPinProvider
+
+    def refused():
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    with pytest.raises(ConnectionRefusedError):
+        HostKeyPinProvider()._after_reload(refused, sleep=fake_clock.sleep, clock=fake_clock)
+    assert fake_clock() - fake_clock.start > HostKeyPinProvider.RELOAD_WAIT_S
+
+
+def test_a_refused_login_after_the_reload_is_not_waited_on(fake_clock):
+    """Only the closed port is waited out: a refused key (say, sshd now refuses it) is raised."""
+    from components.ctyun_hcc.bootstrap import HostKeyPinProvider
+    from components.ctyun_hcc.ssh import SshError
+
+    def denied():
+        raise SshError("SSH login as root@h:22 (master) was refused")
+
+    with pytest.raises(SshError, match="refused"):
+        HostKeyPinProvider()._after_reload(denied, sleep=fake_clock.sleep, clock=fake_clock)
+    assert fake_clock() == fake_clock.start
