@@ -31,17 +31,15 @@ from components.ctyun_hcc.bootstrap import (
 from components.ctyun_hcc.service import SlurmServiceProvider
 from components.ctyun_hcc.ssh_resource import STATS
 from tests.integration.day2_env import node_state, start_slurmd, stop_slurmd, wait_until
-from tests.integration.slurm_env import (  # noqa: F401  (fixtures)
+from tests.integration.slurm_env import (
     ensure_master_in_queue,
     host_key,
     instances,
     no_leftovers,
     prepare,
-    services,
     sh,
     squeue_names,
     ssh_props,
-    workspace,
 )
 
 OWNER = "kimi-k3/test-day2"
