@@ -22,7 +22,7 @@ import pytest
 from components.config import api_key
 from components.ctyun_hcc.scripts import SlurmLayout, render_check_sh
 from components.inference.curl import chat_curl
-from tests.unit.test_slurm_scripts_behaviour import _spec
+from tests.unit.test_render_slurm import _spec
 
 
 class Recorder(http.server.ThreadingHTTPServer):

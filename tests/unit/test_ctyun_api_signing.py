@@ -8,11 +8,12 @@ Query escaping: Go's net/url `queryEscapeTests` (golang/go src/net/url/url_test.
 CTyun's Go clients apply through url.Values.Encode (CTyun contract 1.2).
 """
 
-from datetime import datetime, timezone
-
 import pytest
+from datetime import datetime, timedelta, timezone
 
 from components.ctyun_hcc.api import signing as s
+from components.ctyun_hcc.api.signing import eop_date, parse_eop_date
+
 
 EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 AK, SK, DATE = "AKvec01", "SKvec/01+=", "20261201T093000Z"
@@ -87,3 +88,22 @@ def test_any_change_changes_the_signature():
         changed = list(base)
         changed[i] = alt
         assert s.signature(*changed) != ref
+
+
+# ---- merged from test_ctyun_signing_behaviour.py:
+# The `Eop-date` header (`yyyyMMddTHHmmssZ`, CTyun contract 1.2) is written in China time with a literal
+# Z, as CTyun's Go clients send it from a machine in China (they format the local time and append
+# `Z`; the zone the gateway expects is not documented), whatever zone the deployer's clock is in;
+# a naive time cannot be placed and is refused before anything is signed.
+
+@pytest.mark.parametrize("instant", [datetime(2026, 12, 1, 11, 30, 5, tzinfo=timezone.utc),
+                                     datetime(2026, 12, 1, 6, 30, 5, tzinfo=timezone(timedelta(hours=-5)))])
+def test_the_same_instant_gives_the_same_header_from_any_zone(instant):
+    assert eop_date(instant) == "20261201T193005Z"
+    assert parse_eop_date(eop_date(instant)) == instant
+
+
+def test_a_naive_time_is_refused():
+    with pytest.raises(ValueError) as e:
+        eop_date(datetime(2026, 12, 1, 11, 30))
+    assert str(e.value) == "eop_date needs an aware datetime (pass datetime.now(timezone.utc))"
