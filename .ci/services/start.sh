@@ -38,7 +38,7 @@ fi
 
 need=()
 for tool in sshd munged slurmctld slurmd sbatch ip nsenter unshare mknod curl wget mkfs.xfs mkfs.ext4 \
-    losetup wipefs findmnt lsblk prometheus promtool; do
+    losetup wipefs findmnt lsblk prometheus promtool systemd-analyze; do
   command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
 done
 if [ "${#need[@]}" -gt 0 ]; then
@@ -51,11 +51,14 @@ if [ "${#need[@]}" -gt 0 ]; then
   # run Debian's Prometheus server and promtool themselves, on loopback ports of their own: the
   # package's own service (on :9090, where an init system starts it) is not wanted
   apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  # systemd-analyze checks the units kimi-k3 installs on a CTyun master and nodes
+  # (tests/unit/test_ctyun_metrics_units.py); systemd itself is never started here
+  apt-get install -y -qq --no-install-recommends systemd >/dev/null
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet prometheus 2>/dev/null; then
     systemctl disable --now prometheus >/dev/null 2>&1 || true
   fi
 fi
-for tool in sshd munged slurmctld slurmd sbatch curl mkfs.xfs prometheus promtool; do
+for tool in sshd munged slurmctld slurmd sbatch curl mkfs.xfs prometheus promtool systemd-analyze; do
   command -v "$tool" >/dev/null 2>&1 || { echo "FATAL: $tool still missing after apt-get" >&2; exit 1; }
 done
 

@@ -71,6 +71,7 @@ def slurm_service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     host = inputs.get("publicHost") or "198.51.100.10"
     count = int(inputs.get("nodeCount") or 1)
     return {"jobId": "mock", "nodes": [f"node{i}" for i in range(count)],
+            "node0Addr": inputs.get("publicInnerIp") or "192.0.2.10",
             "endpoint": f"http://{host}:{int(inputs.get('port') or 8000)}/v1"}
 
 

@@ -15,13 +15,21 @@ the systemd units as text; reaching it is an SSH tunnel to the master's loopback
 - Prometheus listens on 127.0.0.1:9090 of the master only; `tunnel_command` is what the stack
   prints to reach it. The `vllm_` -> `vllm:` relabel rule is on the vLLM job (a 2.x Prometheus
   from the OS would otherwise store `vllm_` names: components/observability/scrape.py).
+- Each is a `Service` kept running by systemd (`systemd_unit`: `Restart=always`, never given
+  up on) where systemd is the init, by a supervising loop otherwise; `install_script` and
+  `remove_script` are what metrics_services.py runs on the master and, through `srun -w`, on
+  each node. Every value that reaches a unit line or a shell word is held to a plain grammar
+  first (addresses, absolute paths of plain names, unit names, flags without `$ % ' "` or
+  spaces): ValueError names it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional, Sequence
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
 
+from ..inference.quoting import shell_word, shell_words
 from ..observability import scrape
 
 NPU_EXPORTER_PORT = 8082
@@ -55,43 +63,269 @@ def prometheus_config(*, head_addr: str, port: int, node_addrs: Sequence[str],
     return doc
 
 
+# ---- the services: what runs, how it is kept running ------------------------------------------
+#: the systemd unit names are kimi-k3-<name>: never the name of a unit an OS package ships
+#: (Debian's `prometheus` package has its own prometheus.service listening on every address)
+PROMETHEUS = "prometheus"
+NODE_EXPORTER = "node-exporter"
+NPU_EXPORTER = "npu-exporter"
+#: where each binary may be, first found wins: the MindX DL guide installs npu-exporter to
+#: /usr/local/bin; Debian/Ubuntu's packages install /usr/bin/prometheus and
+#: /usr/bin/prometheus-node-exporter; the upstream release tarballs ship `prometheus` and
+#: `node_exporter`, commonly copied to /usr/local/bin
+CANDIDATES: Dict[str, Tuple[str, ...]] = {
+    PROMETHEUS: ("/usr/local/bin/prometheus", "/usr/bin/prometheus"),
+    NODE_EXPORTER: ("/usr/local/bin/node_exporter", "/usr/bin/prometheus-node-exporter"),
+    NPU_EXPORTER: ("/usr/local/bin/npu-exporter",),
+}
+_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
+_PATH = re.compile(r"/[A-Za-z0-9._/+-]{1,250}")
+#: one argument of an ExecStart line: no space, quote, `$` or `%` (systemd expands those:
+#: systemd.service(5) "Command lines", systemd.unit(5) "Specifiers")
+_ARG = re.compile(r"[A-Za-z0-9._/:=,@+-]{1,300}")
+_HEREDOC = "KK3_METRICS_EOF"
+
+
+def check_path(value: str, what: str) -> str:
+    """An absolute path of plain names (it goes into a unit file and a shell script)."""
+    if not isinstance(value, str) or not _PATH.fullmatch(value) or \
+            any(part in (".", "..") for part in value.split("/")[1:]):
+        raise ValueError(f"{what} {value!r} is not an absolute path of plain names "
+                         "(letters, digits, . _ + - and /)")
+    return value
+
+
+_NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+
+
+def check_node_name(value: str) -> str:
+    """A Slurm node name (it goes into `srun -w` and a file name)."""
+    if not isinstance(value, str) or not _NODE_NAME.fullmatch(value):
+        raise ValueError(f"node name {value!r} is not a host name")
+    return value
+
+
+def _listen(value: str) -> Tuple[str, int]:
+    addr, sep, port = str(value).rpartition(":")
+    if not sep or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(f"listen address {value!r} is not IPv4:port")
+    return _addr(addr, "listen address"), int(port)
+
+
+@dataclass(frozen=True)
+class Service:
+    """One long-running process kept up on a host, outside any Slurm job: the systemd unit
+    `kimi-k3-<name>` where systemd runs the host, a supervising loop otherwise."""
+
+    name: str
+    description: str
+    candidates: Tuple[str, ...]
+    args: Tuple[str, ...]
+    listen: str
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ValueError(f"service name {self.name!r} is not [a-z0-9-]")
+        if not self.candidates:
+            raise ValueError(f"service {self.name}: no binary to look for")
+        for c in self.candidates:
+            check_path(c, f"the {self.name} binary")
+        for a in self.args:
+            if not isinstance(a, str) or not _ARG.fullmatch(a):
+                raise ValueError(f"service {self.name}: argument {a!r} has a character a unit "
+                                 "file or a shell would interpret")
+        if "\n" in self.description or "%" in self.description:
+            raise ValueError(f"service {self.name}: description {self.description!r}")
+        _listen(self.listen)
+
+    @property
+    def unit(self) -> str:
+        return f"kimi-k3-{self.name}"
+
+
+def prometheus_service(config_file: str, data_dir: str, listen: str = PROMETHEUS_LISTEN,
+                       candidates: Sequence[str] = CANDIDATES[PROMETHEUS]) -> Service:
+    """The master's Prometheus, on loopback only. Flags: prometheus/prometheus
+    cmd/prometheus/main.go (`--config.file`, `--storage.tsdb.path`, `--web.listen-address`,
+    the same in 2.x and 3.x: https://prometheus.io/docs/prometheus/latest/command-line/prometheus/)."""
+    addr, _ = _listen(listen)
+    if not addr.startswith("127."):
+        raise ValueError(f"Prometheus listen address {listen!r} is not loopback: it has no "
+                         "authentication, reach it through the SSH tunnel instead")
+    return Service(PROMETHEUS, "Prometheus for kimi-k3 (loopback only: reach it through an SSH tunnel)",
+                   tuple(candidates),
+                   (f"--config.file={check_path(config_file, 'the Prometheus config')}",
+                    f"--storage.tsdb.path={check_path(data_dir, 'the Prometheus data directory')}",
+                    f"--web.listen-address={listen}"), listen)
+
+
+def node_exporter_service(addr: str, candidates: Sequence[str] = CANDIDATES[NODE_EXPORTER]) -> Service:
+    """A node's exporter on its cluster address (prometheus/node_exporter: `--web.listen-address`,
+    default ":9100", https://github.com/prometheus/node_exporter#usage)."""
+    a = _addr(addr, "the node's address")
+    return Service(NODE_EXPORTER, "Prometheus node exporter (kimi-k3 metrics)", tuple(candidates),
+                   (f"--web.listen-address={a}:{NODE_EXPORTER_PORT}",), f"{a}:{NODE_EXPORTER_PORT}")
+
+
+def npu_exporter_service(addr: str, candidates: Sequence[str] = CANDIDATES[NPU_EXPORTER]) -> Service:
+    """Ascend's npu-exporter on the node's cluster address: the MindX DL guide's flags
+    (`-ip`, `-port`, `-logFile`; see the module docstring)."""
+    a = _addr(addr, "the node's address")
+    return Service(NPU_EXPORTER, "Ascend npu exporter (kimi-k3 metrics)", tuple(candidates),
+                   (f"-ip={a}", f"-port={NPU_EXPORTER_PORT}",
+                    "-logFile=/var/log/mindx-dl/npu-exporter/npu-exporter.log"),
+                   f"{a}:{NPU_EXPORTER_PORT}")
+
+
+def systemd_unit(svc: Service, binary: str, restart_s: int = 2) -> str:
+    """The unit: restarted whenever it exits (`Restart=always`, systemd.service(5),
+    https://www.freedesktop.org/software/systemd/man/latest/systemd.service.html), and never
+    given up on (`StartLimitIntervalSec=0`: by default systemd stops restarting a unit that
+    failed 5 times in 10 s, systemd.unit(5) StartLimitBurst=), started at boot, owned by
+    systemd and not by the job or the SSH session that installed it."""
+    check_path(binary, f"the {svc.name} binary")
+    if isinstance(restart_s, bool) or not isinstance(restart_s, int) or not 1 <= restart_s <= 300:
+        raise ValueError(f"restart delay {restart_s!r} is not 1..300 seconds")
+    return f"""[Unit]
+Description={svc.description}
+After=network-online.target
+Wants=network-online.target
+StartLimitIntervalSec=0
+
+[Service]
+ExecStart={' '.join((binary,) + svc.args)}
+Restart=always
+RestartSec={restart_s}
+NoNewPrivileges=yes
+ProtectSystem=full
+PrivateTmp=yes
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
 def npu_exporter_unit(listen_addr: str, binary: str = "/usr/local/bin/npu-exporter") -> str:
     """The systemd unit of npu-exporter on one node (the MindX DL guide's, bound to the node's
     cluster address)."""
-    addr = _addr(listen_addr, "the node's address")
-    return f"""[Unit]
-Description=Ascend npu exporter (kimi-k3 metrics)
-After=network-online.target
-
-[Service]
-ExecStart={binary} -ip={addr} -port={NPU_EXPORTER_PORT} -logFile=/var/log/mindx-dl/npu-exporter/npu-exporter.log
-Restart=always
-RestartSec=2
-Environment=GOGC=50
-
-[Install]
-WantedBy=multi-user.target
-"""
+    return systemd_unit(npu_exporter_service(listen_addr), binary)
 
 
-def prometheus_unit(config: str, data_dir: str, binary: str) -> str:
-    return f"""[Unit]
-Description=Prometheus for kimi-k3 (loopback only: reach it through an SSH tunnel)
-After=network-online.target
-
-[Service]
-ExecStart={binary} --config.file={config} --storage.tsdb.path={data_dir} --web.listen-address={PROMETHEUS_LISTEN}
-Restart=always
-RestartSec=5
-
-[Install]
-WantedBy=multi-user.target
-"""
+def _heredoc(text: str) -> str:
+    if any(line == _HEREDOC for line in text.splitlines()):
+        raise ValueError(f"a file holds the line {_HEREDOC}")
+    return f"<<'{_HEREDOC}'\n{text.rstrip(chr(10))}\n{_HEREDOC}"
 
 
-def tunnel_command(host: str, user: str = "root", port: int = 22, bastion: str = "") -> str:
+#: the supervising loop where systemd is not the init (a container, a test node): its own
+#: session and process group (setsid), so it outlives the SSH session or Slurm step that
+#: started it and is stopped as a group; restarts the binary `restart_s` after it exits
+_SUPERVISE = ('setsid bash -c \'echo $$ > "$0.pid"; while :; do "$@"; sleep {r}; done\' '
+              '"$state/{unit}" {argv} </dev/null >>"$state/{unit}.log" 2>&1 &')
+
+
+def _service_block(svc: Service, restart_s: int, wait_s: int) -> List[str]:
+    """The install script's part for one service (see `install_script`)."""
+    addr, port = _listen(svc.listen)
+    u = svc.unit
+    pick = [f'bin=; for c in {shell_words(svc.candidates)}; do [ -x "$c" ] && {{ bin=$c; break; }}; done',
+            f'if [ -z "$bin" ]; then echo "missing {svc.name} {" ".join(svc.candidates)}"; else',
+            'case "$bin" in']
+    for c in svc.candidates:
+        supervise = _SUPERVISE.format(r=restart_s, unit=u, argv=shell_words((c,) + svc.args))
+        pick.append(f"{shell_word(c)}) unit=$(cat {_heredoc(systemd_unit(svc, c, restart_s))}\n)\n"
+                    f"  start() {{ {supervise} }} ;;")
+    pick.append("esac")
+    pick += [
+        'uc=0',
+        'if [ "$mode" = systemd ]; then',
+        f'  printf "%s\\n" "$unit" > "$units/{u}.service.kk3tmp"; put "$units/{u}.service" && uc=1',
+        '  if [ "$uc" = 1 ]; then systemctl daemon-reload; fi',
+        f'  systemctl enable -q {u} >/dev/null 2>&1 || true',
+        f'  if [ "$uc$changed" != 00 ]; then systemctl restart {u}; else systemctl start {u}; fi',
+        'else',
+        f'  printf "%s\\n" "$unit" > "$state/{u}.unit.kk3tmp"; put "$state/{u}.unit" && uc=1',
+        f'  pid=$(cat "$state/{u}.pid" 2>/dev/null || true)',
+        '  alive=0; if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then alive=1; fi',
+        '  if [ "$alive" = 1 ] && [ "$uc$changed" != 00 ]; then kill -- "-$pid" 2>/dev/null || true; '
+        'for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done; alive=0; fi',
+        '  if [ "$alive" = 0 ]; then start; fi',
+        'fi',
+        'ok=0; for i in $(seq ' + str(wait_s * 4) + '); do '
+        f'if (exec 3<>/dev/tcp/{addr}/{port}) 2>/dev/null; then ok=1; break; fi; sleep 0.25; done',
+        f'if [ "$ok" = 1 ]; then echo "up {svc.name} $bin"; else',
+        f'  if [ "$mode" = systemd ]; then t=$(journalctl -u {u} -n 5 --no-pager 2>&1 | tr "\\n" " "); '
+        f'else t=$(tail -n 5 "$state/{u}.log" 2>/dev/null | tr "\\n" " "); fi',
+        f'  echo "down {svc.name} $t"; fi',
+        'fi']
+    return pick
+
+
+def install_script(services: Sequence[Service], *, state_dir: str = "/var/lib/kimi-k3/services",
+                   files: Optional[Dict[str, str]] = None, secret_file: str = "",
+                   unit_dir: str = "/etc/systemd/system", restart_s: int = 2,
+                   wait_s: int = 60) -> str:
+    """A bash script that installs and (re)starts `services` on the host it runs on, idempotent:
+    - writes `files` (path -> text, 0644) and, with `secret_file`, the first line of its stdin
+      to that path (0600: the API key Prometheus scrapes with never travels in the script);
+    - where systemd is the init (it is when /run/systemd/system exists: sd_booted(3),
+      https://www.freedesktop.org/software/systemd/man/latest/sd_booted.html) one unit per
+      service in `unit_dir`, enabled, restarted when its unit or a file changed; otherwise the
+      same command under a supervising loop (`_SUPERVISE`) with its pid and log in `state_dir`;
+    - a service whose binary is on none of its candidate paths is reported, not installed;
+    - then waits up to `wait_s` for each to accept connections on its address.
+    Prints one line per service: `up <name> <binary>`, `missing <name> <candidates>` or
+    `down <name> <log tail>`; exits 0 (the caller decides what a missing or down one means)."""
+    check_path(state_dir, "the state directory")
+    check_path(unit_dir, "the unit directory")
+    if isinstance(wait_s, bool) or not isinstance(wait_s, int) or not 1 <= wait_s <= 3600:
+        raise ValueError(f"wait {wait_s!r} is not 1..3600 seconds")
+    names = [s.name for s in services]
+    if len(set(names)) != len(names):
+        raise ValueError(f"services named twice: {names}")
+    out = ["set -u", f"state={shell_word(state_dir)}; units={shell_word(unit_dir)}",
+           'mkdir -p "$state"; changed=0',
+           'put() { if cmp -s "$1.kk3tmp" "$1"; then rm -f "$1.kk3tmp"; return 1; fi; '
+           'mv -f "$1.kk3tmp" "$1"; }',
+           'if [ -d /run/systemd/system ]; then mode=systemd; else mode=supervise; fi',
+           'echo "mode $mode"']
+    for path, text in sorted((files or {}).items()):
+        check_path(path, "a config file")
+        q = shell_word(path)
+        out.append(f"mkdir -p \"$(dirname {q})\"; (umask 022; cat > {q}.kk3tmp {_heredoc(text)}\n); put {q} && changed=1")
+    if secret_file:
+        q = shell_word(check_path(secret_file, "the key file"))
+        out.append(f"mkdir -p \"$(dirname {q})\"; key=; IFS= read -r key || true; "
+                   f"(umask 077; printf '%s' \"$key\" > {q}.kk3tmp); unset key; put {q} && changed=1")
+    for svc in services:
+        out += _service_block(svc, restart_s, wait_s)
+    return "\n".join(out) + "\n"
+
+
+def remove_script(names: Sequence[str], *, state_dir: str = "/var/lib/kimi-k3/services",
+                  unit_dir: str = "/etc/systemd/system") -> str:
+    """Stop and remove the services `names` installed by `install_script` (idempotent: gone
+    already is success)."""
+    check_path(state_dir, "the state directory")
+    check_path(unit_dir, "the unit directory")
+    out = [f"state={shell_word(state_dir)}; units={shell_word(unit_dir)}"]
+    for name in names:
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise ValueError(f"service name {name!r} is not [a-z0-9-]")
+        u = f"kimi-k3-{name}"
+        out += [f'if [ -d /run/systemd/system ] && [ -f "$units/{u}.service" ]; then '
+                f'systemctl disable --now -q {u} || true; rm -f "$units/{u}.service"; '
+                'systemctl daemon-reload; fi',
+                f'pid=$(cat "$state/{u}.pid" 2>/dev/null || true); '
+                'if [ -n "$pid" ]; then kill -- "-$pid" 2>/dev/null || true; fi; '
+                f'rm -f "$state/{u}.pid" "$state/{u}.unit"; echo "removed {name}"']
+    return "\n".join(out) + "\n"
+
+
+def tunnel_command(host: str, user: str = "root", port: int = 22, bastion: str = "",
+                   listen: str = PROMETHEUS_LISTEN, local_port: int = 9090) -> str:
     """What the stack prints to reach the master's Prometheus from your machine."""
     jump = f" -J {bastion}" if bastion else ""
     p = f" -p {int(port)}" if int(port) != 22 else ""
-    return (f"ssh -N -L 9090:{PROMETHEUS_LISTEN}{jump}{p} {user}@{host}  "
-            "# then open http://127.0.0.1:9090")
+    return (f"ssh -N -L {int(local_port)}:{listen}{jump}{p} {user}@{host}  "
+            f"# then open http://127.0.0.1:{int(local_port)}")

@@ -10,7 +10,9 @@ root password is used, once, by HostKeyPin), `workDir` (/home/kimi-k3), `modelRo
 seed's ZOS address), `sifSha256`, `mountDisks` (true), `bcastMethod` (auto | cthpc_model_bcast |
 copy), `sshPasswordLogin` (off | keep), `tlsPort` (443), `tlsCertificate` (PEM) with the secret
 `tlsPrivateKey`: TLS on the master (tls_step.py) whenever the endpoint is public (self-signed
-without a certificate) unless `kimi-k3:allowPlaintext`. Grammars: docs/security.md.
+without a certificate) unless `kimi-k3:allowPlaintext`; `monitoring` (true: Prometheus on the master, the node
+and npu exporters on the serving nodes, as services outside the Slurm job: metrics_services.py).
+Grammars: docs/security.md.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ TARGET_KEYS = ("sshUser", "sshPort", "sshHost", "sshHostKey", "sshBastion", "ssh
                "sshBastionPrivateKey", "sshPrivateKey", "workDir", "modelRoot", "sifDir", "sifName",
                "modelSource", "sifSource", "sifUrl", "mountDisks", "sifSha256", "bcastMethod",
                "sshPasswordLogin", "tlsPort", "tlsCertificate", "tlsPrivateKey",
+               "monitoring",
                # CIDRs that may reach SSH (parsed with the cluster's keys in config.py)
                "sshAllowedCidrs")
 #: secret target keys: never parsed into HccServeConfig, never printed
@@ -72,6 +75,8 @@ class HccServeConfig:
     tls: str = ""
     tls_port: int = 443
     tls_certificate: str = ""
+    #: `kimi-k3:monitoring`: the metrics services (components/ctyun_hcc/metrics_services.py)
+    monitoring: bool = True
 
 
 def parse_serve_config(raw: Mapping[str, object],
@@ -109,7 +114,8 @@ def parse_serve_config(raw: Mapping[str, object],
         mount_disks=src.boolean("mountDisks", True),
         bcast_method=src.choice("bcastMethod", ("auto", "cthpc_model_bcast", "copy"), "auto",
                                 sources),
-        ssh_password_login=src.choice("sshPasswordLogin", ("off", "keep"), "off"))
+        ssh_password_login=src.choice("sshPasswordLogin", ("off", "keep"), "off"),
+        monitoring=src.boolean("monitoring", True))
     _check_together(src, cfg, model_port)
     return _tls(src, cfg, raw, model_port, public, allow_plaintext)
 

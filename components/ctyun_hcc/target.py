@@ -64,12 +64,15 @@ class SlurmRendered(Rendered):
 
 @dataclass(frozen=True)
 class SlurmServed(Served):
-    """The Slurm service job and the API key it serves with ("" without one)."""
+    """The Slurm service job, the API key it serves with ("" without one) and the master's
+    Prometheus (None with kimi-k3:monitoring=false)."""
 
     service: Any
     api_key: Any
     #: the TLS front on the master (tls_step.TlsProxy), None for plain HTTP
     tls: Any = None
+    #: the master's Prometheus (metrics_services.MasterPrometheus), None with monitoring off
+    prometheus: Any = None
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,6 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         import pulumi
 
         from ..program.tree import moved_from, old_inference_urn
-        from .chain import declare_chain
         from .cluster import CtyunHccCluster
 
         cfg, hcc = deployment.config.serve, deployment.config.cluster
@@ -159,9 +161,20 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
             f"{name}-hcc", hcc, deployment.shared, deployment.secrets,
             pulumi.ResourceOptions(aliases=before), ssh_port=cfg.ssh_port,
             endpoint_port=cfg.tls_port if cfg.tls else None,
-            bootstrap=lambda cluster: declare_chain(name, cluster, hcc, cfg, deployment.plan,
-                                                    deployment.rendered.files, before,
-                                                    deployment.rendered.layout.job_name))
+            bootstrap=lambda cluster: self._chain(name, cluster, deployment, before))
+
+    @staticmethod
+    def _chain(name: str, cluster, deployment: HccDeployment, aliases):
+        """The bootstrap chain (chain.py), then the node exporters (metrics_services.py)."""
+        from .chain import declare_chain
+        from .metrics_services import after_chain
+
+        cfg, hcc = deployment.config.serve, deployment.config.cluster
+        chain = declare_chain(name, cluster, hcc, cfg, deployment.plan, deployment.rendered.files,
+                              aliases, deployment.rendered.layout.job_name)
+        if not cfg.monitoring:
+            return chain
+        return after_chain(name, chain, cluster, hcc.master_in_compute, hcc.queue_name)
 
     def serve(self, name: str, deployment: HccDeployment, infrastructure, parent) -> SlurmServed:
         """The Slurm service job after the broadcast (service.py)."""
@@ -193,7 +206,15 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         tls = _tls_proxy(name, deployment, infrastructure, service, parent)
         endpoint = service.endpoint if tls is None else infrastructure.master_public_ip.apply(
             lambda ip: f"https://{ip}:{int(cfg.tls_port)}/v1")
-        return SlurmServed(endpoint=endpoint, service=service, api_key=api_key, tls=tls)
+        prometheus = None
+        if cfg.monitoring:  # outside the job: metrics_services.py
+            from .metrics_services import declare_prometheus
+
+            prometheus = declare_prometheus(
+                name, chain.ssh, infrastructure.nodes, hcc.master_in_compute, service, spec.port,
+                api_key, bool(api_key), parent)
+        return SlurmServed(endpoint=endpoint, service=service, api_key=api_key, tls=tls,
+                           prometheus=prometheus)
 
     def gates(self, name: str, deployment: HccDeployment, infrastructure, served: SlurmServed,
               parent) -> HccGates:
@@ -231,6 +252,7 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
             else ""
         return {
             **ssh_outputs(infrastructure.bootstrapped.ssh, deployment.rendered.layout.log_dir),
+            **_metrics_outputs(served, infrastructure),
             **({} if tls is None else {"tls": pulumi.Output.all(
                 tls.fingerprintSha256, tls.pinSha256, tls.certificate, tls.selfSigned).apply(
                 lambda t: {"fingerprintSha256": t[0], "pinSha256": t[1], "certificate": t[2],
@@ -280,6 +302,15 @@ def _check_pins(shared: SharedSettings, cfg: HccServeConfig) -> None:
         raise shared.refuse("modelRevision", "set kimi-k3:modelSource=modelscope to download a "
                             "pinned revision, or unset it", "cannot be pinned with "
                             "kimi-k3:modelSource=cthpc (cthpc model install takes no revision)")
+
+
+def _metrics_outputs(served: SlurmServed, infrastructure) -> Dict[str, Any]:
+    """`metrics` (metrics_services.metrics_output) when the stack runs its Prometheus."""
+    if served.prometheus is None:
+        return {}
+    from .metrics_services import metrics_output
+
+    return {"metrics": metrics_output(served.prometheus, infrastructure.bootstrapped.ssh)}
 
 
 def ssh_outputs(ssh: Mapping[str, Any], log_dir: str) -> Dict[str, Any]:

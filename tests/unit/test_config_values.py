@@ -225,7 +225,11 @@ def test_raw_config_reads_defaults_and_quotes_as_written():
     assert "hunter2" not in repr(src)
 
 
-@given(st.text(min_size=4, max_size=30).filter(lambda t: t.strip()))
+#: the refusal's own words: a "secret" that is part of them (hypothesis found 'ctyu') proves nothing
+_REFUSAL = "ctyun:rootPassword=<not shown> is weak; set another"
+
+
+@given(st.text(min_size=4, max_size=30).filter(lambda t: t.strip() and t not in _REFUSAL))
 def test_a_secret_key_is_never_quoted(secret):
     src = v.RawConfig("ctyun", {"rootPassword": secret}, secret=["rootPassword"])
     err = src.refuse("rootPassword", "set another", "is weak")
@@ -269,6 +273,7 @@ FLAG_KEYS = [
     ("ctyun", "onDemand", {"cycleType": "MONTH", "cycleCount": "1"}, lambda r: r.on_demand),
     ("ctyun", "publicIp", {}, lambda r: r.eip_bandwidth_mbps > 0),
     ("serve", "mountDisks", {}, lambda r: r.mount_disks),
+    ("serve", "monitoring", {}, lambda r: r.monitoring),
 ]
 PARSERS = {
     "shared": lambda **kw: shared(**kw),
