@@ -80,7 +80,9 @@ class NodeExportersProvider(SshStepProvider):
 
     def _each(self, runner, p, script_of, label: str) -> Dict[str, str]:
         """Run `script_of(node)` on every node, one `srun -w` step each (its stdin is the
-        script: nothing has to be shared with the nodes), all in one SSH command."""
+        script: nothing has to be shared with the nodes), all in one SSH command. A node whose
+        step fails (busy past `--immediate`, down) is reported (`srun`: "down: exit N") and the
+        others still run: metrics never stop serving."""
         lines = []
         for node in p["nodes"]:
             name = monitoring.check_node_name(node["name"])
@@ -89,7 +91,8 @@ class NodeExportersProvider(SshStepProvider):
                 raise ValueError(f"the script for {name} holds the line {_NODE_EOF}")
             lines.append(f"echo {shell_word(_MARK + name)}; srun -p {shell_word(p['partition'])} "
                          f"-N 1 -n 1 -w {shell_word(name)} --time=15 --immediate=120 bash -s "
-                         f"2>&1 <<'{_NODE_EOF}'\n{body.rstrip()}\n{_NODE_EOF}")
+                         f"2>&1 <<'{_NODE_EOF}' || echo \"down srun exit $?\"\n{body.rstrip()}\n"
+                         f"{_NODE_EOF}")
         if not lines:
             return {}
         res = runner.run("\n".join(lines) + "\n", timeout_s=float(p["timeoutS"]),

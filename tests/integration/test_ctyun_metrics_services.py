@@ -98,8 +98,8 @@ def rig(services, workspace):
 def test_exporters_and_prometheus_outlive_the_job_and_come_back(rig):
     ws, nodes_p, master_p = rig["ws"], rig["nodes"], rig["master"]
     exporters = NodeExportersProvider()
+    rig["made"].append((exporters, nodes_p))  # removed at the end even if create fails half-way
     created = exporters.create(nodes_p)
-    rig["made"].append((exporters, created.outs))
     report = created.outs["exporters"]
     assert set(report) == set(NODES)
     for node in NODES:
@@ -125,8 +125,8 @@ def test_exporters_and_prometheus_outlive_the_job_and_come_back(rig):
     assert int(pidfile.read_text()) == loop
 
     prom = MasterPrometheusProvider()
+    rig["made"].append((prom, master_p))
     made = prom.create(master_p)
-    rig["made"].append((prom, made.outs))
     assert made.outs["prometheus"] == "up: /usr/bin/prometheus"
     key = ws / "etc" / "key"
     assert key.read_text() == KEY and key.stat().st_mode & 0o777 == 0o600
@@ -169,3 +169,10 @@ def test_a_prometheus_that_cannot_start_fails_the_step_with_its_log(rig):
         prom.create(master_p)
     assert "oops" in str(e.value) or "yaml" in str(e.value).lower(), str(e.value)
     assert KEY not in str(e.value)
+
+
+def test_a_node_srun_cannot_reach_is_reported_and_nothing_fails(rig):
+    """A node whose srun step fails (here: no such node) is reported; the deploy goes on."""
+    props = dict(rig["nodes"], nodes=[{"name": "kk3n9", "addr": "10.77.0.19"}])
+    out = NodeExportersProvider().create(props).outs["exporters"]
+    assert list(out) == ["kk3n9"] and out["kk3n9"]["srun"].startswith("down: exit "), out
