@@ -205,7 +205,8 @@ MasterPrometheus = _resource(MasterPrometheusProvider, "MasterPrometheus", ["pro
 # ---- in the program ------------------------------------------------------------------------------
 def serving_addrs(nodes, master_in_compute: bool) -> List[Dict[str, str]]:
     """[{"name", "addr"}] of the nodes that serve, from the cluster's node list
-    ([{"name", "inner_ip", "role"}], CtyunHccCluster.nodes)."""
+    ([{"name", "inner_ip", "role"}], CtyunHccCluster.nodes). The names are the API's, which
+    ClusterCheck (earlier in the chain) has confirmed are Slurm's (`srun -w` takes them)."""
     return [{"name": n["name"], "addr": n["inner_ip"]} for n in nodes or []
             if n.get("role") != "master" or master_in_compute]
 
