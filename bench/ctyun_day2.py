@@ -38,6 +38,8 @@ from components.ctyun_hcc.bootstrap import (  # noqa: E402
 from components.ctyun_hcc.acceptance import AcceptanceGateProvider  # noqa: E402
 from components.ctyun_hcc.cluster_check import ClusterCheckProvider  # noqa: E402
 from components.ctyun_hcc.resize import drain_leaving, stop_service_for  # noqa: E402
+from components.ctyun_hcc.router_service import RouterServiceProvider  # noqa: E402
+from components.ctyun_hcc.tls_step import TlsProxyProvider  # noqa: E402
 from components.ctyun_hcc.scripts import render_bcast_sh, render_mount_nvme_sh  # noqa: E402
 from components.ctyun_hcc.service import SlurmServiceProvider  # noqa: E402
 from components.ctyun_hcc.slurm_jobs import job  # noqa: E402
@@ -245,6 +247,7 @@ def destroy(env) -> None:
             state = [  # reverse order of target.py's chain, as `pulumi destroy` walks it
                 (AcceptanceGateProvider(), {**master, "endpoint": "http://10.9.9.9:11025/v1",
                                             "jobId": "77", "node0Addr": "10.9.9.9"}),
+                (RouterServiceProvider(), master), (TlsProxyProvider(), master),
                 (SlurmServiceProvider(), {**master, "jobId": "77", "nodes": ["a", "b"],
                                           "watchdogSh": "x"}),
                 (BroadcastProvider(), {**master, "jobId": "76"}),

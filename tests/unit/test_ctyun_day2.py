@@ -470,3 +470,55 @@ def test_a_refused_login_after_the_reload_is_not_waited_on(fake_clock):
     with pytest.raises(SshError, match="refused"):
         HostKeyPinProvider()._after_reload(denied, sleep=fake_clock.sleep, clock=fake_clock)
     assert fake_clock() == fake_clock.start
+
+
+# --- a destroy with the master unreachable: the steps that hold something ---------------------
+
+def _closed_port() -> int:
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def _unreachable(**extra):
+    return {"sshHost": "127.0.0.1", "sshPort": _closed_port(), "sshUser": "root",
+            "sshPrivateKey": "", "sshPassword": "x", "connectTimeoutS": 2, **extra}
+
+
+@pytest.mark.parametrize("provider", ["tls", "router"])
+def test_a_step_holding_processes_on_an_unreachable_master_warns_and_lets_destroy_go_on(
+        provider, caplog):
+    """Issue 19 item 4: the TLS front and the router hold processes on the master, so their
+    delete connects; a refused connection is said (naming the step and the address) and the
+    destroy goes on to the billed cluster, whose deletion ends them."""
+    import logging
+    from components.ctyun_hcc.router_service import RouterServiceProvider
+    from components.ctyun_hcc.tls_step import TlsProxyProvider
+
+    prov = {"tls": TlsProxyProvider, "router": RouterServiceProvider}[provider]()
+    assert prov.holds_something()
+    props = _unreachable()
+    with caplog.at_level(logging.WARNING):
+        prov.delete("x", props)  # no exception
+    step = type(prov).__name__.removesuffix("Provider")
+    assert f"{step}: could not undo it on 127.0.0.1:{props['sshPort']}" in caplog.text
+    assert "ConnectionRefusedError" in caplog.text
+
+
+def test_a_remove_that_ran_and_failed_is_still_an_error():
+    """The hostile side: the master answered and the command failed: raised, not warned."""
+    from components.ctyun_hcc.ssh import CommandFailed
+    from components.ctyun_hcc.ssh_resource import SshStepProvider
+
+    class Failing(SshStepProvider):
+        def _run(self, fn, p):
+            raise CommandFailed("stop router services", 1, "", "permission denied")
+
+        def remove(self, runner, p):  # holds something
+            pass
+
+    with pytest.raises(CommandFailed, match="permission denied"):
+        Failing().delete("x", _unreachable())
