@@ -88,3 +88,13 @@ class PodLogs:
                 raise RuntimeError(f"log of pod {pod}: HTTP {r.status_code} {r.text[:200]}")
             for chunk in r.iter_bytes():
                 write(chunk)
+
+
+def logs_output(stack: str, namespace: str, selector: Mapping[str, str]) -> dict:
+    """The stack output `logs`: the `logs` command, and the same with kubectl alone (after the
+    output `kubectl`'s kubeconfig step): `kubectl logs -l` with the serving pods' selector,
+    their `vllm` container, every pod's lines prefixed with its name."""
+    labels = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+    return {"command": f"python -m components logs --stack {stack} [--follow] [--node N]",
+            "kubectl": (f"KUBECONFIG=k3.kubeconfig kubectl -n {namespace} logs -l {labels} "
+                        "-c vllm --prefix --tail=200 [-f --max-log-requests=16]")}

@@ -29,6 +29,7 @@ from ..program.contract import Deployment, Gates, MockOutputs, Rendered, Served,
 from . import config as cfgmod
 from . import layout as lay
 from .infrastructure import AwsEksCluster
+from .logs import logs_output
 from .monitoring import GRAFANA_PORT_FORWARD
 from .reachability import Requirement, api_requirement
 
@@ -345,6 +346,7 @@ def _eks_outputs(deployment: EksDeployment, infra: AwsEksCluster, gates: AwsGate
                        "namespace": layout.namespace, "podSelector": selector, "container": "vllm"}),
         "kubectl": (f"pulumi stack output --show-secrets kubeconfig > k3.kubeconfig && "
                     f"KUBECONFIG=k3.kubeconfig kubectl -n {layout.namespace} get pods"),
+        "logs": logs_output(pulumi.get_stack(), layout.namespace, selector),
         **({"grafana": GRAFANA_PORT_FORWARD} if infra.monitoring is not None else {}),
         "capacityReservationId": block.reservation_id,
         "reservationWindow": pulumi.Output.all(block.start_date, block.end_date, block.instances_stop_at)

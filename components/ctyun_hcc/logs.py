@@ -95,3 +95,17 @@ def remote_command(req: LogRequest) -> str:
     if req.follow:  # tail -F waits for a file that is not there yet
         return f'{pick}; {keep}; exec tail -n {req.lines} -F -- "$@"'
     return f'{pick}; {keep}; exec tail -n {req.lines} -- "${{found[@]}}"'
+
+
+def logs_output(stack: str, host: str, port: int, user: str, bastion: str, log_dir: str,
+                job_id: str) -> dict:
+    """The stack output `logs`: the `logs` command, and the same with ssh alone (with the key
+    the output `sshCommand` saves): the job's own log (`job_<id>.out/.err`); each node's vLLM
+    log is `node_<id>.<task>.out` next to it (see the module docstring)."""
+    jump = f" -J {shell_word(bastion)}" if bastion else ""
+    p = f" -p {int(port)}" if int(port) != 22 else ""
+    d = log_dir.rstrip("/")
+    files = " ".join(shell_word(f"{d}/job_{job_id}.{ext}") for ext in ("out", "err"))
+    return {"command": f"python -m components logs --stack {stack} [--follow] [--node N]",
+            "ssh": f"ssh -i k3.key{jump}{p} {shell_word(f'{user}@{host}')} tail -n 200 -F {files}",
+            "nodeLogs": f"{d}/node_{job_id}.<task>.out"}

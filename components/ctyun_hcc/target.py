@@ -253,6 +253,8 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         return {
             **ssh_outputs(infrastructure.bootstrapped.ssh, deployment.rendered.layout.log_dir),
             **_metrics_outputs(served, infrastructure),
+            "logs": _logs_output(infrastructure.bootstrapped.ssh,
+                                 deployment.rendered.layout.log_dir, service.jobId),
             **({} if tls is None else {"tls": pulumi.Output.all(
                 tls.fingerprintSha256, tls.pinSha256, tls.certificate, tls.selfSigned).apply(
                 lambda t: {"fingerprintSha256": t[0], "pinSha256": t[1], "certificate": t[2],
@@ -302,6 +304,18 @@ def _check_pins(shared: SharedSettings, cfg: HccServeConfig) -> None:
         raise shared.refuse("modelRevision", "set kimi-k3:modelSource=modelscope to download a "
                             "pinned revision, or unset it", "cannot be pinned with "
                             "kimi-k3:modelSource=cthpc (cthpc model install takes no revision)")
+
+
+def _logs_output(ssh: Mapping[str, Any], log_dir: str, job_id):
+    """The stack output `logs` (logs.logs_output): the command and its ssh equivalent."""
+    import pulumi
+
+    from .logs import logs_output
+
+    return pulumi.Output.all(ssh["sshHost"], ssh["sshPort"], ssh["sshUser"], ssh["sshBastion"],
+                             job_id).apply(lambda v: logs_output(
+                                 pulumi.get_stack(), v[0], int(v[1]), v[2], v[3] or "", log_dir,
+                                 str(v[4])))
 
 
 def _metrics_outputs(served: SlurmServed, infrastructure) -> Dict[str, Any]:

@@ -50,3 +50,6 @@ def test_monitoring_false_leaves_the_metrics_services_out():
     kinds = {r["type"] for r in run.resources}
     assert not any(k.endswith(("MasterPrometheus", "NodeExporters")) for k in kinds)
     assert "metrics" not in run.outputs
+    # the logs output does not depend on it (components/ctyun_hcc/logs.py logs_output)
+    assert run.outputs["logs"]["ssh"].endswith("tail -n 200 -F /home/kimi-k3/logs/job_mock.out "
+                                               "/home/kimi-k3/logs/job_mock.err")
