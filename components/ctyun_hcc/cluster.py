@@ -117,12 +117,7 @@ class SshRequirement:
 def deploy_requirements(hcc: HccConfig) -> List[SshRequirement]:
     """What a real preview/up stops on before any resource (the offline plan warns and goes on)."""
     req = ssh_requirement(hcc)
-    out = [SshRequirement(**req)] if req else []
-    if hcc.replicas > 1:  # sized and planned (8 nodes for 2 x 4), not served yet
-        out.append(SshRequirement("kimi-k3:replicas", "is not served on ctyun-hcc yet",
-                                  "use 1 on ctyun-hcc (several replicas behind the router are "
-                                  "served on aws-eks)", hcc.replicas))
-    return out
+    return [SshRequirement(**req)] if req else []
 
 
 def _server_inputs(config: HccConfig) -> Dict[str, Any]:

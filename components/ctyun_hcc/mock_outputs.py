@@ -70,9 +70,21 @@ def slurm_service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     """The job the service would run: endpoint on the master's public address (node 0)."""
     host = inputs.get("publicHost") or "198.51.100.10"
     count = int(inputs.get("nodeCount") or 1)
-    return {"jobId": "mock", "nodes": [f"node{i}" for i in range(count)],
-            "node0Addr": inputs.get("publicInnerIp") or "192.0.2.10",
+    # replica i (job `<name>-r<i>`, replicas.py) on the i-th group of nodes; replica 0's head
+    # is the master when it serves
+    tail = str(inputs.get("jobName") or "").rpartition("-r")[2]
+    first = (int(tail) if tail.isdigit() else 0) * count
+    head = (inputs.get("publicInnerIp") or "192.0.2.10") if not first else f"192.0.2.{10 + first}"
+    return {"jobId": f"mock{first // count}" if first else "mock",
+            "nodes": [f"node{i}" for i in range(first, first + count)],
+            "node0Addr": head,
             "endpoint": f"http://{host}:{int(inputs.get('port') or 8000)}/v1"}
+
+
+def router_service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    """The router on the master: systemd's units where it runs, else the restart loop."""
+    return {"supervisor": "systemd (a restart loop where the master has none)",
+            "readySeconds": None}
 
 
 def tls_proxy(inputs: Mapping[str, Any]) -> Dict[str, Any]:
@@ -93,4 +105,5 @@ MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "pulumi-python:dynamic/ctyun:ClusterCheck": cluster_check,
     "pulumi-python:dynamic/ctyun:SlurmService": slurm_service,
     "pulumi-python:dynamic/ctyun:TlsProxy": tls_proxy,
+    "pulumi-python:dynamic/ctyun:RouterService": router_service,
 }

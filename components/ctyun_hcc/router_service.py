@@ -125,6 +125,7 @@ class RouterService(pulumi.dynamic.Resource, module="ctyun", name="RouterService
     """The router on the master; see the module docstring. Inputs: SSH_INPUTS + STEP_INPUTS."""
 
     supervisor: pulumi.Output[str]
+    workerUrls: pulumi.Output[list]
 
     def __init__(self, resource_name: str, inputs: Dict[str, Any],
                  opts: Optional[pulumi.ResourceOptions] = None):

@@ -12,14 +12,17 @@ stack's tree, each step depending explicitly on the one before:
       K3Inference (serve, gates)           SlurmService -> AcceptanceGate
 
 so `pulumi destroy` runs in reverse: the service job is cancelled (and instances stopped)
-before the cluster goes.
+before the cluster goes. With `kimi-k3:replicas` > 1 (replicas.py, docs/router.md): one
+SlurmService per replica (`-service`, `-service-r1`, ...), then RouterService (vllm-router and
+the front on the master, router_service.py) -> AcceptanceGate through the router and against
+each replica.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Tuple
 
 from ..config.shared import Exposure, SharedSettings
 from ..inference.catalog import MODELS
@@ -28,10 +31,13 @@ from ..inference.launch import LaunchSpec, Runtime
 from ..inference.planner import Plan, PlanRequest
 from ..program.contract import Deployment, Gates, MockOutputs, Rendered, Served, StackSettings, Target
 from .config import HccConfig
+from .replicas import file_prefix, replica_layouts, replica_port, resource_suffix, router_dir
 from .scripts import API_GUARD_FILE, SlurmLayout, api_guard_files, render_all
 from .serve_config import HccServeConfig, parse_serve_config
 
 NODE_SHAPE = "atlas-800-a3"
+#: scripts of the whole cluster, run once from replica 0's work directory (the others' are per job)
+CLUSTER_SCRIPTS = ("bcast.sh", "mount_nvme.sh")
 
 
 def slurm_layout(plan: Plan, cfg: HccServeConfig, partition: str = "batch") -> SlurmLayout:
@@ -57,15 +63,18 @@ class HccTargetConfig:
 
 @dataclass(frozen=True)
 class SlurmRendered(Rendered):
-    """The scripts (and the API-key guard) and where they, the weights and the image live."""
+    """The scripts (and the API-key guard) and where they, the weights and the image live;
+    with several replicas each one's scripts too (under `replica-<i>/`, replicas.py)."""
 
     layout: SlurmLayout
+    #: every replica's layout, replica 0's (`layout`) first
+    layouts: Tuple[SlurmLayout, ...] = ()
 
 
 @dataclass(frozen=True)
 class SlurmServed(Served):
-    """The Slurm service job, the API key it serves with ("" without one) and the master's
-    Prometheus (None with kimi-k3:monitoring=false)."""
+    """The Slurm service job (replica 0's), the API key it serves with ("" without one) and the
+    master's Prometheus (None with kimi-k3:monitoring=false)."""
 
     service: Any
     api_key: Any
@@ -73,6 +82,10 @@ class SlurmServed(Served):
     tls: Any = None
     #: the master's Prometheus (metrics_services.MasterPrometheus), None with monitoring off
     prometheus: Any = None
+    #: every replica's SlurmService, replica 0's first
+    services: Tuple[Any, ...] = ()
+    #: the router on the master (router_service.RouterService), None for one replica
+    router: Any = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +111,7 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
                                        public=public_endpoint(shared),
                                        allow_plaintext=shared.allow_plaintext)
         _check_pins(shared, serve_cfg)
+        replica_port(shared, serve_cfg)  # the replicas' port is free (ConfigError otherwise)
         return HccTargetConfig(serve=serve_cfg, cluster=load_hcc_config(shared))
 
     def unpinned_weights(self, settings: Settings) -> str:
@@ -119,7 +133,7 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
     def runtime(self, settings: Settings) -> Runtime:
         """The weights at /model (the seed's bind mount of the model directory, node.sh)."""
         shared = settings.shared
-        return Runtime(image=shared.image, port=shared.port,
+        return Runtime(image=shared.image, port=replica_port(shared, settings.target.serve),
                        served_model_name=shared.served_model_name, model_path="/model",
                        vision_chunks_per_prompt=shared.vision_chunks_per_prompt,
                        api_key=shared.has_api_key, hf_token=shared.has_hf_token)
@@ -128,8 +142,14 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         """The five scripts, and with an API key `api-guard/kk3_api_guard.py` (the service
         writes it root-only under the work dir; node.sh binds it into the instance)."""
         layout = slurm_layout(plan, settings.target.serve, settings.target.cluster.queue_name)
-        return SlurmRendered(files={**render_all(plan, spec, layout), **api_guard_files(spec)},
-                             layout=layout)
+        layouts = replica_layouts(layout, settings.shared.replicas)
+        # the broadcast and the disks are the cluster's (replica 0's work dir), the job's
+        # scripts each replica's
+        files = {file_prefix(i) + k: v for i, lay in enumerate(layouts)
+                 for k, v in render_all(plan, spec, lay).items()
+                 if i == 0 or k not in CLUSTER_SCRIPTS}
+        return SlurmRendered(files={**files, **api_guard_files(spec)}, layout=layout,
+                             layouts=layouts)
 
     def exposures(self, settings: Settings) -> List[Exposure]:
         """What the security group opens (the lists config.py gives it): the endpoint from
@@ -171,50 +191,46 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
 
         cfg, hcc = deployment.config.serve, deployment.config.cluster
         chain = declare_chain(name, cluster, hcc, cfg, deployment.plan, deployment.rendered.files,
-                              aliases, deployment.rendered.layout.job_name)
+                              aliases, service_job_names(deployment.rendered))
         if not cfg.monitoring:
             return chain
         return after_chain(name, chain, cluster, hcc.master_in_compute, hcc.queue_name)
 
     def serve(self, name: str, deployment: HccDeployment, infrastructure, parent) -> SlurmServed:
-        """The Slurm service job after the broadcast (service.py)."""
+        """The Slurm service job(s) after the broadcast (service.py); with several replicas the
+        router on the master after all of them (router_service.py)."""
         import pulumi
 
-        from .service import SlurmService, fingerprint
+        from .service import SlurmService
 
-        plan, spec, files = deployment.plan, deployment.spec, deployment.rendered.files
-        cfg, hcc, shared, secrets = (deployment.config.serve, deployment.config.cluster,
-                                     deployment.shared, deployment.secrets)
+        cfg, shared, secrets = deployment.config.serve, deployment.shared, deployment.secrets
         chain = infrastructure.bootstrapped
         api_key = secrets.api_key if (shared.has_api_key and secrets) else ""
         hf_token = secrets.hf_token if (shared.has_hf_token and secrets) else ""
-        service = SlurmService(f"{name}-service", {
-            **chain.ssh, "workDir": cfg.work_dir, "jobName": deployment.rendered.layout.job_name,
-            "partition": hcc.queue_name, "srunSh": files["srun.sh"], "nodeSh": files["node.sh"],
-            "checkSh": files["check.sh"], "apiGuardPy": files.get(API_GUARD_FILE, ""),
-            "preflightSh": files["preflight.sh"], "watchdogSh": files["watchdog.sh"],
-            "rpcPort": spec.rpc_port,
-            "launchFingerprint": fingerprint(spec.to_dict()),
-            "devicesPerNode": plan.devices_per_node, "nodeCount": spec.nodes, "port": spec.port,
-            "servedModelName": spec.served_model_name, "apiKey": api_key, "hfToken": hf_token,
-            "headHost": chain.master_name if hcc.master_in_compute else "",
-            "publicHost": infrastructure.master_public_ip,
-            "publicInnerIp": infrastructure.master_inner_ip,
-            "startupTimeoutS": spec.startup_timeout_s,
-            "ownerTag": f"{pulumi.get_project()}/{pulumi.get_stack()}"},
-            pulumi.ResourceOptions(parent=parent, depends_on=[chain.last]))
-        tls = _tls_proxy(name, deployment, infrastructure, service, parent)
-        endpoint = service.endpoint if tls is None else infrastructure.master_public_ip.apply(
-            lambda ip: f"https://{ip}:{int(cfg.tls_port)}/v1")
+        layouts = deployment.rendered.layouts or (deployment.rendered.layout,)
+        services = tuple(
+            SlurmService(f"{name}-service{resource_suffix(i)}",
+                         _service_inputs(deployment, infrastructure, i, lay, api_key, hf_token),
+                         pulumi.ResourceOptions(parent=parent, depends_on=[chain.last]))
+            for i, lay in enumerate(layouts))
+        service = services[0]
+        router = _router(name, deployment, infrastructure, services, parent)
+        tls = _tls_proxy(name, deployment, infrastructure, service, parent, router)
+        if tls is not None:
+            endpoint = infrastructure.master_public_ip.apply(
+                lambda ip: f"https://{ip}:{int(cfg.tls_port)}/v1")
+        else:
+            endpoint = service.endpoint if router is None else \
+                _front_endpoint(deployment, infrastructure)
         prometheus = None
-        if cfg.monitoring:  # outside the job: metrics_services.py
+        if cfg.monitoring:  # outside the job: metrics_services.py (replica 0's head scraped)
             from .metrics_services import declare_prometheus
 
             prometheus = declare_prometheus(
-                name, chain.ssh, infrastructure.nodes, hcc.master_in_compute, service, spec.port,
-                api_key, bool(api_key), parent)
+                name, chain.ssh, infrastructure.nodes, deployment.config.cluster.master_in_compute,
+                service, deployment.spec.port, api_key, bool(api_key), parent)
         return SlurmServed(endpoint=endpoint, service=service, api_key=api_key, tls=tls,
-                           prometheus=prometheus)
+                           prometheus=prometheus, services=services, router=router)
 
     def gates(self, name: str, deployment: HccDeployment, infrastructure, served: SlurmServed,
               parent) -> HccGates:
@@ -229,9 +245,12 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         plan, spec, service = deployment.plan, deployment.spec, served.service
         size = load_size(deployment.shared.accept_load, plan.max_num_seqs,
                          plan.parallelism.data_parallel)
+        target = {"endpoint": service.endpoint, "node0Addr": service.node0Addr,
+                  "jobId": service.jobId, "port": spec.port}
+        if served.router is not None:  # through the router, then each replica once
+            target = _router_gate_inputs(deployment, infrastructure, served)
         gate = AcceptanceGate(f"{name}-accept", {
-            **infrastructure.bootstrapped.ssh, **progress_inputs(), "endpoint": service.endpoint,
-            "node0Addr": service.node0Addr, "jobId": service.jobId, "port": spec.port,
+            **infrastructure.bootstrapped.ssh, **progress_inputs(), **target,
             "servedModelName": spec.served_model_name, "apiKey": served.api_key,
             "loadRequests": size.requests if size else 0,
             "loadConcurrency": size.concurrency if size else 1,
@@ -239,7 +258,8 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
             "hardware": {"accelerator": plan.accelerator, "node_shape": plan.node_shape,
                          "nodes": plan.nodes},
             **price_input(deployment.shared.usd_per_hour), **known_input(plan)},
-            pulumi.ResourceOptions(parent=parent, depends_on=[service]))
+            pulumi.ResourceOptions(parent=parent, depends_on=[
+                served.router if served.router is not None else service]))
         return HccGates(acceptance=gate.acceptance, gate=gate)
 
     def outputs(self, deployment: HccDeployment, infrastructure, served: SlurmServed,
@@ -264,6 +284,7 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
                 lambda a: curl_line(a[0], spec.served_model_name, bool(spec.secret_env), a[1])),
             "slurmJobId": service.jobId,
             "slurmNodes": service.nodes,
+            **_replica_outputs(served),
             "clusterId": infrastructure.cluster_id,
             "masterPublicIp": infrastructure.master_public_ip,
         }
@@ -274,8 +295,9 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         return MOCK_OUTPUTS
 
 
-def _tls_proxy(name: str, deployment, infrastructure, service, parent):
-    """The TLS front on the master (tls_step.py) when the endpoint serves TLS, else None."""
+def _tls_proxy(name: str, deployment, infrastructure, service, parent, router=None):
+    """The TLS front on the master (tls_step.py) when the endpoint serves TLS, else None; in
+    front of vLLM on node 0, or of the router's front on the master (several replicas)."""
     import pulumi
 
     from .tls_step import TlsProxy
@@ -287,10 +309,104 @@ def _tls_proxy(name: str, deployment, infrastructure, service, parent):
     proxy_py = (Path(__file__).with_name("tls_proxy.py")).read_text()
     return TlsProxy(f"{name}-tls", {
         **infrastructure.bootstrapped.ssh, "workDir": cfg.work_dir, "listenPort": cfg.tls_port,
-        "upstreamHost": service.node0Addr, "upstreamPort": spec.port,
+        "upstreamHost": service.node0Addr if router is None else "127.0.0.1",
+        "upstreamPort": spec.port if router is None else deployment.shared.port,
         "publicHost": infrastructure.master_public_ip, "certificatePem": cfg.tls_certificate,
         "privateKeyPem": key or "", "proxyPy": proxy_py},
-        pulumi.ResourceOptions(parent=parent, depends_on=[service]))
+        pulumi.ResourceOptions(parent=parent, depends_on=[service if router is None else router]))
+
+
+def service_job_names(rendered: SlurmRendered) -> str:
+    """Every replica's Slurm job name, comma-separated: the bootstrap steps that need nodes
+    stop whichever of this stack's jobs holds them (resize.py asks `squeue -n`, which takes a
+    list of names)."""
+    return ",".join(lay.job_name for lay in rendered.layouts or (rendered.layout,))
+
+
+def _service_inputs(deployment, infrastructure, i: int, layout: SlurmLayout, api_key,
+                    hf_token) -> Dict[str, Any]:
+    """Replica i's SlurmService inputs: its job name, work directory and scripts (replicas.py);
+    the head on the master when the master is in that job's allocation."""
+    import pulumi
+
+    from .service import fingerprint
+
+    plan, spec, files = deployment.plan, deployment.spec, deployment.rendered.files
+    hcc, chain = deployment.config.cluster, infrastructure.bootstrapped
+    pre = file_prefix(i)
+    return {
+        **chain.ssh, "workDir": layout.work_dir, "jobName": layout.job_name,
+        "partition": hcc.queue_name, "srunSh": files[pre + "srun.sh"],
+        "nodeSh": files[pre + "node.sh"], "checkSh": files[pre + "check.sh"],
+        "apiGuardPy": files.get(API_GUARD_FILE, ""),
+        "preflightSh": files[pre + "preflight.sh"], "watchdogSh": files[pre + "watchdog.sh"],
+        "rpcPort": spec.rpc_port,
+        "launchFingerprint": fingerprint(spec.to_dict()),
+        "devicesPerNode": plan.devices_per_node, "nodeCount": spec.nodes, "port": spec.port,
+        "servedModelName": spec.served_model_name, "apiKey": api_key, "hfToken": hf_token,
+        "headHost": chain.master_name if hcc.master_in_compute else "",
+        "publicHost": infrastructure.master_public_ip,
+        "publicInnerIp": infrastructure.master_inner_ip,
+        "startupTimeoutS": spec.startup_timeout_s,
+        "ownerTag": f"{pulumi.get_project()}/{pulumi.get_stack()}"}
+
+
+def _router(name: str, deployment, infrastructure, services, parent):
+    """vllm-router and the front on the master in front of every replica (several replicas),
+    else None."""
+    import pulumi
+
+    from ..router.host import worker_url
+    from .router_service import RouterService
+
+    if len(services) < 2:
+        return None
+    spec, shared = deployment.spec, deployment.shared
+    urls = pulumi.Output.all(*[s.node0Addr for s in services]).apply(
+        lambda addrs: [worker_url(a, spec.port) for a in addrs])
+    router = RouterService(f"{name}-router", {
+        **infrastructure.bootstrapped.ssh, "routerDir": router_dir(deployment.config.serve),
+        "jobName": deployment.rendered.layout.job_name, "workerUrls": urls,
+        "port": shared.port, "startupTimeoutS": spec.startup_timeout_s},
+        pulumi.ResourceOptions(parent=parent, depends_on=list(services)))
+    return router
+
+
+def _front_endpoint(deployment, infrastructure):
+    """The router's front on the master's public address (plain HTTP; TLS is in front of it
+    when the endpoint serves TLS)."""
+    port = int(deployment.shared.port)
+    return infrastructure.master_public_ip.apply(lambda ip: f"http://{ip}:{port}/v1")
+
+
+def _router_gate_inputs(deployment, infrastructure, served) -> Dict[str, Any]:
+    """The gate's target behind the router: the front on the master (forwarded to as the
+    master sees it), every replica's head for greedy_replicas, every job id (a new one runs the
+    checks again)."""
+    import pulumi
+
+    services = served.services
+    return {"endpoint": _front_endpoint(deployment, infrastructure), "node0Addr": "127.0.0.1",
+            "port": deployment.shared.port,
+            "jobId": pulumi.Output.all(*[s.jobId for s in services]).apply(
+                lambda ids: ",".join(str(i) for i in ids)),
+            "replicaAddrs": pulumi.Output.all(*[s.node0Addr for s in services]),
+            "replicaPort": deployment.spec.port}
+
+
+def _replica_outputs(served) -> Dict[str, Any]:
+    """With several replicas: `replicas` (each one's Slurm job, nodes and head address) and
+    `router` (where the router runs and how it is supervised)."""
+    import pulumi
+
+    if served.router is None:
+        return {}
+    return {"replicas": pulumi.Output.all(*[pulumi.Output.all(s.jobId, s.nodes, s.node0Addr)
+                                            for s in served.services]).apply(
+                lambda rs: [{"jobId": r[0], "nodes": r[1], "head": r[2]} for r in rs]),
+            "router": pulumi.Output.all(served.router.supervisor,
+                                        served.router.workerUrls).apply(
+                lambda r: {"supervisor": r[0], "workers": r[1]})}
 
 
 def _check_pins(shared: SharedSettings, cfg: HccServeConfig) -> None:

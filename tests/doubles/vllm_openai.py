@@ -182,6 +182,14 @@ KNOWN_FIELDS = frozenset({
     "reasoning_effort", "include_reasoning", "parallel_tool_calls", "user", "top_k", "min_p",
     "chat_template_kwargs", "ignore_eos", "min_tokens", "skip_special_tokens",
 })
+#: what vllm-router 0.1.17 adds to every chat request it forwards (its own request type
+#: re-serialised, SGLang's extensions at their defaults; seen on the wire by
+#: tests/integration/test_ctyun_replicas.py). vLLM accepts unknown fields and only logs them
+#: (`OpenAIBaseModel`: `ConfigDict(extra="allow")` and its `__log_extra_fields__` warning,
+#: vllm/entrypoints/openai/protocol.py), and `continue_final_message` is one of its own: the
+#: strict double (`reject_unknown_fields`) lets these through as well.
+ROUTER_FIELDS = frozenset({"continue_final_message", "no_stop_trim", "return_hidden_states",
+                           "separate_reasoning", "stream_reasoning"})
 
 
 def _error(message: str, err_type: str, code: int, param: Optional[str] = None) -> Dict:
@@ -597,7 +605,7 @@ class _Exchange:
         if not isinstance(req, dict) or not isinstance(req.get("messages"), list):
             return await self._json(400, _error("Field required", "BadRequestError", 400,
                                                 "messages"))
-        extra = sorted(set(req) - KNOWN_FIELDS)
+        extra = sorted(set(req) - KNOWN_FIELDS - ROUTER_FIELDS)
         if extra and cfg.reject_unknown_fields:
             return await self._json(400, _error(f"unknown fields {extra}", "BadRequestError", 400))
         if req.get("model") not in (None, cfg.served_model_name):
