@@ -10,11 +10,13 @@ per replica for greedy_replicas; then everything stopped, nothing left.
 """
 
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from components.ctyun_hcc.acceptance import AcceptanceGateProvider
 from components.ctyun_hcc.replicas import replica_layouts
+from components.ctyun_hcc.resize import stop_service_for
 from components.ctyun_hcc.router_service import RouterServiceProvider
 from components.ctyun_hcc.scripts import render_all
 from components.ctyun_hcc.service import SlurmServiceProvider, fingerprint
@@ -83,6 +85,15 @@ def test_two_replicas_behind_the_router_pass_the_gate(services, workspace):
         assert gate_out["ok"], gate_out
         assert gate_out["checks"]["greedy_replicas"] is True
         assert gate_out["via"] == "from the deployer"
+        # a bootstrap step that needs the nodes (a broadcast after a grow) stops both jobs:
+        # the chain names every replica's job (target.service_job_names)
+        runner = SlurmServiceProvider().runner(props[0])
+        with runner:
+            stopped = stop_service_for(runner, {
+                "serviceJobName": "kimi-k3,kimi-k3-r1", "ownerTag": "kimi-k3/replicas-test",
+                "sshUser": props[0]["sshUser"], "workDir": lays[0].work_dir},
+                ["kk3n0", "kk3n1", "kk3n2", "kk3n3"], "the test", time.monotonic() + 60, 0.5)
+        assert sorted(stopped) == sorted(o["jobId"] for o in outs)
     finally:
         if router_props is not None:
             router.delete("id", {**router_props})

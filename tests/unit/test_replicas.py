@@ -107,6 +107,11 @@ def test_ctyun_serves_one_slurm_job_per_replica_behind_the_router_on_the_master(
     assert "/home/kimi-k3/replica-1/node.sh" in jobs["kimi-k3-service-r1"]["srunSh"]
     assert jobs["kimi-k3-service"]["srunSh"] == run.deployment.rendered.files["srun.sh"]
     assert "replica-1/bcast.sh" not in run.deployment.rendered.files  # the broadcast is the cluster's
+    assert "/home/kimi-k3/replica-1" in jobs["kimi-k3-service-r1"]["watchdogSh"] + \
+        jobs["kimi-k3-service-r1"]["preflightSh"]
+    # the steps that need nodes stop whichever replica holds them
+    steps = [i for i in _by_name(run, "/ctyun:Broadcast").values()]
+    assert [i["serviceJobName"] for i in steps] == ["kimi-k3,kimi-k3-r1"]
     (router,) = _by_name(run, "/ctyun:RouterService").values()
     assert router["port"] == 11025 and router["routerDir"] == "/home/kimi-k3/router"
     assert router["workerUrls"] == ["http://192.168.0.10:11026", "http://192.168.0.12:11026"]
