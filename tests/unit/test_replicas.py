@@ -114,13 +114,13 @@ def test_ctyun_serves_one_slurm_job_per_replica_behind_the_router_on_the_master(
     assert [i["serviceJobName"] for i in steps] == ["kimi-k3,kimi-k3-r1"]
     (router,) = _by_name(run, "/ctyun:RouterService").values()
     assert router["port"] == 11025 and router["routerDir"] == "/home/kimi-k3/router"
-    assert router["workerUrls"] == ["http://192.168.0.10:11026", "http://192.168.0.12:11026"]
+    assert router["workerUrls"] == ["http://192.0.2.10:11026", "http://192.0.2.12:11026"]
     (gate,) = _by_name(run, "/ctyun:AcceptanceGate").values()
     assert (gate["endpoint"], gate["node0Addr"], gate["port"]) == (
         "http://198.51.100.10:11025/v1", "127.0.0.1", 11025)
-    assert (gate["replicaAddrs"], gate["replicaPort"]) == (["192.168.0.10", "192.168.0.12"], 11026)
+    assert (gate["replicaAddrs"], gate["replicaPort"]) == (["192.0.2.10", "192.0.2.12"], 11026)
     assert run.outputs["endpoint"] == "http://198.51.100.10:11025/v1"
-    assert [r["head"] for r in run.outputs["replicas"]] == ["192.168.0.10", "192.168.0.12"]
+    assert [r["head"] for r in run.outputs["replicas"]] == ["192.0.2.10", "192.0.2.12"]
     # the security group opens the front's port, as for one replica
     assert any("11025" in str(r["inputs"]) for r in run.resources
                if r["type"].endswith("/ctyun:HccSecurityGroup"))
