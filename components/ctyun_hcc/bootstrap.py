@@ -40,7 +40,8 @@ import pulumi.dynamic
 
 from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
-from .fetch_commands import MODELSCOPE_PIP, MODELSCOPE_VENV, SEED_PIP_INDEX, SEED_SIF_URL, \
+from .fetch_commands import MODELSCOPE_PIP, MODELSCOPE_VENV, REVISION_MARK, SEED_PIP_INDEX, \
+    SEED_SIF_URL, \
     check_url, cthpc_model_command, cthpc_sif_command, modelscope_command, sha256_check_command, \
     sif_download_command
 from .password_login import DEFAULT_SSHD_CONFIG, MODES as PASSWORD_MODES, off_command, \
@@ -326,6 +327,10 @@ class NvmeMountProvider(SshStepProvider):
 VERIFY_CHECKPOINT = r"""
 d={dir}
 [ -f "$d/config.json" ] || {{ echo "missing $d/config.json"; exit 3; }}
+want={revision}
+if [ -n "$want" ] && [ "$(cat "$d/{mark}" 2>/dev/null)" != "$want" ]; then
+  echo "$d is not at revision $want"; exit 3
+fi
 if find "$d" -name '*.part' -o -name '*.incomplete' -o -name '*.tmp' | grep -q .; then
   echo "partial files left in $d"; exit 3
 fi
@@ -349,14 +354,21 @@ class ModelWeightsProvider(SshStepProvider):
     STEP_INPUTS = {"source": "cthpc", "modelName": "Kimi-K3-w4a8",
                    "repo": "Eco-Tech/Kimi-K3-w4a8", "modelRoot": "/mnt/nvme1n1/model",
                    "installTimeoutS": 14400, "modelscopePip": MODELSCOPE_PIP,
-                   "pipIndexUrl": SEED_PIP_INDEX, "modelscopeVenv": MODELSCOPE_VENV}
+                   "pipIndexUrl": SEED_PIP_INDEX, "modelscopeVenv": MODELSCOPE_VENV,
+                   # kimi-k3:modelRevision (modelscope only; "" = the repository's default)
+                   "revision": ""}
     REPLACE_KEYS = ("source", "modelName", "repo", "modelRoot")
 
     def _dir(self, p) -> str:
         return f"{p['modelRoot'].rstrip('/')}/{p['modelName']}"
 
+    def _check(self, p) -> str:
+        """The checkpoint check, with the revision the directory must be at (modelscope)."""
+        return VERIFY_CHECKPOINT.format(dir=_q(self._dir(p)), revision=_q(p.get("revision") or ""),
+                                        mark=REVISION_MARK)
+
     def _verify(self, runner, p):
-        res = runner.run(VERIFY_CHECKPOINT.format(dir=_q(self._dir(p))), check=False,
+        res = runner.run(self._check(p), check=False,
                          label="verify checkpoint")
         if res.code != 0:
             return None
@@ -375,7 +387,8 @@ class ModelWeightsProvider(SshStepProvider):
         if via == "modelscope":
             try:
                 runner.run(modelscope_command(p["repo"], self._dir(p), p["modelscopePip"],
-                                              p["pipIndexUrl"], p["modelscopeVenv"]),
+                                              p["pipIndexUrl"], p["modelscopeVenv"],
+                                              p.get("revision") or ""),
                            timeout_s=float(p["installTimeoutS"]), label="modelscope download")
             except CommandFailed as e:
                 before = "cthpc was not usable on the master; " if p["source"] == "cthpc" else ""
@@ -385,7 +398,7 @@ class ModelWeightsProvider(SshStepProvider):
                     "(the console edition 大模型精简版 has it) and run `pulumi up` again") from None
         done = self._verify(runner, p)
         if not done:
-            res = runner.run(VERIFY_CHECKPOINT.format(dir=_q(self._dir(p))), check=False,
+            res = runner.run(self._check(p), check=False,
                              label="verify")
             raise RuntimeError(f"{self._dir(p)} is incomplete after install: {res.stdout.strip()}")
         return {**done, "installed": True, "via": via}

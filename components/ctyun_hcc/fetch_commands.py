@@ -30,6 +30,8 @@ MODELSCOPE_PIP = "modelscope==1.40.2"
 MODELSCOPE_VENV = "/opt/kimi-k3/modelscope-venv"
 
 SHA256_RE = SHA256_HEX
+#: the file in a weights directory naming the revision it was downloaded at (modelscope only)
+REVISION_MARK = ".kimi-k3-revision"
 
 
 def cthpc_model_command(model_root: str, model_name: str) -> str:
@@ -40,9 +42,15 @@ def cthpc_model_command(model_root: str, model_name: str) -> str:
 
 
 def modelscope_command(repo: str, local_dir: str, pip_spec: str = MODELSCOPE_PIP,
-                       pip_index: str = SEED_PIP_INDEX, venv: str = MODELSCOPE_VENV) -> str:
+                       pip_index: str = SEED_PIP_INDEX, venv: str = MODELSCOPE_VENV,
+                       revision: str = "") -> str:
     """The seed's 方式二: `modelscope download`, the CLI from PATH or else installed into `venv`
-    (created once; reused after). Fails naming what is missing (Python 3.8+, venv)."""
+    (created once; reused after). Fails naming what is missing (Python 3.8+, venv).
+
+    `revision` (kimi-k3:modelRevision): `--revision` of the CLI (modelscope/modelscope
+    modelscope/cli/download.py at commit 06058bb1a246: "Revision of the model", passed to
+    snapshot_download), then recorded in `local_dir/REVISION_MARK`, which the checkpoint check
+    compares, so a directory of another revision is downloaded again, never served as this one."""
     v = shell_word(venv)
     upgrade = (f"    {v}/bin/pip install -q --upgrade pip -i {shell_word(pip_index)}\n"
                if pip_index else "")
@@ -63,7 +71,10 @@ def modelscope_command(repo: str, local_dir: str, pip_spec: str = MODELSCOPE_PIP
         f"  ms={v}/bin/modelscope\n"
         "fi\n"
         f"mkdir -p {shell_word(local_dir)}\n"
-        f"\"$ms\" download --model {shell_word(repo)} --local_dir {shell_word(local_dir)}")
+        f"\"$ms\" download --model {shell_word(repo)} --local_dir {shell_word(local_dir)}"
+        + (f" --revision {shell_word(revision)}\n"
+           f"printf '%s\\n' {shell_word(revision)} > {shell_word(local_dir + '/' + REVISION_MARK)}"
+           if revision else ""))
 
 
 def cthpc_sif_command(sif_dir: str, name: str) -> str:
