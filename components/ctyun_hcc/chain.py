@@ -88,7 +88,7 @@ def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, pla
             "partition": hcc.queue_name, "nodes": serving_nodes}, opts(step))
     weights = ModelWeights(f"{name}-weights", {
         **ssh, "source": cfg.model_source, "modelName": MODELS[plan.model].local_dir_name,
-        "repo": MODELS[plan.model].repo_id,
+        "repo": MODELS[plan.model].repo_id, "revision": cfg.model_revision,
         "modelRoot": cfg.model_root}, opts(step))
     sif = SifImage(f"{name}-sif", {
         **ssh, "source": cfg.sif_source, "name": cfg.sif_name, "sifDir": cfg.sif_dir,

@@ -77,6 +77,10 @@ class HccServeConfig:
     tls_certificate: str = ""
     #: `kimi-k3:monitoring`: the metrics services (components/ctyun_hcc/metrics_services.py)
     monitoring: bool = True
+    #: kimi-k3:modelRevision for `modelscope download --revision` ("" = the repository's
+    #: default; always "" with modelSource=cthpc, which takes none): set by the target from
+    #: the shared settings (SharedSettings.revision)
+    model_revision: str = ""
 
 
 def parse_serve_config(raw: Mapping[str, object],
@@ -163,7 +167,7 @@ def _tls(src: RawConfig, cfg: HccServeConfig, raw: Mapping[str, object],
 
 def _check_together(src: RawConfig, cfg: HccServeConfig, model_port: Optional[int]) -> None:
     """The rules between keys: SSH off the model port, a bastion for its pin and a key for the
-    bastion."""
+    bastion, a sha256 for a SIF URL of the user's."""
     if model_port is not None and cfg.ssh_port == model_port:
         raise src.refuse("sshPort", "give kimi-k3:sshPort or kimi-k3:port another value",
                          f"is also kimi-k3:port={model_port} (SSH and the model endpoint are "
@@ -173,6 +177,13 @@ def _check_together(src: RawConfig, cfg: HccServeConfig, model_port: Optional[in
                          "pins a bastion that is not used")
     if cfg.ssh_bastion and not (src.given("sshBastionPrivateKey") or src.given("sshPrivateKey")):
         raise _no_bastion_key()
+    if cfg.sif_url and not cfg.sif_sha256:
+        # a URL of the user's: the image runs as root on every node, so it is checked against
+        # the digest the user read from where they got it (the seed's ZOS default has none to
+        # give: CTyun updates that image in place)
+        raise ConfigError("kimi-k3:sifSha256", None, "give the image's sha256 (the 64 hex digits "
+                          "`sha256sum FILE` prints) with kimi-k3:sifUrl", "is needed with "
+                          "kimi-k3:sifUrl: the image runs as root on every node")
 
 
 def _no_bastion_key() -> ConfigError:

@@ -20,7 +20,7 @@ each replica.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Tuple
 
@@ -112,6 +112,8 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
                                        allow_plaintext=shared.allow_plaintext)
         _check_pins(shared, serve_cfg)
         replica_port(shared, serve_cfg)  # the replicas' port is free (ConfigError otherwise)
+        if serve_cfg.model_source == "modelscope":
+            serve_cfg = replace(serve_cfg, model_revision=shared.revision())
         return HccTargetConfig(serve=serve_cfg, cluster=load_hcc_config(shared))
 
     def unpinned_weights(self, settings: Settings) -> str:

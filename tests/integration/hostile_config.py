@@ -32,7 +32,7 @@ from tests.integration.sandbox import Sandbox
 #: ctyun keys that reach the command lines the SSH steps send (the rest only reach scripts)
 PROVIDER_KEYS = {"kimi-k3:workDir", "kimi-k3:modelRoot", "kimi-k3:sifDir", "kimi-k3:sifName",
                  "kimi-k3:sifUrl", "kimi-k3:sifSource", "kimi-k3:modelSource", "ctyun:queueName",
-                 "kimi-k3:servedModelName"}
+                 "kimi-k3:servedModelName", "kimi-k3:modelRevision"}
 #: what a placeholder is on the sandbox node / in the pod (head: node0, address 10.0.0.1)
 NODE = {"NODE0_ADDR": "10.0.0.1", "NODE_ADDR": "10.0.0.1", "NODE_IFNAME": "eth0"}
 POD = {"NODE_ADDR": "10.9.9.9", "LWS_LEADER_ADDRESS": "10.9.9.1", "NODE_RANK": "1",

@@ -48,7 +48,7 @@ CASES = [
     ("ctyun-hcc", "kimi-k3:modelRoot", st.from_regex(rf"/(mnt|data|scratch)(/{SEG}){{1,3}}", fullmatch=True), {}, False),
     ("ctyun-hcc", "kimi-k3:sifDir", st.from_regex(rf"/(mnt|opt|srv)(/{SEG}){{1,3}}", fullmatch=True), {}, False),
     ("ctyun-hcc", "kimi-k3:sifName", st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,20}", fullmatch=True), {}, False),
-    ("ctyun-hcc", "kimi-k3:sifUrl", st.from_regex(rf"https://[a-z0-9.-]{{1,12}}(:[0-9]{{2,4}})?(/{URL_CH}{{0,10}}){{0,3}}", fullmatch=True), {"kimi-k3:sifSource": "url"}, False),
+    ("ctyun-hcc", "kimi-k3:sifUrl", st.from_regex(rf"https://[a-z0-9.-]{{1,12}}(:[0-9]{{2,4}})?(/{URL_CH}{{0,10}}){{0,3}}", fullmatch=True), {"kimi-k3:sifSource": "url", "kimi-k3:sifSha256": "0" * 64}, False),
     ("ctyun-hcc", "kimi-k3:modelSource", st.sampled_from(["cthpc", "modelscope"]), {}, False),
     ("ctyun-hcc", "kimi-k3:sifSource", st.sampled_from(["cthpc"]), {}, False),
     ("ctyun-hcc", "kimi-k3:sshUser", st.from_regex(r"[a-z_][a-z0-9_-]{0,12}", fullmatch=True), {}, False),
@@ -67,7 +67,9 @@ CASES = [
     ("aws-eks", "kimi-k3:model", st.sampled_from(["mxfp4", "nvfp4"]), {}, False),
     ("aws-eks", "kimi-k3:apiKey", SECRETS, {}, True),
     ("aws-eks", "kimi-k3:hfToken", SECRETS, {}, True),
-    # issue 21: the revision reaches the mirror Job's and the staging's environment
+    # issue 21: the revision reaches `modelscope download --revision` on the master, and the
+    # mirror Job's and the staging's environment on aws-eks
+    ("ctyun-hcc", "kimi-k3:modelRevision", st.from_regex(r"[0-9a-f]{40}|[A-Za-z0-9][A-Za-z0-9._-]{0,12}", fullmatch=True), {"kimi-k3:modelSource": "modelscope"}, False),
     ("aws-eks", "kimi-k3:modelRevision", st.from_regex(r"[0-9a-f]{40}|[A-Za-z0-9][A-Za-z0-9._-]{0,12}(/[A-Za-z0-9._-]{1,6})?", fullmatch=True), {}, False),
 ]
 #: more keys the bench (bench/hostile_config.py) tries; here their guards have unit tests

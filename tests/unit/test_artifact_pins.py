@@ -112,3 +112,14 @@ def test_ctyun_refuses_what_it_cannot_pin_and_warns_about_cthpc():
         run_program("ctyun-hcc", {"kimi-k3:modelRevision": COMMIT})
     run = run_program("ctyun-hcc")
     assert any(w.startswith("kimi-k3:modelSource=cthpc installs CTyun's copy") for w in run.warnings)
+
+
+def test_a_sif_url_of_yours_needs_its_sha256():
+    """The SIF runs as root on every node: a URL the user gives comes with the digest they read
+    where they got it (https only and the check before first use: tests/unit/test_ctyun_day2.py)."""
+    url = {"kimi-k3:sifSource": "url", "kimi-k3:sifUrl": "https://mirror.example/k3.sif"}
+    with pytest.raises(RunError, match=r"^kimi-k3:sifSha256 \(not set\) is needed with kimi-k3:sifUrl"):
+        run_program("ctyun-hcc", url)
+    run = run_program("ctyun-hcc", {**url, "kimi-k3:sifSha256": "ab" * 32})
+    sif = next(r for r in run.resources if r["name"] == "kimi-k3-sif")["inputs"]
+    assert (sif["url"], sif["sha256"]) == ("https://mirror.example/k3.sif", "ab" * 32)

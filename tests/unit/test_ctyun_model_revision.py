@@ -56,3 +56,19 @@ def test_a_directory_at_another_revision_is_not_a_checkpoint(tmp_path):
     assert _bash(check, tmp_path).stdout.startswith("bytes ")
     # no revision asked for: any checkpoint will do (as before)
     assert _bash(prov._check({**p, "revision": ""}), tmp_path).stdout.startswith("bytes ")
+
+
+def test_the_program_gives_modelscope_the_revision_and_warns_when_unpinned():
+    from components.offline.runner import run_program
+
+    def weights(run):
+        return next(r for r in run.resources if r["name"] == "kimi-k3-weights")["inputs"]
+
+    run = run_program("ctyun-hcc", {"kimi-k3:modelSource": "modelscope",
+                                    "kimi-k3:modelRevision": COMMIT})
+    assert weights(run)["revision"] == COMMIT
+    assert not [w for w in run.warnings if "modelRevision" in w or "not pinned" in w]
+    plain = run_program("ctyun-hcc", {"kimi-k3:modelSource": "modelscope"})
+    assert weights(plain)["revision"] == ""
+    assert any(w.startswith("kimi-k3:modelRevision is not set and kimi-k3 pins no commit of "
+                            "Eco-Tech/Kimi-K3-w4a8") for w in plain.warnings)
