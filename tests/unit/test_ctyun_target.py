@@ -82,7 +82,8 @@ def test_serve_chain_order_and_dependencies(recorded):
     names = [r["name"] for r in run.resources]
     # weights and sif both wait on the NVMe step only: the engine may register them in either order
     chain = ["kimi-k3-hostkey", "kimi-k3-check", "kimi-k3-master-in-queue", "kimi-k3-nvme",
-             {"kimi-k3-weights", "kimi-k3-sif"}, "kimi-k3-bcast", "kimi-k3-service"]
+             {"kimi-k3-weights", "kimi-k3-sif"}, "kimi-k3-bcast", "kimi-k3-exporters",
+             "kimi-k3-service"]
     flat = {n for step in chain for n in (step if isinstance(step, set) else {step})}
     seen = [n for n in names if n in flat]
     assert seen[:4] == chain[:4] and set(seen[4:6]) == chain[4] and seen[6:] == chain[5:]
@@ -95,7 +96,10 @@ def test_serve_chain_order_and_dependencies(recorded):
     assert deps["kimi-k3-nvme"] == ["kimi-k3-master-in-queue"]
     assert deps["kimi-k3-weights"] == ["kimi-k3-nvme"] == deps["kimi-k3-sif"]
     assert sorted(deps["kimi-k3-bcast"]) == ["kimi-k3-sif", "kimi-k3-weights"]
-    assert deps["kimi-k3-service"] == ["kimi-k3-bcast"]
+    # kimi-k3:monitoring (on by default): the node exporters after the broadcast, the service
+    # after them (ctyun_hcc/metrics_services.py after_chain)
+    assert deps["kimi-k3-exporters"] == ["kimi-k3-bcast"]
+    assert deps["kimi-k3-service"] == ["kimi-k3-exporters"]
 
 
 def test_serve_inputs_carry_rendered_scripts_and_no_plain_secrets(recorded, golden):
