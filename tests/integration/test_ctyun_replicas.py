@@ -3,7 +3,8 @@ kimi-k3's front on the master in front of them, and the acceptance gate through 
 against each replica (vLLM and Apptainer are the test doubles of tests/doubles/bin).
 
 What the program declares for `kimi-k3:replicas=2` (target.py, replicas.py), driven here
-provider by provider: each replica its own Slurm job (own job name and work directory) with
+provider by provider: each replica its own Slurm job (own job name, work directory, network preflight and
+resume watchdog) with
 its head on the replica port, the two jobs on disjoint nodes covering the partition, the router
 (RouterService) with each job's node-0 address, the gate (AcceptanceGate) with one SSH forward
 per replica for greedy_replicas; then everything stopped, nothing left.
@@ -35,7 +36,9 @@ def _replica_props(services, lay, p, spec):
     return ssh_props(
         services, hostKey=host_key(services), workDir=lay.work_dir, jobName=lay.job_name,
         partition="batch", srunSh=files["srun.sh"], nodeSh=files["node.sh"],
-        checkSh=files["check.sh"], launchFingerprint=fingerprint(spec.to_dict()),
+        checkSh=files["check.sh"], preflightSh=files["preflight.sh"],
+        watchdogSh=files["watchdog.sh"], rpcPort=spec.rpc_port, preflightWaitS=10,
+        launchFingerprint=fingerprint(spec.to_dict()),
         devicesPerNode=p.devices_per_node, nodeCount=spec.nodes, port=spec.port,
         servedModelName=spec.served_model_name, headHost="kk3n0", publicHost="127.0.0.1",
         publicInnerIp="10.77.0.10", startupTimeoutS=90, pollIntervalS=1, cancelTimeoutS=60,
