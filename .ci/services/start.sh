@@ -153,7 +153,9 @@ SlurmctldHost=$host($bridge_ip)
 SlurmctldPort=16817
 SlurmdPort=16818
 AuthType=auth/munge
-AuthInfo=socket=$dir/munge/munge.socket
+# cred_expire (default 120 s) is also how long a requeued job waits before it starts again
+# (slurm.conf(5), AuthInfo, Slurm 22.05): the recovery tests wait it out, so it is kept short here
+AuthInfo=socket=$dir/munge/munge.socket,cred_expire=30
 CryptoType=crypto/munge
 SlurmUser=root
 SlurmdUser=root
@@ -177,7 +179,9 @@ AccountingStorageType=accounting_storage/none
 KillWait=5
 MinJobAge=30
 InactiveLimit=0
-SlurmdTimeout=60
+# how long slurmctld waits for a silent slurmd before marking it DOWN (slurm.conf(5); default 300):
+# the recovery tests kill one; short enough to notice quickly, long enough for a loaded CI machine
+SlurmdTimeout=20
 NodeName=kk3n0 NodeAddr=10.77.0.10 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN
 NodeName=kk3n1 NodeAddr=10.77.0.11 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN
 NodeName=kk3n2 NodeAddr=10.77.0.12 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN
