@@ -33,7 +33,7 @@ destroy); `pulumi destroy` removes the service first.
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import pulumi
 import pulumi.dynamic
@@ -51,7 +51,7 @@ from .slurm_jobs import JobFailed, log_tail, partition_nodes, submit, wait_done
 from .ssh import (REMOTE_ERRORS, CommandFailed, HostKeyChanged, SshError, SshRunner,
                   credentials_from_props, fingerprint, generate_login_key, key_matches,
                   target_from_props)
-from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider, poll
+from .ssh_resource import SshStepProvider, step_resource, poll
 
 log = redacted_logger("kimi_k3.ctyun.bootstrap")
 
@@ -583,18 +583,8 @@ class BroadcastProvider(SshStepProvider):
 
 # ---- resources ---------------------------------------------------------------------------------
 def _resource(provider_cls, type_name: str, output_names: List[str]):
-    class _Step(pulumi.dynamic.Resource, module="ctyun", name=type_name):
-        def __init__(self, resource_name: str, inputs: Dict[str, Any],
-                     opts: Optional[pulumi.ResourceOptions] = None):
-            keys = {**SSH_INPUTS, **provider_cls.STEP_INPUTS}
-            props = {**{k: None for k in keys}, **inputs, **{k: None for k in output_names}}
-            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-                additional_secret_outputs=SECRET_OUTPUTS + ["loginKey"]))
-            super().__init__(provider_cls(), resource_name, props, opts)
-
-    _Step.__name__ = _Step.__qualname__ = type_name
-    _Step.__doc__ = provider_cls.__doc__ or f"{type_name} (see components/ctyun_hcc/bootstrap.py)"
-    return _Step
+    # every bootstrap step keeps `loginKey` secret, as before the shared factory
+    return step_resource(provider_cls, type_name, output_names, secret_outputs=["loginKey"])
 
 
 HostKeyPin = _resource(HostKeyPinProvider, "HostKeyPin",

@@ -19,7 +19,7 @@ Prometheus's data directory is left in place.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import pulumi
 import pulumi.dynamic
@@ -28,7 +28,7 @@ from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
 from ..observability import alerts, scrape
 from . import monitoring
-from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider
+from .ssh_resource import SshStepProvider, step_resource
 
 log = redacted_logger("kimi_k3.ctyun.metrics")
 
@@ -183,23 +183,10 @@ class MasterPrometheusProvider(SshStepProvider):
         return {}
 
 
-def _resource(provider_cls, type_name: str, output_names: List[str]):
-    class _Step(pulumi.dynamic.Resource, module="ctyun", name=type_name):
-        def __init__(self, resource_name: str, inputs: Dict[str, Any],
-                     opts: Optional[pulumi.ResourceOptions] = None):
-            keys = {**SSH_INPUTS, **provider_cls.STEP_INPUTS}
-            props = {**{k: None for k in keys}, **inputs, **{k: None for k in output_names}}
-            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-                additional_secret_outputs=SECRET_OUTPUTS + list(provider_cls.SECRET_INPUTS)))
-            super().__init__(provider_cls(), resource_name, props, opts)
-
-    _Step.__name__ = _Step.__qualname__ = type_name
-    _Step.__doc__ = provider_cls.__doc__
-    return _Step
 
 
-NodeExporters = _resource(NodeExportersProvider, "NodeExporters", ["exporters"])
-MasterPrometheus = _resource(MasterPrometheusProvider, "MasterPrometheus", ["prometheus", "listen"])
+NodeExporters = step_resource(NodeExportersProvider, "NodeExporters", ["exporters"])
+MasterPrometheus = step_resource(MasterPrometheusProvider, "MasterPrometheus", ["prometheus", "listen"])
 
 
 # ---- in the program ------------------------------------------------------------------------------

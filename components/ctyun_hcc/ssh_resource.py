@@ -24,8 +24,10 @@ replacement (`REPLACE_KEYS`), and implements `apply` (make it so; idempotent) an
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+import pulumi
+import pulumi.dynamic
 from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
 from ..dynamic.provider import Provider, redacted_logger
@@ -176,3 +178,27 @@ def poll(label: str, fn, deadline: float, interval_s: float):
             raise TimeoutError(f"gave up waiting for {label}")
         time.sleep(interval_s)
         STATS["poll_wait_s"] += interval_s
+
+
+def step_resource(provider_cls, type_name: str, output_names: List[str],
+                  secret_outputs: Optional[List[str]] = None):
+    """The Pulumi resource class of one SSH step: type `pulumi-python:dynamic/ctyun:<type_name>`,
+    every SSH and step input present (None when unset) so that the engine diffs them all, the
+    step's outputs declared, and the connection secrets (with `secret_outputs`, by default the
+    provider's `SECRET_INPUTS`) kept secret in state. One factory for every module's steps: the
+    classes differ only in these arguments."""
+    secrets = SECRET_OUTPUTS + list(provider_cls.SECRET_INPUTS if secret_outputs is None
+                                    else secret_outputs)
+
+    class _Step(pulumi.dynamic.Resource, module="ctyun", name=type_name):
+        def __init__(self, resource_name: str, inputs: Dict[str, Any],
+                     opts: Optional[pulumi.ResourceOptions] = None):
+            keys = {**SSH_INPUTS, **provider_cls.STEP_INPUTS}
+            props = {**{k: None for k in keys}, **inputs, **{k: None for k in output_names}}
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+                additional_secret_outputs=secrets))
+            super().__init__(provider_cls(), resource_name, props, opts)
+
+    _Step.__name__ = _Step.__qualname__ = type_name
+    _Step.__doc__ = provider_cls.__doc__ or f"{type_name} (an SSH step of the CTyun bootstrap)"
+    return _Step
