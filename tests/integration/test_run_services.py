@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.child_signals import default_signals
+
 ROOT = Path(__file__).resolve().parents[2]
 DAEMONS = ("sshd", "munged", "slurmctld", "slurmd.kk3n0", "slurmd.kk3n1", "slurmd.kk3n2",
            "slurmd.kk3n3")
@@ -92,15 +94,6 @@ def _calls(state):
     return f.read_text().split() if f.exists() else []
 
 
-def _default_signals():
-    """preexec_fn: the session gets the default INT/HUP/TERM dispositions. A test run started
-    in the background (`./run test &` ignores SIGINT) or under nohup (SIGHUP) hands those
-    ignores down, and bash cannot trap a signal ignored on entry (bash(1), SIGNALS), so the
-    interrupt cases would test the launcher instead of session.sh."""
-    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_DFL)
-
-
 def _wait_for(path, timeout=10.0):
     end = time.monotonic() + timeout
     while not path.exists():
@@ -135,7 +128,7 @@ def test_an_interrupt_stops_what_it_started(ci, sig, code):
     session, state, env = ci
     ready = state / "ready"
     p = subprocess.Popen([str(session), "sh", "-c", f"touch {ready}; sleep 60"], env=env,
-                         start_new_session=True, preexec_fn=_default_signals,
+                         start_new_session=True, preexec_fn=default_signals,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _wait_for(ready)
     daemons = _pids(state)
@@ -198,7 +191,7 @@ def test_a_run_killed_outright_is_cleaned_up_by_the_next_one(ci):
     session, state, env = ci
     ready = state / "ready"
     p = subprocess.Popen([str(session), "sh", "-c", f"touch {ready}; exec sleep 60"], env=env,
-                         start_new_session=True, preexec_fn=_default_signals,
+                         start_new_session=True, preexec_fn=default_signals,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _wait_for(ready)
     os.killpg(p.pid, signal.SIGKILL)            # no trap runs

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.child_signals import default_signals
 from tests.integration.slurm_env import sh
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,7 +115,8 @@ def test_follow_prints_new_lines_and_leaves_nothing_running(job):
     rank, (host, path) = sorted(job["hosts"].items())[0]
     proc = subprocess.Popen([sys.executable, "-m", "components", "logs", "--stack", "ctyun-hcc",
                              "--outputs", str(job["outputs"]), "--node", rank, "--follow"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=default_signals)
     try:
         marker = f"new line {uuid.uuid4().hex}"
         time.sleep(3)

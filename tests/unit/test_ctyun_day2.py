@@ -19,6 +19,7 @@ from components.ctyun_hcc.health_scripts import render_watchdog_sh
 from components.ctyun_hcc.resize import holding, job_owner, new_nodes
 from components.ctyun_hcc.scripts import SlurmLayout
 from components.ctyun_hcc.slurm_jobs import JobInfo, parse_gres, parse_job, split_usable
+from tests.child_signals import default_signals
 
 
 # --- Slurm's own words ---------------------------------------------------------------------------
@@ -281,7 +282,7 @@ def sshd(tmp_path):
     conf = tmp_path / "sshd_config"
     conf.write_text("Port 22\nPermitRootLogin yes\nPasswordAuthentication yes\n")
     # the "running sshd": a process whose SIGHUP the test can see (sleep dies of it)
-    daemon = subprocess.Popen(["sleep", "60"])
+    daemon = subprocess.Popen(["sleep", "60"], preexec_fn=default_signals)
     (tmp_path / "sshd.pid").write_text(f"{daemon.pid}\n")
     # sshd -t -f F: refuses a config containing the word REFUSE (the test's bad config), or
     # with STUB_NO_KBD one with KbdInteractiveAuthentication; sshd -T prints the pidfile
@@ -309,7 +310,7 @@ def test_password_login_is_switched_off_once_and_back_on_exactly(sshd):
     assert text.startswith(before) and "Match User root\n    PasswordAuthentication no\n" \
         "    KbdInteractiveAuthentication no\n" in text
     assert _hupped(daemon)  # told to re-read its config
-    again = subprocess.Popen(["sleep", "60"])
+    again = subprocess.Popen(["sleep", "60"], preexec_fn=default_signals)
     (tmp / "sshd.pid").write_text(f"{again.pid}\n")
     assert _bash(pl.off_command("root", "kimi-k3:p/s", str(conf)), tmp).stdout.strip() == "as is"
     assert conf.read_text() == text  # once
