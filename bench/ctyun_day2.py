@@ -1,7 +1,7 @@
 """Day-two figures for ctyun-hcc (issue 19) on the local sshd + 4-node Slurm and the CTyun
 emulator.
 
-Run as root, holding the shared services: `flock -o /work/coord/services.lock python
+Run as root with the local services up (`.ci/services/start.sh`): `python
 bench/ctyun_day2.py [--only resize|recovery|destroy]`. Prints:
 - resize downtime: grow 3 -> 4 nodes and shrink 4 -> 3 while the service runs, as the steps do
   it (NVMe and broadcast on the new node only; the service stopped first where a step needs its

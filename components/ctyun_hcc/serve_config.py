@@ -149,7 +149,8 @@ def _tls(src: RawConfig, cfg: HccServeConfig, raw: Mapping[str, object],
     if key and key != "[secret]" and not PEM_PRIVATE_KEY.fullmatch(
             str(key).replace("\r\n", "\n").strip() + "\n"):
         raise ConfigError("kimi-k3:tlsPrivateKey", NOT_SHOWN, "give the key in PEM, unencrypted "
-                          "(-----BEGIN PRIVATE KEY-----)", "is not a PEM private key")
+                          "(BEGIN PRIVATE KEY, BEGIN RSA PRIVATE KEY or BEGIN EC PRIVATE KEY)",
+                          "is not a PEM private key")
     if cert and allow_plaintext:
         raise src.refuse("tlsCertificate", "unset kimi-k3:allowPlaintext or kimi-k3:tlsCertificate",
                          "conflicts with kimi-k3:allowPlaintext=true")

@@ -5,7 +5,7 @@ names read from the nodes, and the fallbacks of the seed (cthpc -> ModelScope / 
 cthpc_model_bcast -> copies). Apptainer, vLLM and CTyun's tools are the doubles of
 tests/doubles; everything else (sshd, Slurm, srun, TCP between the node namespaces) is real.
 
-Run under `flock -o /work/coord/services.lock` (shared services). The figures these tests
+Runs on the local services (`./run test` starts them). The figures these tests
 measure (downtime, time to recovery) are printed by bench/ctyun_day2.py, not asserted here.
 """
 
