@@ -185,7 +185,7 @@ def recovery(env, down_s: float = 90.0) -> None:
             print(f"  {at:6.0f} s  {what}")
         cfg = sh("scontrol show config | grep -E 'SlurmdTimeout|ReturnToService|AuthInfo'")
         print("  (" + "; ".join(" ".join(ln.split()) for ln in cfg.splitlines()) +
-              "; cred_expire default 120 s)")
+              "; cred_expire 120 s unless AuthInfo sets it)")
     finally:
         if not Path(f"/proc/{Path(env['KK3_CI_DIR'], 'run', 'slurmd.kk3n2.pid').read_text().strip()}").exists():
             start_slurmd(env, "kk3n2")
