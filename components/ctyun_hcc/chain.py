@@ -1,6 +1,6 @@
 """The bootstrap chain after the cluster exists, declared as children of the cluster component:
 
-    HostKeyPin -> ClusterCheck -> MasterInQueue (when the master serves) -> NvmeMount
+    HostKeyPin -> HccShrink -> ClusterCheck -> MasterInQueue (when the master serves) -> NvmeMount
       -> ModelWeights + SifImage -> Broadcast
 
 each step depending explicitly on the one before (bootstrap.py has the steps), so `pulumi destroy`
@@ -22,6 +22,7 @@ from .bootstrap import Broadcast, HostKeyPin, MasterInQueue, ModelWeights, NvmeM
 from .cluster_check import ClusterCheck
 from .config import HccConfig
 from .serve_config import HccServeConfig, bastion_login_key
+from .shrink_step import HccShrink
 
 
 @dataclass(frozen=True)
@@ -67,17 +68,21 @@ def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, pla
         opts(*cluster.resources))
     ssh = {**ssh, "hostKey": pin.hostKey, "bastionHostKey": pin.bastionHostKey,
            "sshPrivateKey": pin.loginKey, "sshPassword": ""}
+    # the steps that need nodes stop this stack's service first when it holds them (resize)
+    service = {"serviceJobName": job_name, "ownerTag": owner_tag}
+    # a shrink: the service off the leaving nodes, drained, then removed (the cluster, before
+    # the pin, cannot reach the master with the pinned key: shrink_step.py)
+    shrink = HccShrink(f"{name}-shrink", {
+        **cluster.shrink_inputs, **ssh, **service, "workDir": cfg.work_dir}, opts(pin, new=True))
     # what the master carries (the console edition) and the nodes' names, read from the nodes:
     # every later step uses these names, never the API's
     check = ClusterCheck(f"{name}-check", {
-        **ssh, "nodes": cluster.nodes, "masterInCompute": hcc.master_in_compute,
-        "modelSource": cfg.model_source, "sifSource": cfg.sif_source,
-        "bcastMethod": cfg.bcast_method}, opts(pin, new=True))
+        **ssh, "nodes": cluster.nodes_after_shrink(shrink.nodes),
+        "masterInCompute": hcc.master_in_compute, "modelSource": cfg.model_source,
+        "sifSource": cfg.sif_source, "bcastMethod": cfg.bcast_method}, opts(shrink, new=True))
     master_name = check.masterName
     serving_nodes = pulumi.Output.all(check.masterName, check.nodeNames).apply(
         lambda mn: ([mn[0]] if hcc.master_in_compute else []) + list(mn[1] or []))
-    # the steps that need nodes stop this stack's service first when it holds them (resize)
-    service = {"serviceJobName": job_name, "ownerTag": owner_tag}
     step = check
     if hcc.master_in_compute:
         step = MasterInQueue(f"{name}-master-in-queue", {

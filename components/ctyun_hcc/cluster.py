@@ -9,7 +9,9 @@ Type token `kimi-k3:ctyun:HccCluster`. It declares, each depending on the one be
   `kimi-k3:sshAllowedCidrs` and the model port from `kimi-k3:allowedCidrs`, nothing else; or a
   checked, untouched existing group (`ctyun:securityGroup`);
 - `<name>-order` (`HccClusterOrder`): the create order, in state as soon as it is accepted;
-- `<name>-cluster` (`HccCluster`): waits for the order, then lives (resize, refresh, delete).
+- `<name>-cluster` (`HccCluster`): waits for the order, then lives (grow, refresh, delete;
+  with a bootstrap the shrink is the chain's `HccShrink` step, which stops the service on the
+  leaving nodes first: shrink_step.py).
 
 Contract used by `components/ctyun_hcc/target.py` (keep these names stable):
 
@@ -185,8 +187,12 @@ def order_inputs(config: HccConfig, vpc_id: Any, subnet_id: Any, group_name: Any
 
 def cluster_inputs(config: HccConfig, vpc_id: Any, subnet_id: Any, job_uuid: Any,
                    cluster_uuid: Any, ordered_at: Any, resolved: Any, group_id: Any,
-                   root_password: Any, progress: str) -> Dict[str, Any]:
+                   root_password: Any, progress: str, defer_shrink: bool = False
+                   ) -> Dict[str, Any]:
+    """`defer_shrink`: the nodes above the count are removed by the HccShrink step after the
+    host-key pin, which stops the service on them first (shrink_step.py), not by the cluster."""
     return {**_common(config, vpc_id, subnet_id, root_password), **_steer(config, progress),
+            "deferShrink": defer_shrink,
             "orderJobUUID": job_uuid, "orderClusterUUID": cluster_uuid,
             "orderedAt": ordered_at, "resolved": resolved, "securityGroupID": group_id,
             "computeNodeCount": config.compute_node_count,
@@ -196,6 +202,22 @@ def cluster_inputs(config: HccConfig, vpc_id: Any, subnet_id: Any, job_uuid: Any
             "createTimeoutS": config.create_timeout_s, "updateTimeoutS": config.update_timeout_s,
             "deleteTimeoutS": config.delete_timeout_s,
             "lostAnswerWaitS": config.lost_answer_wait_s}
+
+
+def shrink_inputs(config: HccConfig, cluster: Any, progress: str) -> Dict[str, Any]:
+    """What the HccShrink step needs of the cluster (`cluster`: the HccCluster resource): its
+    identity, the wanted count and its node list (shrink_step.py)."""
+    return {"regionID": config.region_id or "", "azName": config.az_name or "",
+            "clusterUUID": cluster.clusterUUID, "clusterName": config.names.cluster,
+            "computeNodeCount": config.compute_node_count, "clusterNodes": cluster.nodes,
+            "updateTimeoutS": config.update_timeout_s,
+            "lostAnswerWaitS": config.lost_answer_wait_s, **_steer(config, progress)}
+
+
+def node_list(nodes: Any) -> List[Dict[str, Any]]:
+    """[{"name", "inner_ip", "role"}] of the providers' node views (`.nodes`, master first)."""
+    return [{"name": x["name"], "inner_ip": x["innerIP"], "role": x["role"]}
+            for x in nodes or []]
 
 
 class CtyunHccCluster(pulumi.ComponentResource):
@@ -237,15 +259,18 @@ class CtyunHccCluster(pulumi.ComponentResource):
         order = HccClusterOrder(f"{name}-order", order_inputs(
             config, vpc_id, subnet_id, group_name, root_password, progress),
             pulumi.ResourceOptions(parent=self, depends_on=[sg]))
+        # with a bootstrap, nodes that may serve leave through its HccShrink step (chain.py)
         cluster = HccCluster(f"{name}-cluster", cluster_inputs(
             config, vpc_id, subnet_id, order.jobUUID, order.clusterUUID, order.orderedAt,
-            order.resolved, sg.securityGroupID, root_password, progress),
+            order.resolved, sg.securityGroupID, root_password, progress,
+            defer_shrink=bootstrap is not None),
             pulumi.ResourceOptions(parent=self, depends_on=[order]))
         self.cluster_id = cluster.clusterUUID
         self.master_public_ip = cluster.masterPublicIP
         self.master_inner_ip = cluster.masterInnerIP
-        self.nodes = cluster.nodes.apply(lambda ns: [
-            {"name": x["name"], "inner_ip": x["innerIP"], "role": x["role"]} for x in ns or []])
+        self.nodes = cluster.nodes.apply(node_list)
+        #: what the HccShrink step needs of the cluster (shrink_step.py, declared by chain.py)
+        self.shrink_inputs = shrink_inputs(config, cluster, progress)
         self.security_group_id = sg.securityGroupID
         self.vpc_id = pulumi.Output.from_input(vpc_id)
         self.subnet_id = pulumi.Output.from_input(subnet_id)
@@ -253,3 +278,9 @@ class CtyunHccCluster(pulumi.ComponentResource):
         self.resources = [r for r in (owner, net, sg, order, cluster) if r is not None]
         #: the bootstrap chain (chain.py), declared as this component's children too
         self.bootstrapped = bootstrap(self) if bootstrap is not None else None
+
+    def nodes_after_shrink(self, shrunk_nodes: Any) -> Any:
+        """From the HccShrink step on, `.nodes` is its list (the cluster's own output still
+        lists the nodes it removed until the next refresh); returns the new `.nodes`."""
+        self.nodes = pulumi.Output.from_input(shrunk_nodes).apply(node_list)
+        return self.nodes

@@ -19,7 +19,7 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, List, Optional, Sequence, TypeVar
 
 from ..progress.record import ProgressLog
 from . import billables as bill
@@ -299,9 +299,14 @@ def _shrink_batch(ctx: Ctx, cluster: Cluster, victims: Sequence[Node], deadline:
 
 
 def resize(ctx: Ctx, cluster: Cluster, want: int, template: ExpandTemplate, deadline: float,
-           setting: str, queue_uuid: Callable[[], str]) -> "tuple[int, List[Node]]":
+           setting: str, queue_uuid: Callable[[], str],
+           shrink: bool = True) -> "tuple[int, List[Node]]":
     """Expand or shrink to `want` compute nodes, in documented batches. Returns the calls
-    that ordered or removed nodes, and the last listing of all the cluster's nodes."""
+    that ordered or removed nodes, and the last listing of all the cluster's nodes.
+
+    `shrink=False`: nodes above `want` are left where they are (nodes in state error are still
+    removed: nothing runs there); the shrink is `shrink_to`'s, which stops what runs on them
+    first (shrink_step.py)."""
     calls = 0
     for _ in range(1000):
         every = ctx.ehpc.list_nodes(ctx.az_name, cluster.uuid, deadline)
@@ -318,7 +323,7 @@ def resize(ctx: Ctx, cluster: Cluster, want: int, template: ExpandTemplate, dead
             continue
         nodes = listed
         have = len(nodes)
-        if have == want:
+        if have == want or (have > want and not shrink):
             return calls, every
         grow = have < want
         phase = "ehpc-expand" if grow else "ehpc-shrink"
@@ -337,6 +342,30 @@ def resize(ctx: Ctx, cluster: Cluster, want: int, template: ExpandTemplate, dead
                 _shrink_batch(ctx, cluster, victims, deadline, setting, p)
         calls += 1
     raise ClusterProblem(f"{cluster.name}: the node count did not converge to {want}")
+
+
+def leaving_nodes(listed: Sequence[Node], want: int) -> List[Node]:
+    """The compute nodes a shrink to `want` removes: the highest-named, as `resize` does."""
+    return sorted(listed, key=lambda n: n.name)[max(0, want):]
+
+
+def shrink_to(ctx: Ctx, cluster: Cluster, want: int, deadline: float, setting: str,
+              before: Callable[[List[Node], Any], None]) -> "tuple[List[Node], List[Node]]":
+    """Remove the compute nodes above `want` (at most 10 per call, each call's job awaited),
+    after `before(leaving, phase)` has run once for all of them: the hook that stops what
+    runs there. If it raises, nothing is removed. Returns (the nodes removed, the last listing
+    of all the cluster's nodes); nothing to remove calls no hook."""
+    leaving = leaving_nodes(compute_nodes(ctx, cluster.uuid, deadline), want)
+    if leaving:
+        with ctx.phase("ehpc-shrink", f"{cluster.name}: removing {len(leaving)} compute "
+                       f"node(s) ({', '.join(n.name for n in leaving)}) once the service is "
+                       "off them", deadline,
+                       assumption="E-HPC provisioning time is not documented") as p:
+            before(leaving, p)
+            batch = rules.SHRINK_BATCH[1]
+            for i in range(0, len(leaving), batch):
+                _shrink_batch(ctx, cluster, leaving[i:i + batch], deadline, setting, p)
+    return leaving, ctx.ehpc.list_nodes(ctx.az_name, cluster.uuid, deadline)
 
 
 def _remove_broken(ctx: Ctx, cluster: Cluster, deadline: float, setting: str, p) -> None:

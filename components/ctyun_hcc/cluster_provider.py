@@ -15,7 +15,9 @@ recorded (job, name, VPC, UUID when already known) and:
   records the EIP and file system ids still missing;
 - `update` expands (<= 50 per call) or shrinks (<= 10 per call) in place, never re-sending an
   order whose answer was lost (cluster_ops.py); expand orders carry the RAID fields the order
-  resolved;
+  resolved. With `deferShrink` (what the program sets) it never removes a node that is not in
+  state error: the shrink is the `HccShrink` step's, after the host-key pin, which stops this
+  stack's service on the leaving nodes and drains them first (shrink_step.py);
 - `delete` removes every compute node, deletes the cluster, polls until nothing of it is
   listed and proves its EIP and file system released (else fails naming them: they may be
   billed); a cluster already gone is success once what it was ordered with is released. The
@@ -56,6 +58,9 @@ INPUT_DEFAULTS: Dict[str, Any] = {
     "rootPassword": None, "endpoint": "", "createTimeoutS": 7200,
     "updateTimeoutS": 5400, "deleteTimeoutS": 3600, "lostAnswerWaitS": 900,
     "pollIntervalS": 30, "progressFile": None,
+    # the program's: nodes above computeNodeCount are left to the HccShrink step after the
+    # host-key pin, which stops the service on them first (shrink_step.py)
+    "deferShrink": False,
 }
 REQUIRED = ("regionID", "azName", "clusterName", "vpcID", "subnetID", "orderedAt",
             "resolved", "computeNodeCount")
@@ -63,8 +68,8 @@ REQUIRED = ("regionID", "azName", "clusterName", "vpcID", "subnetID", "orderedAt
 REPLACE_KEYS = ("regionID", "azName", "clusterName", "vpcID", "subnetID", "orderedAt",
                 "queueName")
 #: not diffed: the order's job and UUID hint (the order's identity is orderedAt), the catalog
-#: (it follows the order), the password (no API changes it)
-IGNORED_KEYS = ("orderJobUUID", "orderClusterUUID", "resolved", "rootPassword")
+#: (it follows the order), the password (no API changes it), who shrinks (the program's wiring)
+IGNORED_KEYS = ("orderJobUUID", "orderClusterUUID", "resolved", "rootPassword", "deferShrink")
 OUTPUT_KEYS = ("clusterUUID", "masterInnerIP", "masterPublicIP", "nodes", "clusterStatus",
                "clusterSecurityGroupID") + bill.Billables.KEYS
 
@@ -175,7 +180,8 @@ class HccClusterProvider(rt.CtyunProvider):
         want = int(p["computeNodeCount"])
         calls, nodes = ops.resize(ctx, cluster, want, _template(p), deadline,
                                   "ctyun:createTimeoutS", lambda: ops.queue_uuid_of(
-                                      ctx, cluster.uuid, p["queueName"], deadline))
+                                      ctx, cluster.uuid, p["queueName"], deadline),
+                                  shrink=not p["deferShrink"])
         if calls:
             cluster = ctx.ehpc.get_cluster(cluster.uuid, deadline) or cluster
         return CreateResult(cluster.uuid, {**outputs(p, cluster, nodes),
@@ -227,7 +233,8 @@ class HccClusterProvider(rt.CtyunProvider):
                                      "run `pulumi refresh`, then `pulumi up` to order it anew")
         calls, nodes = ops.resize(ctx, cluster, int(p["computeNodeCount"]), _template(p),
                                   deadline, "ctyun:updateTimeoutS",
-                                  lambda: ops.queue_uuid_of(ctx, id_, p["queueName"], deadline))
+                                  lambda: ops.queue_uuid_of(ctx, id_, p["queueName"], deadline),
+                                  shrink=not p["deferShrink"])
         if calls:
             cluster = ctx.ehpc.get_cluster(id_, deadline) or cluster
         held = _billables(ctx, p, cluster, deadline, bill.Billables.from_dict(olds))

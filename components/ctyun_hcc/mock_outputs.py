@@ -58,6 +58,11 @@ def hcc_cluster(inputs: Mapping[str, Any]) -> Dict[str, Any]:
             "fileSystemType": "" if inputs.get("storageUid") else inputs.get("storageType") or ""}
 
 
+def hcc_shrink(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    """Offline nothing is removed: the cluster's node list as it is (shrink_step.py)."""
+    return {"nodes": list(inputs.get("clusterNodes") or []), "removed": [], "stoppedJobs": []}
+
+
 def cluster_check(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     """The names the nodes carry: offline, the API's (what a real check confirms or refuses)."""
     nodes = list(inputs.get("nodes") or [])
@@ -102,6 +107,7 @@ MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "pulumi-python:dynamic/ctyun:HccSecurityGroup": hcc_security_group,
     "pulumi-python:dynamic/ctyun:HccClusterOrder": hcc_cluster_order,
     "pulumi-python:dynamic/ctyun:HccCluster": hcc_cluster,
+    "pulumi-python:dynamic/ctyun:HccShrink": hcc_shrink,
     "pulumi-python:dynamic/ctyun:ClusterCheck": cluster_check,
     "pulumi-python:dynamic/ctyun:SlurmService": slurm_service,
     "pulumi-python:dynamic/ctyun:TlsProxy": tls_proxy,

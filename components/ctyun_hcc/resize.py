@@ -23,6 +23,7 @@ from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
 from .slurm_jobs import JobInfo, cancel, job, jobs_named
 from .ssh import SshRunner
+from .ssh_resource import poll
 
 log = redacted_logger("kimi_k3.ctyun.resize")
 
@@ -107,10 +108,73 @@ def stop_service_for(runner: SshRunner, p: Mapping, nodes: Sequence[str], why: s
 
 def drain_leaving(runner: SshRunner, nodes: Sequence[str], why: str = "kimi-k3: leaving the "
                   "cluster (resize)") -> None:
-    """Drain the nodes a shrink removes, so that nothing new starts there before they go."""
+    """Drain the nodes a shrink removes, so that nothing new starts there before they go. A
+    node Slurm does not know is skipped: nothing can start there (`scontrol update` would
+    refuse the whole list for it)."""
     if nodes:
-        runner.run(f"scontrol update NodeName={shell_word(','.join(nodes))} State=DRAIN "
-                   f"Reason={shell_word(why)}", label="drain the leaving nodes")
+        words = " ".join(shell_word(n) for n in nodes)
+        runner.run(f"for n in {words}; do if scontrol show node \"$n\" >/dev/null 2>&1; then "
+                   f"scontrol update NodeName=\"$n\" State=DRAIN Reason={shell_word(why)}; fi; "
+                   "done", label="drain the leaving nodes")
+
+
+#: node states (`sinfo %T`, flags stripped) in which a job may still run on the node
+#: (sinfo(1), NODE STATE CODES: a draining node still runs jobs, a drained one none)
+BUSY_STATES = {"allocated", "mixed", "completing", "draining"}
+
+
+class ShrinkBlocked(RuntimeError):
+    """The nodes a shrink would remove cannot be freed first: nothing was removed."""
+
+
+def busy_nodes(runner: SshRunner, nodes: Sequence[str]) -> Dict[str, str]:
+    """{node: its state} of the `nodes` on which a job may still run (a node Slurm does not
+    list runs nothing)."""
+    if not nodes:
+        return {}
+    out = runner.run(f"sinfo -h -N -n {shell_word(','.join(nodes))} -o '%N %T' || true",
+                     label="sinfo the leaving nodes").stdout
+    busy: Dict[str, str] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in nodes and \
+                parts[1].lower().rstrip("*~#!%$@^-+") in BUSY_STATES:
+            busy[parts[0]] = parts[1].lower()
+    return busy
+
+
+def wait_idle(runner: SshRunner, nodes: Sequence[str], deadline: float,
+              interval_s: float) -> None:
+    """Until no job runs on `nodes` (drained: this stack's service was stopped, someone
+    else's job is let finish); ShrinkBlocked naming the nodes and their jobs at `deadline`."""
+    last: Dict[str, str] = {}
+
+    def idle():
+        last.clear()
+        last.update(busy_nodes(runner, nodes))
+        return not last
+    try:
+        poll("the leaving nodes to be idle", idle, deadline, interval_s)
+    except TimeoutError:
+        jobs = runner.run(f"squeue -h -w {shell_word(','.join(sorted(last)))} "
+                          "-o '%i (%u, %j)' || true", label="squeue the leaving nodes").stdout
+        raise ShrinkBlocked(
+            "the nodes the shrink removes still run jobs after they were drained: "
+            + ", ".join(f"{n} ({s})" for n, s in sorted(last.items()))
+            + f"; jobs: {' '.join(jobs.split()) or 'none listed'}. Nothing was removed. These "
+            "are not this stack's service: let them finish (or cancel them) and run `pulumi "
+            "up` again") from None
+
+
+def stop_for_shrink(runner: SshRunner, p: Mapping, nodes: Sequence[str], deadline: float,
+                    interval_s: float) -> List[str]:
+    """Before E-HPC removes `nodes`: drain them (nothing new starts there), stop this stack's
+    service job(s) holding any of them (marked: the service's next create reports the
+    downtime), and wait until no job runs there. Returns the job ids stopped."""
+    drain_leaving(runner, nodes)
+    stopped = stop_service_for(runner, p, nodes, "the shrink", deadline, interval_s)
+    wait_idle(runner, nodes, deadline, interval_s)
+    return stopped
 
 
 def new_nodes(before: Sequence[str], now: Sequence[str]) -> List[str]:

@@ -70,8 +70,10 @@ class Stack:
     def __init__(self, stack: str = "test", organization: str = "org-a",
                  ctyun: Optional[Dict[str, Any]] = None, kimi: Optional[Dict[str, Any]] = None,
                  fast: Optional[Dict[str, Any]] = None, password: str = PASSWORD,
-                 engine: Any = None):
+                 engine: Any = None, defer_shrink: bool = False):
         self.engine = engine or Direct()
+        #: the program's wiring (a bootstrap follows): the cluster leaves a shrink to HccShrink
+        self.defer_shrink = defer_shrink
         self.stack, self.organization = stack, organization
         self.ctyun = {"regionId": REGION, "azName": AZ, "specification": SPEC_910C,
                       "masterSpecification": MASTER_SPEC, **(ctyun or {})}
@@ -111,7 +113,8 @@ class Stack:
         o = self.outs("order")
         return wiring.cluster_inputs(cfg, vpc, subnet, o["jobUUID"], o["clusterUUID"],
                                      o["orderedAt"], o["resolved"],
-                                     self.outs("sg")["securityGroupID"], self.password, "")
+                                     self.outs("sg")["securityGroupID"], self.password, "",
+                                     defer_shrink=self.defer_shrink)
 
     def _fast(self, inputs: Dict[str, Any]) -> Dict[str, Any]:
         return {**inputs, **{k: v for k, v in self.fast.items() if k in inputs}}

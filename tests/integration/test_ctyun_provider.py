@@ -5,6 +5,7 @@ come before anything is ordered."""
 import base64
 import json
 import os
+import socket
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -74,6 +75,63 @@ def test_lifecycle_creates_resizes_and_destroys_leaving_nothing(emu):
     report = clean(emu)
     assert report["leakedTotal"] == 0, report["leakedItems"]
     assert {r["code"] for r in report["refused"]} <= NOT_FOUND_READS, report["refused"]
+
+
+def test_a_shrink_whose_service_stop_fails_never_sends_shrink_cluster(emu):
+    """Issue 19, resize while serving: with the program's wiring the cluster leaves the nodes
+    above the count to the HccShrink step (shrink_step.py), which removes them only once the
+    service is off them. A master that cannot be reached (a closed port here) stops it before
+    hpc/shrink-cluster is sent, naming the host and port; once the nodes are free, the same
+    step removes them."""
+    from components.ctyun_hcc.shrink_step import HccShrinkProvider, MasterUnreachable
+
+    s = Stack(defer_shrink=True)
+    s.up()
+    out = s.up(kimi={"nodes": "3"})  # the cluster's share of the shrink: nothing removed
+    assert out["computeNodeCount"] == 3
+    shrink_calls = "/v4/cthpc/hpc/shrink-cluster"
+    assert emu.calls().get(shrink_calls, 0) == 0
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nobody listens there
+    props = {k: out[k] for k in ("regionID", "azName", "clusterUUID", "clusterName",
+                                 "pollIntervalS", "updateTimeoutS", "lostAnswerWaitS")}
+    props.update(computeNodeCount=2, clusterNodes=out["nodes"], sshHost="127.0.0.1",
+                 sshPort=port, connectTimeoutS=2, workDir="/w", ownerTag="kimi-k3/test")
+    step = HccShrinkProvider()
+    with pytest.raises(MasterUnreachable) as err:
+        step.update("x", {}, props)
+    assert f"127.0.0.1:{port}" in str(err.value) and "no node was removed" in str(err.value)
+    assert emu.calls().get(shrink_calls, 0) == 0
+    assert len(emu.inventory()["nodes"]) == 4
+    # the service gone and the nodes free (no job there: the hook has nothing to stop)
+    step_cls = type(step)
+    original = step_cls.runner
+    try:
+        step_cls.runner = lambda self, p: _NoJobsMaster()
+        done = step.update("x", {}, props).outs
+    finally:
+        step_cls.runner = original
+    assert emu.calls()[shrink_calls] == 1 and done["removed"] == [
+        n["name"] for n in out["nodes"] if n["role"] == "compute"][-1:]
+    assert len(done["nodes"]) == 3 and len(emu.inventory()["nodes"]) == 3
+    s.destroy()
+    assert clean(emu)["leakedTotal"] == 0
+
+
+class _NoJobsMaster:
+    """A master on which Slurm lists no job and knows no node (what the commands print then)."""
+
+    def connect(self):
+        return self
+
+    def close(self):
+        pass
+
+    def run(self, cmd, **kw):
+        from components.ctyun_hcc.ssh import Result
+        return Result(0, "", "")
 
 
 def test_more_than_the_batch_limits_is_ordered_and_removed_in_batches(emu):

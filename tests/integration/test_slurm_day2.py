@@ -311,44 +311,72 @@ def test_grow_by_one_while_serving_touches_only_the_new_node_and_reports_the_dow
 
 
 def test_shrink_by_one_stops_the_service_first_and_removes_an_idle_node(
-        services, workspace, caplog):
-    """4 -> 3 nodes: the leaving node is taken from the service by stopping it (marked), and
-    drained, before it leaves the partition (what E-HPC's shrink does); the steps have nothing
-    to do; the service comes back on 3 nodes and reports the downtime."""
-    from components.ctyun_hcc.resize import drain_leaving, stop_service_for
+        services, workspace, caplog, monkeypatch):
+    """4 -> 3 nodes through the program's HccShrink step (shrink_step.py) while the service
+    runs: over the real sshd it drains kk3n3, stops this stack's job (marked), and only then
+    calls E-HPC's shrink (the node double: tests/ehpc_nodes_double.py, which takes kk3n3 out
+    of the partition as E-HPC does). At that call the job is gone and kk3n3 is drained with
+    nothing on it; the steps have nothing to do; the service comes back on the 3 nodes left and
+    reports the downtime, in its output and in progress."""
+    from components.ctyun_hcc import provider_runtime as rt
+    from components.ctyun_hcc.cluster_provider import node_view
+    from components.ctyun_hcc.shrink_step import HccShrinkProvider
+    from components.progress.record import read_records
+    from tests.ehpc_nodes_double import EhpcNodesDouble
 
     prov = SlurmServiceProvider()
+    progress = str(workspace / "progress.jsonl")
     out = new = None
+    seen_at_shrink = {}
+
+    def e_hpc_removes(names):  # what E-HPC's shrink does to Slurm, and what it finds there
+        seen_at_shrink.update(jobs=squeue_names(), states={n: node_state(n)[0] for n in names})
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")
+
+    ehpc = EhpcNodesDouble([(f"kk3n{i}", f"10.77.0.1{i}") for i in range(4)],
+                           on_shrink=e_hpc_removes)
+    monkeypatch.setattr(rt, "ehpc", lambda p: ehpc)
     try:
         (nvme, nvme_out), (bcast, bcast_out) = _bootstrapped(
             services, workspace, ["kk3n0", "kk3n1", "kk3n2", "kk3n3"], method="copy")
-        props4 = {**prepare(services, workspace, nodes=4), "ownerTag": OWNER}
+        props4 = {**prepare(services, workspace, nodes=4), "ownerTag": OWNER,
+                  "progressFile": progress}
         out = prov.create(props4).outs
-        gate = {**props4, "serviceJobName": "kimi-k3"}
-
-        def stop_and_drain(runner, p):
-            stopped = stop_service_for(runner, p, ["kk3n3"], "the shrink",
-                                       time.monotonic() + 60, 1)
-            drain_leaving(runner, ["kk3n3"])
-            return stopped
-
+        assert sorted(out["nodes"]) == ["kk3n0", "kk3n1", "kk3n2", "kk3n3"]
+        step = {**ssh_props(services, hostKey=host_key(services)), "regionID": "cn-test",
+                "azName": "az1", "clusterUUID": ehpc.cluster.uuid,
+                "clusterName": ehpc.cluster.name, "computeNodeCount": 2,
+                "clusterNodes": [node_view(n) for n in ehpc.nodes],
+                "serviceJobName": "kimi-k3", "ownerTag": OWNER, "workDir": props4["workDir"],
+                "pollIntervalS": 0.5, "updateTimeoutS": 120, "lostAnswerWaitS": 1,
+                "progressFile": progress}
         with caplog.at_level(logging.WARNING):
-            assert prov._run(stop_and_drain, gate) == [out["jobId"]]
-        assert out["jobId"] not in squeue_names().split()
-        assert node_state("kk3n3")[0] in ("drained", "draining")
-        sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")  # E-HPC removed it, idle
+            shrunk_out = HccShrinkProvider().update("x", {}, step).outs
+        # the order: the service stopped and the node drained and idle before E-HPC's call
+        assert shrunk_out["stoppedJobs"] == [out["jobId"]] and shrunk_out["removed"] == ["kk3n3"]
+        assert out["jobId"] not in seen_at_shrink["jobs"].split()
+        assert seen_at_shrink["states"] == {"kk3n3": "drained"}
+        assert ehpc.calls[-2:] == ["shrink_cluster kk3n3", "list_nodes"]
+        assert [n["name"] for n in shrunk_out["nodes"]] == ["kk3n0", "kk3n1", "kk3n2"]
         shrunk = ["kk3n0", "kk3n1", "kk3n2"]
         assert NvmeMountProvider().update("x", nvme_out, {**nvme, "nodes": shrunk}).outs[
             "report"] == []
         assert BroadcastProvider().update("x", bcast_out, {**bcast, "nodes": shrunk}).outs[
             "copied"] == []
-        props3 = {**prepare(services, workspace, nodes=3), "ownerTag": OWNER}
-        sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")
+        props3 = {**prepare(services, workspace, nodes=3), "ownerTag": OWNER,
+                  "progressFile": progress}
+        sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")  # prepare joins kk3n0 again
+        assert prov.diff("x", out, props3).replaces  # the node count: a new job
         prov.delete("x", out)
         new = prov.create(props3).outs
         assert sorted(new["nodes"]) == shrunk
         assert new["downtimeS"] is not None and new["downtimeS"] > 0
         assert "stopped for the shrink" in caplog.text
+        details = [(r["phase"], r.get("detail") or "") for r in read_records(progress)]
+        assert any(ph == "ehpc-shrink" and f"service stopped (Slurm job {out['jobId']})" in d
+                   for ph, d in details)
+        assert any(f"serving again after {new['downtimeS']} s down (stopped for the shrink"
+                   in d for _, d in details)
     finally:
         for o in (new, out):
             if o:

@@ -39,6 +39,7 @@ ADDED_SINCE_RECORD = {
     **{f"kimi-k3-router-{kind}": "issue 23: vllm-router in front of several replicas"
        for kind in ("serviceaccount", "role", "rolebinding", "configmap", "deployment")},
     "kimi-k3-check": "issue 19: ClusterCheck, what the master carries and the nodes' names",
+    "kimi-k3-shrink": "issue 19: HccShrink, a shrink that stops the service first",
     **{n: "issue 22: ctyun-hcc metrics services (components/ctyun_hcc/metrics_services.py)"
        for n in ("kimi-k3-prometheus", "kimi-k3-exporters")},
 }

@@ -81,17 +81,19 @@ def test_serve_chain_order_and_dependencies(recorded):
     run, deps = recorded
     names = [r["name"] for r in run.resources]
     # weights and sif both wait on the NVMe step only: the engine may register them in either order
-    chain = ["kimi-k3-hostkey", "kimi-k3-check", "kimi-k3-master-in-queue", "kimi-k3-nvme",
-             {"kimi-k3-weights", "kimi-k3-sif"}, "kimi-k3-bcast", "kimi-k3-exporters",
-             "kimi-k3-service"]
+    chain = ["kimi-k3-hostkey", "kimi-k3-shrink", "kimi-k3-check", "kimi-k3-master-in-queue",
+             "kimi-k3-nvme", {"kimi-k3-weights", "kimi-k3-sif"}, "kimi-k3-bcast",
+             "kimi-k3-exporters", "kimi-k3-service"]
     flat = {n for step in chain for n in (step if isinstance(step, set) else {step})}
     seen = [n for n in names if n in flat]
-    assert seen[:4] == chain[:4] and set(seen[4:6]) == chain[4] and seen[6:] == chain[5:]
+    assert seen[:5] == chain[:5] and set(seen[5:7]) == chain[5] and seen[7:] == chain[6:]
     # after the whole cluster (its resources: the existing VPC and subnet need no network step)
     assert deps["kimi-k3-hostkey"] == ["kimi-k3-hcc-owner", "kimi-k3-hcc-sg", "kimi-k3-hcc-order",
                                        "kimi-k3-hcc-cluster"]
+    # a shrink stops the service first: with the pinned key, after the pin (issue 19)
+    assert deps["kimi-k3-shrink"] == ["kimi-k3-hostkey"]
     # what the master carries and the nodes' names, checked before anything uses them
-    assert deps["kimi-k3-check"] == ["kimi-k3-hostkey"]
+    assert deps["kimi-k3-check"] == ["kimi-k3-shrink"]
     assert deps["kimi-k3-master-in-queue"] == ["kimi-k3-check"]
     assert deps["kimi-k3-nvme"] == ["kimi-k3-master-in-queue"]
     assert deps["kimi-k3-weights"] == ["kimi-k3-nvme"] == deps["kimi-k3-sif"]
@@ -119,10 +121,19 @@ def test_serve_inputs_carry_rendered_scripts_and_no_plain_secrets(recorded, gold
     # nodes know the service's job and owner, to stop it first (resize)
     assert svc["preflightSh"].startswith("#!/bin/bash") and svc["rpcPort"] == 13389
     assert "watchdog" in svc["watchdogSh"]
-    for step in ("kimi-k3-nvme", "kimi-k3-bcast"):
+    for step in ("kimi-k3-nvme", "kimi-k3-bcast", "kimi-k3-shrink"):
         inputs = next(r for r in run.resources if r["name"] == step)["inputs"]
         assert (inputs["serviceJobName"], inputs["ownerTag"]) == ("kimi-k3", "kimi-k3/ctyun-hcc")
     assert pin["passwordLogin"] == "off"
+    # issue 19: the cluster leaves nodes that may serve to the shrink step, which stops the
+    # service on them first (shrink_step.py) and hands the node list on
+    cluster = next(r for r in run.resources if r["name"] == "kimi-k3-hcc-cluster")["inputs"]
+    shrink = next(r for r in run.resources if r["name"] == "kimi-k3-shrink")["inputs"]
+    check = next(r for r in run.resources if r["name"] == "kimi-k3-check")["inputs"]
+    assert cluster["deferShrink"] is True
+    assert shrink["computeNodeCount"] == cluster["computeNodeCount"]
+    assert shrink["workDir"] == svc["workDir"] and shrink["clusterUUID"] == "cl-mock"
+    assert [n["name"] for n in shrink["clusterNodes"]] == [n["name"] for n in check["nodes"]]
     import json
     assert "sk-never-shown" not in json.dumps(run.resources)
     assert "Kk3-Pass-w0rd9" not in json.dumps(run.resources)
