@@ -14,13 +14,23 @@ proxy answers the way S3 is documented to, for exactly what kimi-k3's roles and 
   `s3:ListMultipartUploadParts`; AbortMultipartUpload -> `s3:AbortMultipartUpload`;
   DeleteObject -> `s3:DeleteObject`; ListMultipartUploads -> `s3:ListBucketMultipartUploads`.
   Any other request is denied (the double does not guess) and recorded in `unknown`.
+- the condition key `s3:if-none-match` = the request's `If-None-Match` header, present on a
+  PutObject or CompleteMultipartUpload that sends it and absent otherwise ("You can use the
+  condition keys s3:if-match or s3:if-none-match ... For multipart uploads you must specify the
+  s3:ObjectCreationOperation condition key to exempt the CreateMultipartUpload, UploadPart, and
+  UploadPartCopy operations, as these APIs don't accept conditional headers": S3 User Guide,
+  "Enforce conditional writes on Amazon S3 buckets",
+  https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes-enforce.html).
 - IAM's evaluation of one identity policy with Allow statements only (IAM User Guide, "Policy
   evaluation logic", https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic.html):
   allowed iff a statement matches the action, the resource (`*`/`?` wildcards) and all of its
   conditions; "If the key that you specify in a policy condition is not present in the request
   context, the values do not match" (IAM User Guide, "IAM JSON policy elements: Condition",
   https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition.html).
-  Operators: StringLike, StringEquals (others raise: not modelled).
+  Operators: StringLike, StringEquals, and Null ("true": the key is absent from the request
+  context, "false": it is present; IAM User Guide, "Condition operator to check existence of
+  condition keys", https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition_operators.html)
+  (others raise: not modelled).
 - a missing key: "If you have the s3:ListBucket permission on the bucket, Amazon S3 returns an
   HTTP status code 404 Not Found error. If you don't have the s3:ListBucket permission, Amazon S3
   returns an HTTP status code 403 Access Denied error" (S3 API Reference, GetObject and
@@ -60,6 +70,10 @@ def _list(v) -> List[str]:
 def _condition_holds(cond: Mapping, context: Mapping[str, str]) -> bool:
     for op, keys in cond.items():
         for key, wanted in keys.items():
+            if op == "Null":
+                if (key not in context) != (str(wanted).lower() == "true"):
+                    return False
+                continue
             if key not in context:
                 return False  # a key absent from the request context does not match
             have = context[key]
@@ -88,8 +102,8 @@ def allowed(policy: Mapping, action: str, resource: str, context: Mapping[str, s
     return False
 
 
-def request_action(method: str, bucket: str, key: str, query: Mapping[str, List[str]]
-                   ) -> Optional[Tuple[str, str, Dict[str, str]]]:
+def request_action(method: str, bucket: str, key: str, query: Mapping[str, List[str]],
+                   headers: Optional[Mapping[str, str]] = None) -> Optional[Tuple[str, str, Dict[str, str]]]:
     """(action, resource ARN, condition context) of one S3 request; None: not modelled."""
     bucket_arn, object_arn = f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/{key}"
     if not key:
@@ -108,7 +122,9 @@ def request_action(method: str, bucket: str, key: str, query: Mapping[str, List[
             return "s3:ListMultipartUploadParts", object_arn, {}
         return "s3:GetObject", object_arn, {}
     if method == "PUT" or (method == "POST" and ("uploads" in query or "uploadId" in query)):
-        return "s3:PutObject", object_arn, {}
+        conditional = method == "PUT" and "partNumber" not in query or method == "POST" and "uploadId" in query
+        inm = (headers or {}).get("If-None-Match")
+        return "s3:PutObject", object_arn, ({"s3:if-none-match": inm} if conditional and inm is not None else {})
     if method == "DELETE":
         return ("s3:AbortMultipartUpload" if "uploadId" in query else "s3:DeleteObject"), object_arn, {}
     return None
@@ -124,6 +140,14 @@ class PolicyGate:
         gate = self
 
         class Handler(BaseHTTPRequestHandler):
+            # HTTP/1.1, so that a client's `Expect: 100-continue` (botocore sends it with every
+            # PutObject body) is answered at once; under HTTP/1.0 the handler never answers it and
+            # botocore waits a second before sending the body anyway (Python docs, http.server,
+            # `handle_expect_100`: "When an HTTP/1.1 conformant server receives an Expect:
+            # 100-continue request header it responds back with a 100 Continue"). Every answer
+            # below carries Content-Length, as HTTP/1.1 keep-alive needs.
+            protocol_version = "HTTP/1.1"
+
             def log_message(self, *a):  # quiet
                 pass
 
@@ -154,7 +178,7 @@ class PolicyGate:
                 parts = url.path.lstrip("/").split("/", 1)
                 bucket, key = parts[0], urllib.parse.unquote(parts[1]) if len(parts) > 1 else ""
                 query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
-                what = request_action(self.command, bucket, key, query)
+                what = request_action(self.command, bucket, key, query, self.headers)
                 if what is None:
                     gate.unknown.append((self.command, self.path))
                     return self._deny()

@@ -87,8 +87,9 @@ def test_pod_identity_roles_are_scoped(mirror):
     serving, job = pol["kimi-k3-serving-s3"], pol["kimi-k3-mirror-s3"]
     models = f"{BUCKET}/models/moonshotai/Kimi-K3/*"
     assert actions(serving, models) == {"s3:GetObject"}  # read-only on the weights
-    assert actions(serving, f"{BUCKET}/compile-cache/*") == {"s3:GetObject", "s3:PutObject",
-                                                              "s3:AbortMultipartUpload"}
+    assert actions(serving, f"{BUCKET}/compile-cache/*") == {"s3:GetObject", "s3:PutObject"}
+    put = next(s for s in serving["Statement"] if s["Action"] == ["s3:PutObject"])
+    assert put["Condition"] == {"Null": {"s3:if-none-match": "false"}}  # create, never replace
     assert "s3:DeleteObject" not in actions(serving)
     assert actions(job, models) == {"s3:GetObject", "s3:PutObject", "s3:DeleteObject",
                                     "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"}

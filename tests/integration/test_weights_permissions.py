@@ -133,3 +133,113 @@ def test_the_grant_for_a_prefix_lists_only_that_prefix():
     assert not allowed(doc, "s3:ListBucket", "arn:aws:s3:::b", {})
     assert allowed(doc, "s3:GetObject", "arn:aws:s3:::b/models/x/a.safetensors", {})
     assert not allowed(doc, "s3:GetObject", "arn:aws:s3:::b/models/xy/a", {})
+
+
+# ---------------------------------------------------------------- compile cache: write once, verified
+
+CACHE_PREFIX = "compile-cache/0123456789abcdef/rank-0/"  # cache_env's key, rank 0
+ATTEMPT = "00112233aabbccdd"
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write_entry(client, bucket, files, attempt=ATTEMPT, manifest=None):
+    """An entry laid out as compile_cache.sh saves one: the files and their `sha256sum` manifest
+    under the attempt, then `.kimi-k3/entry` naming both (every object created, never replaced)."""
+    for path, data in files.items():
+        client.put_object(Bucket=bucket, Key=f"{CACHE_PREFIX}{attempt}/{path}", Body=data, IfNoneMatch="*")
+    if manifest is None:
+        manifest = "".join(f"{_sha(files[p])}  {p}\n" for p in sorted(files)).encode()
+    client.put_object(Bucket=bucket, Key=f"{CACHE_PREFIX}{attempt}/.kimi-k3/manifest", Body=manifest,
+                      IfNoneMatch="*")
+    client.put_object(Bucket=bucket, Key=f"{CACHE_PREFIX}.kimi-k3/entry", IfNoneMatch="*",
+                      Body=f"attempt {attempt}\nmanifest {_sha(manifest)}\n".encode())
+
+
+CACHE_FILES = {"torch_compile_cache/abc/rank_0_0/computation_graph.py": b"def forward(x):\n    return x\n",
+               "torch_compile_cache/abc/rank_0_0/inductor/kernel.bin": bytes(range(256)) * 40}
+
+
+def _code(err) -> str:
+    return err.value.response["Error"]["Code"]
+
+
+def test_the_serving_role_creates_compile_cache_objects_but_never_replaces_or_deletes_one(s3, bucket):
+    """The hostile second writer: the serving role itself (any pod of the stack, or code the model
+    repository runs in one), through exactly the policy iam.py renders."""
+    from botocore.exceptions import ClientError
+
+    with PolicyGate(s3, iam.serving_policy(bucket, PREFIX, "compile-cache")) as gate:
+        c = gate.client()
+        _write_entry(c, bucket, CACHE_FILES)  # what a saving pod does: allowed
+        first = f"{CACHE_PREFIX}{ATTEMPT}/torch_compile_cache/abc/rank_0_0/computation_graph.py"
+        for key in (first, f"{CACHE_PREFIX}.kimi-k3/entry", f"{CACHE_PREFIX}{ATTEMPT}/.kimi-k3/manifest"):
+            with pytest.raises(ClientError) as e:  # conditional: S3 refuses to replace it
+                c.put_object(Bucket=bucket, Key=key, Body=b"evil", IfNoneMatch="*")
+            assert _code(e) == "PreconditionFailed"
+            with pytest.raises(ClientError) as e:  # unconditional: the role may not even ask
+                c.put_object(Bucket=bucket, Key=key, Body=b"evil")
+            assert _code(e) == "AccessDenied"
+            with pytest.raises(ClientError) as e:
+                c.delete_object(Bucket=bucket, Key=key)
+            assert _code(e) == "AccessDenied"
+        with pytest.raises(ClientError) as e:  # multipart carries no If-None-Match until the end
+            c.create_multipart_upload(Bucket=bucket, Key=f"{CACHE_PREFIX}{ATTEMPT}/big.bin")
+        assert _code(e) == "AccessDenied"
+        with pytest.raises(ClientError) as e:  # the weights stay read-only
+            c.put_object(Bucket=bucket, Key=f"{PREFIX}/evil.py", Body=b"x", IfNoneMatch="*")
+        assert _code(e) == "AccessDenied"
+        assert not gate.unknown, gate.unknown
+    got = s3.client().get_object(Bucket=bucket, Key=first)["Body"].read()
+    assert got == CACHE_FILES["torch_compile_cache/abc/rank_0_0/computation_graph.py"]
+
+
+def _restore(gate, bucket, node):
+    return run_cache("restore", cache_env(gate, bucket, node))
+
+
+def test_a_saved_entry_is_restored_verified_with_the_pods_own_policy(s3, bucket, tmp_path):
+    _write_entry(s3.client(), bucket, CACHE_FILES)
+    with PolicyGate(s3, iam.serving_policy(bucket, PREFIX, "compile-cache")) as gate:
+        r = _restore(gate, bucket, tmp_path / "node")
+        assert not gate.denied and not gate.unknown, (gate.denied, gate.unknown)
+    assert r.returncode == 0 and "restored and verified 2 files" in r.stdout, r.stdout + r.stderr
+    for path, data in CACHE_FILES.items():
+        assert (tmp_path / "node" / path).read_bytes() == data
+    assert not list((tmp_path / "node").glob(".kimi-k3-incoming*"))
+
+
+def _added_by_the_role(s3, bucket):
+    """A pod adds a file to a saved entry: a new key, which the role may create."""
+    with PolicyGate(s3, iam.serving_policy(bucket, PREFIX, "compile-cache")) as gate:
+        gate.client().put_object(Bucket=bucket, Key=f"{CACHE_PREFIX}{ATTEMPT}/torch_compile_cache/abc/"
+                                 "rank_0_0/evil.py", Body=b"import os\n", IfNoneMatch="*")
+
+
+def _replaced_by_an_admin(s3, bucket):
+    """Bytes replaced by someone the role's policy does not bind (or a mixed, broken upload)."""
+    s3.client().put_object(Bucket=bucket, Key=f"{CACHE_PREFIX}{ATTEMPT}/torch_compile_cache/abc/rank_0_0/"
+                           "computation_graph.py", Body=b"import os; os.system('id')\n")
+
+
+def _hostile_manifest(s3, bucket):
+    """An entry whose manifest points outside the cache directory."""
+    c = s3.client()
+    for k in list(keys(s3, bucket)):
+        c.delete_object(Bucket=bucket, Key=k)
+    _write_entry(c, bucket, CACHE_FILES, manifest=f"{_sha(b'x')}  ../../etc/cron.d/x\n".encode())
+
+
+@pytest.mark.parametrize("tamper", [_added_by_the_role, _replaced_by_an_admin, _hostile_manifest])
+def test_the_restore_refuses_a_tampered_entry(s3, bucket, tmp_path, tamper):
+    _write_entry(s3.client(), bucket, CACHE_FILES)
+    tamper(s3, bucket)
+    node = tmp_path / "node"
+    with PolicyGate(s3, iam.serving_policy(bucket, PREFIX, "compile-cache")) as gate:
+        r = _restore(gate, bucket, node)
+    assert r.returncode == 0 and "REFUSED the compile cache" in r.stdout, r.stdout + r.stderr
+    assert [p.name for p in node.iterdir()] == []  # nothing of it, not even the restored mark

@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from components.aws_eks.weights import iam
 from components.aws_eks.weights import mirror as m
 from components.aws_eks.weights import scripts
 from tests.doubles.hf_hub_double import HubDouble, Repo
+from tests.doubles.s3_policy_gate import PolicyGate
 
 REPO_ID = "moonshotai/Kimi-K3"
 TOKEN = "hf_test_token_never_printed"
@@ -407,6 +409,19 @@ def cache_env(s3, bucket, cache_dir, key="0123456789abcdef", **extra):
                   KK3_CACHE_DIR=str(cache_dir), KK3_POLL_S="1", **extra)
 
 
+def entry_files(s3, bucket, prefix):
+    """{path: size} of the files of the compile-cache entry at `prefix` (its entry object names the
+    attempt that holds them), {} while there is no entry."""
+    c = s3.client()
+    try:
+        text = c.get_object(Bucket=bucket, Key=prefix + ".kimi-k3/entry")["Body"].read().decode()
+    except c.exceptions.NoSuchKey:
+        return {}
+    attempt = text.split()[1]
+    return {k[len(prefix) + len(attempt) + 1:]: n for k, n in keys(s3, bucket).items()
+            if k.startswith(f"{prefix}{attempt}/") and "/.kimi-k3/" not in k}
+
+
 def run_cache(mode, env):
     return subprocess.run(["bash", str(scripts.path("compile_cache.sh")), mode], env=env,
                           capture_output=True, text=True, timeout=60)
@@ -423,10 +438,12 @@ def test_compile_cache_is_saved_after_health_and_restored_by_key(s3, bucket, tmp
         (first / rel).write_bytes(data)
     health = _Health()
     prefix = "compile-cache/0123456789abcdef/rank-0/"
-    marker = prefix + ".kimi-k3/complete"
+    marker = prefix + ".kimi-k3/entry"  # written last, once
     watch = Watch(lambda: marker in keys(s3, bucket),
-                  lambda: all(keys(s3, bucket).get(prefix + k) == len(v) for k, v in files.items()))
-    env = cache_env(s3, bucket, first, KK3_HEALTH_HOST="127.0.0.1", KK3_HEALTH_PORT=str(health.port),
+                  lambda: entry_files(s3, bucket, prefix) == {k: len(v) for k, v in files.items()})
+    # the sidecar and the restores run with exactly the serving role's policy (create-only writes)
+    gate = PolicyGate(s3, iam.serving_policy(bucket, PREFIX, "compile-cache")).__enter__()
+    env = cache_env(gate, bucket, first, KK3_HEALTH_HOST="127.0.0.1", KK3_HEALTH_PORT=str(health.port),
                     KK3_HEALTH_PATH="/health")
     p = subprocess.Popen(["bash", str(scripts.path("compile_cache.sh")), "save"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -443,16 +460,21 @@ def test_compile_cache_is_saved_after_health_and_restored_by_key(s3, bucket, tmp
         os.killpg(p.pid, signal.SIGTERM)
         out = p.communicate(timeout=30)[0]
         health.close()
-    assert watch.saw_marker and not watch.violations, out
-    second = tmp_path / "node2"
-    r = run_cache("restore", cache_env(s3, bucket, second))
-    assert r.returncode == 0 and "restoring" in r.stdout
-    for rel, data in files.items():
-        assert (second / rel).read_bytes() == data
-    assert "already holds" in run_cache("restore", cache_env(s3, bucket, second)).stdout
-    other = tmp_path / "node3"  # another launch spec: another key, nothing reused
-    r = run_cache("restore", cache_env(s3, bucket, other, key="fedcba9876543210"))
-    assert "no compile cache" in r.stdout and not list(other.rglob("*.bin"))
+    try:
+        assert watch.saw_marker and not watch.violations, out
+        assert not list(first.glob(".kimi-k3-outgoing"))
+        second = tmp_path / "node2"
+        r = run_cache("restore", cache_env(gate, bucket, second))
+        assert r.returncode == 0 and "restored and verified 2 files" in r.stdout, r.stdout + r.stderr
+        for rel, data in files.items():
+            assert (second / rel).read_bytes() == data
+        assert "already holds" in run_cache("restore", cache_env(gate, bucket, second)).stdout
+        other = tmp_path / "node3"  # another launch spec: another key, nothing reused
+        r = run_cache("restore", cache_env(gate, bucket, other, key="fedcba9876543210"))
+        assert "no compile cache" in r.stdout and not list(other.rglob("*.bin"))
+        assert not gate.denied and not gate.unknown, (gate.denied, gate.unknown)
+    finally:
+        gate.__exit__(None, None, None)
 
 
 def test_compile_cache_refuses_bad_settings(s3, bucket, tmp_path):

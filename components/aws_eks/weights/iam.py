@@ -5,8 +5,9 @@ Pods get credentials through EKS Pod Identity: a role per service account whose 
 admits the `pods.eks.amazonaws.com` service principal with sts:AssumeRole and sts:TagSession
 (pulumi-aws's PodIdentityAssociation documentation, from the EKS user guide). Nothing is on the
 node role: with IMDS hop limit 1 a container cannot reach the node's credentials at all.
-- serving (the GPU pods): read the model prefix; read and write the compile-cache prefix (the
-  sidecar saves the cache); no delete.
+- serving (the GPU pods): read the model prefix; read the compile-cache prefix and create new
+  objects there, never replace or delete one (`create_only`): a compile cache holds Python that
+  vLLM runs, so a pod must not be able to rewrite what another pod saved (issue 21).
 - mirror (the Job): read, write and delete under the model prefix (resume, marker, pruning).
 """
 
@@ -52,16 +53,29 @@ def _list(bucket: str, prefixes: List[str]) -> dict:
     return statement
 
 
+def create_only(bucket: str, prefix: str) -> dict:
+    """s3:PutObject under `prefix` only when the request carries `If-None-Match` (S3 then writes
+    the object only if its key does not exist, else answers 412 Precondition Failed): new objects,
+    never a replacement. The condition is AWS's own example ("Null": {"s3:if-none-match": "false"},
+    S3 User Guide, "Enforce conditional writes on Amazon S3 buckets", example 1,
+    https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes-enforce.html, read
+    2026-12-02). Its multipart exemption (`s3:ObjectCreationOperation`) is left out on purpose:
+    CreateMultipartUpload and UploadPart carry no conditional header, so multipart uploads are
+    refused and compile_cache.sh uploads every file with one PutObject (up to 5 GB each). No
+    s3:DeleteObject, no s3:AbortMultipartUpload."""
+    return {"Sid": "CreateCompileCacheObjectsOnly", "Effect": "Allow", "Action": ["s3:PutObject"],
+            "Resource": [objects_arn(bucket, prefix)],
+            "Condition": {"Null": {"s3:if-none-match": "false"}}}
+
+
 def serving_policy(bucket: str, model_prefix: str, cache_prefix: Optional[str]) -> dict:
-    """Read-only on the weights; read-write on the compile caches when the bucket is ours."""
+    """Read-only on the weights; read and create-only on the compile caches when the bucket is ours."""
     prefixes = [model_prefix] + ([cache_prefix] if cache_prefix else [])
     statements = [_list(bucket, prefixes),
                   {"Sid": "ReadWeights", "Effect": "Allow", "Action": ["s3:GetObject"],
                    "Resource": [objects_arn(bucket, p) for p in prefixes]}]
     if cache_prefix:
-        statements.append({"Sid": "SaveCompileCache", "Effect": "Allow",
-                           "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
-                           "Resource": [objects_arn(bucket, cache_prefix)]})
+        statements.append(create_only(bucket, cache_prefix))
     return {"Version": VERSION, "Statement": statements}
 
 
