@@ -6,8 +6,8 @@ job, as systemd units (monitoring.py renders them), so they outlive it and come 
   exporter and Ascend's npu-exporter, each listening on that node's cluster address only. A
   binary found on none of its paths is reported (`missing`) and the deploy goes on: metrics must
   never stop the model from serving.
-- `MasterPrometheus` (a child of K3Inference, after the service: it scrapes the service's node
-  0): writes prometheus.yml, the alert rules and the API key (0600, sent on stdin, never in a
+- `MasterPrometheus` (a child of K3Inference, after the service(s): it scrapes every replica's
+  node 0 and every node's exporters, labelled `replica`, and the router's metrics): writes prometheus.yml, the alert rules and the API key (0600, sent on stdin, never in a
   command line) on the master and keeps Prometheus running on 127.0.0.1 only; reached through
   the SSH tunnel the stack prints (`metrics` output). A Prometheus that does not come up fails
   the step with its log tail; one not installed on the master is reported with the fix.
@@ -198,14 +198,32 @@ def serving_addrs(nodes, master_in_compute: bool) -> List[Dict[str, str]]:
             if n.get("role") != "master" or master_in_compute]
 
 
-def prometheus_yaml(head_addr: str, port: int, nodes: List[Dict[str, str]], has_key: bool) -> str:
-    """The master's prometheus.yml: vLLM on the service's node 0, the exporters on every node.
-    The key and rules files are named relative to it, where `MasterPrometheus` writes them:
-    Prometheus resolves a config's relative file paths against the config file's directory
+def replica_targets(replicas, nodes: List[Dict[str, str]]):
+    """Each replica's `monitoring.ReplicaTargets` and the serving nodes in no replica's job.
+    `replicas`: [(node0Addr, [Slurm node names])] of every SlurmService, replica 0 first (the
+    names are Slurm's hostnames, `scontrol show hostnames`); `nodes`: `serving_addrs`. A name
+    the cluster's list does not hold is left out (its exporters are still scraped, unlabelled,
+    as a serving node in no replica)."""
+    addr = {n["name"]: n["addr"] for n in nodes}
+    out, used = [], set()
+    for head, names in replicas:
+        mine = tuple(addr[n] for n in names or () if n in addr)
+        used.update(mine)
+        out.append(monitoring.ReplicaTargets(head, mine))
+    return out, [n["addr"] for n in nodes if n["addr"] not in used]
+
+
+def prometheus_yaml(replicas, port: int, nodes: List[Dict[str, str]], has_key: bool,
+                    router: str = "") -> str:
+    """The master's prometheus.yml: vLLM on every replica's node 0, the exporters on every node,
+    labelled by replica (`replica_targets`), the router's metrics with `router`. The key and
+    rules files are named relative to it, where `MasterPrometheus` writes them: Prometheus
+    resolves a config's relative file paths against the config file's directory
     (prometheus/prometheus config/config.go, `LoadFile` -> `cfg.SetDirectory(filepath.Dir(filename))`;
     tests/integration/test_ctyun_metrics_services.py runs it from another directory)."""
+    targets, others = replica_targets(replicas, nodes)
     return scrape.render(monitoring.prometheus_config(
-        head_addr=head_addr, port=port, node_addrs=[n["addr"] for n in nodes],
+        port=port, replicas=targets, other_nodes=others, router=router or None,
         key_file="key" if has_key else None))
 
 
@@ -221,15 +239,22 @@ def after_chain(name: str, chain, cluster, master_in_compute: bool, partition: s
 
 
 def declare_prometheus(name: str, ssh: Dict[str, Any], cluster_nodes, master_in_compute: bool,
-                       service, port: int, api_key, has_key: bool, parent):
-    """`MasterPrometheus` (`{name}-prometheus`) under K3Inference, after the service: it
-    scrapes the service's node 0 (`node0Addr`), which a new job may move."""
-    config = pulumi.Output.all(service.node0Addr, cluster_nodes).apply(
-        lambda v: prometheus_yaml(v[0], port, serving_addrs(v[1], master_in_compute), has_key))
+                       services, port: int, api_key, has_key: bool, parent, router=None):
+    """`MasterPrometheus` (`{name}-prometheus`) under K3Inference, after every replica's
+    service (and the router, with several): it scrapes each service's node 0 (`node0Addr`) and
+    nodes (`nodes`), which a new job may move, and the router's metrics on the master."""
+    from ..router.settings import ROUTER_METRICS_PORT
+
+    router_at = f"127.0.0.1:{ROUTER_METRICS_PORT}" if router is not None else ""
+    heads = pulumi.Output.all(*[pulumi.Output.all(s.node0Addr, s.nodes) for s in services])
+    config = pulumi.Output.all(heads, cluster_nodes).apply(
+        lambda v: prometheus_yaml([(h, ns) for h, ns in v[0]], port,
+                                  serving_addrs(v[1], master_in_compute), has_key, router_at))
     return MasterPrometheus(f"{name}-prometheus", {
         **ssh, "config": config, "rules": alerts.render(),
         "apiKey": api_key if has_key else ""},
-        pulumi.ResourceOptions(parent=parent, depends_on=[service]))
+        pulumi.ResourceOptions(parent=parent, depends_on=list(services) +
+                               ([router] if router is not None else [])))
 
 
 def metrics_output(prometheus, ssh: Dict[str, Any]):

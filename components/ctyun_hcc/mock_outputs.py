@@ -81,7 +81,9 @@ def slurm_service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     first = (int(tail) if tail.isdigit() else 0) * count
     head = (inputs.get("publicInnerIp") or "192.0.2.10") if not first else f"192.0.2.{10 + first}"
     return {"jobId": f"mock{first // count}" if first else "mock",
-            "nodes": [f"node{i}" for i in range(first, first + count)],
+            # the names hcc_cluster gives (Slurm's: ClusterCheck), the master first
+            "nodes": ["a3master0001" if not i else f"a3compute{i:04d}"
+                      for i in range(first, first + count)],
             "node0Addr": head,
             "endpoint": f"http://{host}:{int(inputs.get('port') or 8000)}/v1"}
 

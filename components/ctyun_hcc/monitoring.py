@@ -5,6 +5,8 @@ the systemd units as text; reaching it is an SSH tunnel to the master's loopback
 - vLLM serves `/metrics` only on node 0 (the API server; the other nodes run headless, vLLM
   `run_headless` starts no HTTP server), on the endpoint's port, behind kimi-k3's API-key guard
   when the stack has a key: Prometheus sends it from a root-only file (`credentials_file`).
+  With several replicas (one Slurm job each, replicas.py) that is every replica's node 0, and
+  every target of replica i carries the label `replica="<i>"` (`prometheus_config`).
 - npu-exporter (Ascend/mind-cluster v26.1.0, component/npu-exporter; default port 8082,
   `cmd/npu-exporter/main.go` line 84 `portConst = 8082`; `-ip` "The listen ip of the
   service,0.0.0.0 is not recommended when install on Multi-NIC host"): one per node, listening
@@ -45,19 +47,56 @@ def _addr(value: str, what: str) -> str:
     return value
 
 
-def prometheus_config(*, head_addr: str, port: int, node_addrs: Sequence[str],
+@dataclass(frozen=True)
+class ReplicaTargets:
+    """One replica's scrape targets: its head (node 0 of its Slurm job, the one node serving
+    vLLM's `/metrics`) and the cluster addresses of every node of its job (the exporters)."""
+
+    head: str
+    nodes: Tuple[str, ...] = ()
+
+
+#: the router's own metrics job (vllm-router's exporter, `--prometheus-host/--prometheus-port`,
+#: on the master's loopback: components/router/settings.py); its series are named vllm_router_*
+ROUTER_JOB = "vllm-router"
+
+
+def prometheus_config(*, port: int, replicas: Sequence[ReplicaTargets] = (),
+                      head_addr: Optional[str] = None, node_addrs: Sequence[str] = (),
+                      other_nodes: Sequence[str] = (), router: Optional[str] = None,
                       key_file: Optional[str] = None, rule_files: Sequence[str] = ("alerts.yml",),
                       scrape_interval: str = "15s") -> Dict:
-    """prometheus.yml for the master: vLLM on node 0, node and npu exporters on every node."""
-    head = _addr(head_addr, "node 0's address")
-    nodes = [_addr(a, "a node's address") for a in node_addrs]
-    if not 1 <= int(port) <= 65535:
+    """prometheus.yml for the master: vLLM on every replica's head, the node and npu exporters
+    on every node of every replica, each target labelled `replica="<i>"` (scrape.REPLICA_LABEL:
+    the dashboards' `replica` variable, the alerts' labels); serving nodes in no replica's job
+    (`other_nodes`) are scraped without the label; with `router` ("127.0.0.1:port") the router's
+    own metrics too. `head_addr` and `node_addrs` are one replica's, for a stack of one.
+    A node listed twice keeps its first replica's label (the jobs are `--exclusive`: a node is in
+    one job; a scrape target twice in one job would store every series twice)."""
+    if head_addr is not None:
+        replicas = [ReplicaTargets(head_addr, tuple(node_addrs))] + list(replicas)
+    if not replicas:
+        raise ValueError("no replica to scrape")
+    if isinstance(port, bool) or not 1 <= int(port) <= 65535:
         raise ValueError(f"port {port!r} is out of range")
-    doc = scrape.config(
-        vllm=[f"{head}:{port}"],
-        exporters={"npu-exporter": [f"{a}:{NPU_EXPORTER_PORT}" for a in nodes],
-                   "node": [f"{a}:{NODE_EXPORTER_PORT}" for a in nodes]},
-        rule_files=rule_files, scrape_interval=scrape_interval)
+    seen: set = set()
+    vllm, nodes = [], []
+    for i, r in enumerate(replicas):
+        lab = {scrape.REPLICA_LABEL: str(i)}
+        vllm.append(([f"{_addr(r.head, f'replica {i} node 0 address')}:{int(port)}"], lab))
+        mine = [a for a in (_addr(a, f"a node address of replica {i}") for a in r.nodes)
+                if not (a in seen or seen.add(a))]
+        nodes.append((mine, lab))
+    rest = [a for a in (_addr(a, "a node's address") for a in other_nodes)
+            if not (a in seen or seen.add(a))]
+    nodes.append((rest, {}))
+    exporters = {"npu-exporter": [([f"{a}:{NPU_EXPORTER_PORT}" for a in t], lab) for t, lab in nodes],
+                 "node": [([f"{a}:{NODE_EXPORTER_PORT}" for a in t], lab) for t, lab in nodes]}
+    if router:
+        addr, rport = _listen(router)
+        exporters[ROUTER_JOB] = [f"{addr}:{rport}"]
+    doc = scrape.config(vllm=vllm, exporters=exporters, rule_files=rule_files,
+                        scrape_interval=scrape_interval)
     if key_file:
         doc["scrape_configs"][0]["authorization"] = {"type": "Bearer", "credentials_file": key_file}
     return doc

@@ -225,12 +225,12 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
             endpoint = service.endpoint if router is None else \
                 _front_endpoint(deployment, infrastructure)
         prometheus = None
-        if cfg.monitoring:  # outside the job: metrics_services.py (replica 0's head scraped)
+        if cfg.monitoring:  # outside the job: metrics_services.py (every replica scraped)
             from .metrics_services import declare_prometheus
 
             prometheus = declare_prometheus(
                 name, chain.ssh, infrastructure.nodes, deployment.config.cluster.master_in_compute,
-                service, deployment.spec.port, api_key, bool(api_key), parent)
+                services, deployment.spec.port, api_key, bool(api_key), parent, router)
         return SlurmServed(endpoint=endpoint, service=service, api_key=api_key, tls=tls,
                            prometheus=prometheus, services=services, router=router)
 

@@ -7,6 +7,8 @@ Three rules, each about what a user of the endpoint would notice first:
   wait and running ones are preempted.
 - `KimiK3QueueGrowing`: requests are waiting and their number grew over 10 minutes, for 10
   minutes: the replica takes in more than it finishes.
+Per replica where the targets carry `replica` (ctyun-hcc's several Slurm jobs: engine 0 of one
+replica is not engine 0 of another); where none does, the `by` lists group as without it.
 They query only names vLLM 0.23.0 and 0.33.0 share (`metrics.py`), so one file serves both
 targets. `tests/unit/promtool/alerts_test.yml` has one `promtool test rules` case per rule and
 the test suite runs `promtool check rules` on the rendered file.
@@ -34,18 +36,19 @@ RULES: Tuple[Dict, ...] = (
                         "job or pods first: python -m components status, then the logs "
                         "(docs/day-two.md)."}},
     {"alert": "KimiK3KvCacheFull",
-     "expr": f"max by (model_name, engine) (vllm:kv_cache_usage_perc) > {KV_FULL}",
+     "expr": f"max by (model_name, replica, engine) (vllm:kv_cache_usage_perc) > {KV_FULL}",
      "for": "5m",
      "labels": {"severity": "warning"},
      "annotations": {
-         "summary": "KV cache above 95% on engine {{ $labels.engine }}",
+         "summary": "KV cache above 95% on engine {{ $labels.engine }}"
+                    "{{ with $labels.replica }} of replica {{ . }}{{ end }}",
          "description": "Engine {{ $labels.engine }} of {{ $labels.model_name }} has had its KV "
                         "cache {{ $value | humanizePercentage }} full for 5 minutes: requests "
                         "queue and get preempted. Lower the load, shorten max-model-len, or add "
                         "a replica."}},
     {"alert": "KimiK3QueueGrowing",
-     "expr": "sum by (model_name) (vllm:num_requests_waiting) > 0 and "
-             "sum by (model_name) (delta(vllm:num_requests_waiting[10m])) > 0",
+     "expr": "sum by (model_name, replica) (vllm:num_requests_waiting) > 0 and "
+             "sum by (model_name, replica) (delta(vllm:num_requests_waiting[10m])) > 0",
      "for": "10m",
      "labels": {"severity": "warning"},
      "annotations": {

@@ -16,7 +16,7 @@ the rename on a real Prometheus 2.42 and the dashboards working through the rule
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import yaml
 
@@ -30,10 +30,25 @@ VLLM_RELABEL_OPERATOR: Dict = {"sourceLabels": ["__name__"], "regex": "vllm_(.+)
                                "targetLabel": "__name__", "replacement": "vllm:$1"}
 
 
-def job(name: str, targets: Sequence[str], *, relabel_vllm: bool = False,
+#: the label every target of one replica carries (ctyun-hcc with several replicas: one Slurm job
+#: each); the dashboards' `replica` variable filters on it
+REPLICA_LABEL = "replica"
+#: a target group: its targets and the labels Prometheus adds to every series scraped from them
+#: (`static_config`: `targets`, `labels`:
+#: https://prometheus.io/docs/prometheus/latest/configuration/configuration/#static_config)
+Group = Tuple[Sequence[str], Mapping[str, str]]
+
+
+def job(name: str, targets: Union[Sequence[str], Sequence[Group]], *, relabel_vllm: bool = False,
         scrape_interval: Optional[str] = None) -> Dict:
-    """One static scrape job."""
-    out: Dict = {"job_name": name, "static_configs": [{"targets": list(targets)}]}
+    """One static scrape job: `targets` as plain "host:port" strings (one group, no labels) or
+    as groups (`Group`), each with its own labels (an empty group is left out)."""
+    if targets and not isinstance(targets[0], str):
+        static = [{"targets": list(t), **({"labels": dict(lab)} if lab else {})}
+                  for t, lab in targets if t] or [{"targets": []}]
+    else:
+        static = [{"targets": list(targets)}]
+    out: Dict = {"job_name": name, "static_configs": static}
     if scrape_interval:
         out["scrape_interval"] = scrape_interval
     if relabel_vllm:
@@ -41,7 +56,8 @@ def job(name: str, targets: Sequence[str], *, relabel_vllm: bool = False,
     return out
 
 
-def config(*, vllm: Sequence[str], exporters: Optional[Dict[str, Sequence[str]]] = None,
+def config(*, vllm: Union[Sequence[str], Sequence[Group]],
+           exporters: Optional[Dict[str, Union[Sequence[str], Sequence[Group]]]] = None,
            rule_files: Sequence[str] = (), scrape_interval: str = "15s",
            relabel_vllm: bool = True) -> Dict:
     """A prometheus.yml: the vLLM job (with the rename) and one job per exporter."""

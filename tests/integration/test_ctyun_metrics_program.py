@@ -53,3 +53,19 @@ def test_monitoring_false_leaves_the_metrics_services_out():
     # the logs output does not depend on it (components/ctyun_hcc/logs.py logs_output)
     assert run.outputs["logs"]["ssh"].endswith("tail -n 200 -F /home/kimi-k3/logs/job_mock.out "
                                                "/home/kimi-k3/logs/job_mock.err")
+
+
+def test_with_two_replicas_prometheus_scrapes_every_replica_labelled_and_the_router():
+    run = run_program("ctyun-hcc", {"kimi-k3:replicas": "2"})
+    prom = _named(run, "kimi-k3-prometheus")
+    assert {"kimi-k3-service", "kimi-k3-service-r1", "kimi-k3-router"} <= set(prom["dependencies"])
+    jobs = {j["job_name"]: j["static_configs"] for j in
+            yaml.safe_load(prom["inputs"]["config"])["scrape_configs"]}
+    # the mock jobs: replica 0 on the master and compute 1-3, replica 1 on compute 4-7; the
+    # heads serve on kimi-k3:port + 1 (the router's front has kimi-k3:port)
+    assert jobs["vllm"] == [{"targets": ["192.0.2.10:11026"], "labels": {"replica": "0"}},
+                            {"targets": ["192.0.2.14:11026"], "labels": {"replica": "1"}}]
+    assert jobs["node"] == [
+        {"targets": [f"192.0.2.{i}:9100" for i in range(10, 14)], "labels": {"replica": "0"}},
+        {"targets": [f"192.0.2.{i}:9100" for i in range(14, 18)], "labels": {"replica": "1"}}]
+    assert jobs["vllm-router"] == [{"targets": ["127.0.0.1:29000"]}]

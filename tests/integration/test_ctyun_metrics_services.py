@@ -82,7 +82,7 @@ def rig(services, workspace):
     port = free_port()
     # the program's config (metrics_services.prometheus_yaml: key and rules relative to it), with
     # a 1 s scrape interval; Prometheus runs from the login directory, not the config's
-    config = prometheus_yaml("10.77.0.11", 11025, nodes["nodes"], True).replace(
+    config = prometheus_yaml([("10.77.0.11", list(NODES))], 11025, nodes["nodes"], True).replace(
         "scrape_interval: 15s", "scrape_interval: 1s")
     master = dict(base, config=config, rules=alerts.render(), apiKey=KEY,
                   listen=f"127.0.0.1:{port}", configDir=str(conf), dataDir=str(workspace / "data"),

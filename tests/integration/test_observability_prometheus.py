@@ -64,7 +64,7 @@ def _run(tmp_path: Path, platform: str, *, relabel: bool = True, guard: bool = F
             _traffic(d, headers)
             p.scrapes(3, 1.0)
             exprs = dashboards.queries(platform)
-            results = {e: p.query(e.replace("$__rate_interval", "1m")) for e in exprs}
+            results = {e: p.query(dashboards.evaluable(e)) for e in exprs}
             extra = {e: p.query(e) for e in ("vllm_num_requests_running", "vllm:num_requests_running",
                                              'up{job="no-key"}')}
             rules = httpx.get(f"{p.url}/api/v1/rules", timeout=5).json()["data"]["groups"]
@@ -144,5 +144,47 @@ def test_promtool_catches_a_rule_that_no_longer_fires(tmp_path):
 
 
 def test_promtool_refuses_a_broken_rules_file(tmp_path):
-    check, _ = _promtool(tmp_path, alerts.render().replace("max by (model_name, engine)", "max by ("))
+    check, _ = _promtool(tmp_path, alerts.render().replace("max by (model_name, replica, engine)", "max by ("))
     assert check.returncode != 0
+
+
+# ---- several replicas on ctyun-hcc: the master's config, every replica scraped and labelled ----
+
+def test_every_replica_is_scraped_and_labelled_and_the_dashboards_filter_by_it(tmp_path):
+    """components/ctyun_hcc/monitoring.prometheus_config for 2 replicas x 2 nodes, as rendered,
+    on a real Prometheus: each replica's head (its own loopback address, the config's one port)
+    and each node's npu-exporter (the real port 8082 on the node's address) are scraped with
+    `replica="<i>"`; every dashboard query returns data for all replicas, and the `replica`
+    variable picks one (only replica 1 gets traffic)."""
+    from components.ctyun_hcc import monitoring
+    from tests.integration.prometheus_server import free_port
+
+    heads, port = ("127.0.0.11", "127.0.0.13"), free_port()
+    nodes = (("127.0.0.11", "127.0.0.12"), ("127.0.0.13", "127.0.0.14"))
+    cfg = DoubleConfig(metrics_version="0.23.0", engines=2, ttft_s=0.01, tpot_s=0.001)
+    doc = monitoring.prometheus_config(
+        port=port, replicas=[monitoring.ReplicaTargets(h, n) for h, n in zip(heads, nodes)],
+        key_file=None, scrape_interval="1s")
+    with VllmOpenAIDouble(cfg, heads[0], port) as d0, VllmOpenAIDouble(cfg, heads[1], port) as d1, \
+            ExporterDouble(npu_text, nodes[0][0], monitoring.NPU_EXPORTER_PORT), \
+            ExporterDouble(npu_text, nodes[0][1], monitoring.NPU_EXPORTER_PORT), \
+            ExporterDouble(npu_text, nodes[1][0], monitoring.NPU_EXPORTER_PORT), \
+            ExporterDouble(npu_text, nodes[1][1], monitoring.NPU_EXPORTER_PORT), \
+            Prometheus(tmp_path, doc, {"alerts.yml": alerts.render()}) as p:
+        assert d0.port == d1.port == port
+        p.targets_up(6)  # 2 vLLM + 4 npu-exporters (no node exporter runs here)
+        _traffic(d1)
+        p.scrapes(3, 1.0)
+        up = {(s["metric"]["job"], s["metric"]["instance"]): s["metric"].get("replica")
+              for s in p.query('up{job=~"vllm|npu-exporter"} == 1')}
+        everything = {e: p.query(dashboards.evaluable(e)) for e in dashboards.queries("ascend")}
+        tokens = next(e for e in dashboards.queries("ascend") if "generation_tokens_total" in e)
+        per = {r: p.query(dashboards.evaluable(tokens, {**dashboards.EVALUATE, "$replica": r}))
+               for r in ("0", "1")}
+        by_replica = {s["metric"]["replica"]: float(s["value"][1])
+                      for s in p.query("sum by (replica) (vllm:generation_tokens_total)")}
+    assert up == {**{("vllm", f"{h}:{port}"): str(i) for i, h in enumerate(heads)},
+                  **{("npu-exporter", f"{a}:8082"): str(i) for i, ns in enumerate(nodes) for a in ns}}
+    assert [e for e, r in everything.items() if not r or not _finite(r)] == []
+    assert float(per["1"][0]["value"][1]) > 0 and float(per["0"][0]["value"][1]) == 0
+    assert by_replica["1"] > 0 and by_replica["0"] == 0

@@ -87,7 +87,7 @@ def test_the_masters_prometheus_sees_vllm_and_every_npu(nodes, tmp_path):
         p.scrapes(3, 1.0)
         empty = [e for e in dashboards.queries("ascend")
                  if not any(math.isfinite(float(s["value"][1]))
-                            for s in p.query(e.replace("$__rate_interval", "1m")))]
+                            for s in p.query(dashboards.evaluable(e)))]
         up = {s["metric"]["instance"]: s["value"][1] for s in p.query('up{job="npu-exporter"}')}
         engines = {s["metric"]["engine"] for s in p.query("vllm:kv_cache_usage_perc")}
     assert empty == []

@@ -149,3 +149,69 @@ def test_services_named_twice_are_refused():
     s = monitoring.node_exporter_service("10.0.0.1")
     with pytest.raises(ValueError, match="named twice"):
         monitoring.install_script([s, s])
+
+
+# ---- several replicas: every head and node scraped, labelled by replica -----------------------
+
+def _jobs(doc):
+    return {j["job_name"]: j["static_configs"] for j in doc["scrape_configs"]}
+
+
+def test_every_replicas_head_and_nodes_are_scraped_with_its_label():
+    doc = monitoring.prometheus_config(
+        port=11026, replicas=[monitoring.ReplicaTargets("10.0.0.10", ("10.0.0.10", "10.0.0.11")),
+                              monitoring.ReplicaTargets("10.0.0.12", ("10.0.0.12", "10.0.0.13"))],
+        other_nodes=["10.0.0.14"], router="127.0.0.1:29000", key_file="key")
+    jobs = _jobs(doc)
+    assert jobs["vllm"] == [{"targets": ["10.0.0.10:11026"], "labels": {"replica": "0"}},
+                            {"targets": ["10.0.0.12:11026"], "labels": {"replica": "1"}}]
+    assert jobs["npu-exporter"] == [
+        {"targets": ["10.0.0.10:8082", "10.0.0.11:8082"], "labels": {"replica": "0"}},
+        {"targets": ["10.0.0.12:8082", "10.0.0.13:8082"], "labels": {"replica": "1"}},
+        {"targets": ["10.0.0.14:8082"]}]
+    assert [g["targets"] for g in jobs["node"]] == [
+        ["10.0.0.10:9100", "10.0.0.11:9100"], ["10.0.0.12:9100", "10.0.0.13:9100"], ["10.0.0.14:9100"]]
+    assert jobs[monitoring.ROUTER_JOB] == [{"targets": ["127.0.0.1:29000"]}]
+    # the key goes to the vLLM job only; the rename too (the router's names are its own)
+    assert [j["job_name"] for j in doc["scrape_configs"] if "authorization" in j] == ["vllm"]
+    assert [j["job_name"] for j in doc["scrape_configs"] if "metric_relabel_configs" in j] == ["vllm"]
+
+
+def test_one_replica_is_replica_0():
+    doc = monitoring.prometheus_config(head_addr="10.0.0.10", port=11025,
+                                       node_addrs=["10.0.0.10", "10.0.0.11"])
+    assert _jobs(doc)["vllm"] == [{"targets": ["10.0.0.10:11025"], "labels": {"replica": "0"}}]
+    assert monitoring.ROUTER_JOB not in _jobs(doc)
+
+
+def test_a_node_listed_twice_is_scraped_once_with_its_first_replica():
+    doc = monitoring.prometheus_config(
+        port=11026, replicas=[monitoring.ReplicaTargets("10.0.0.10", ("10.0.0.10", "10.0.0.11")),
+                              monitoring.ReplicaTargets("10.0.0.12", ("10.0.0.11", "10.0.0.12"))],
+        other_nodes=["10.0.0.10"])
+    assert [(g["targets"], g.get("labels")) for g in _jobs(doc)["node"]] == [
+        (["10.0.0.10:9100", "10.0.0.11:9100"], {"replica": "0"}),
+        (["10.0.0.12:9100"], {"replica": "1"})]
+
+
+@pytest.mark.parametrize("bad", [dict(replicas=[]),
+                                 dict(replicas=[monitoring.ReplicaTargets("10.0.0.1;id")]),
+                                 dict(replicas=[monitoring.ReplicaTargets("10.0.0.1", ("x",))]),
+                                 dict(head_addr="10.0.0.1", router="0.0.0.0:29000;x"),
+                                 dict(head_addr="10.0.0.1", port=True)])
+def test_a_replica_set_that_is_not_one_is_refused(bad):
+    with pytest.raises(ValueError, match="no replica|not an IPv4|out of range|listen address"):
+        monitoring.prometheus_config(**{"port": 11025, **bad})
+
+
+def test_replica_targets_map_slurm_names_to_cluster_addresses():
+    nodes = [{"name": "m", "addr": "10.0.0.10"}, {"name": "c1", "addr": "10.0.0.11"},
+             {"name": "c2", "addr": "10.0.0.12"}, {"name": "c3", "addr": "10.0.0.13"}]
+    reps, others = metrics_services.replica_targets(
+        [("10.0.0.10", ["m", "c1"]), ("10.0.0.12", ["c2", "ghost"])], nodes)
+    assert reps == [monitoring.ReplicaTargets("10.0.0.10", ("10.0.0.10", "10.0.0.11")),
+                    monitoring.ReplicaTargets("10.0.0.12", ("10.0.0.12",))]
+    assert others == ["10.0.0.13"]  # in no job (or a name Slurm and the API spell apart)
+    text = metrics_services.prometheus_yaml([("10.0.0.10", ["m", "c1"])], 11025, nodes, True,
+                                            "127.0.0.1:29000")
+    assert "credentials_file: key" in text and "replica: '0'" in text and "vllm-router" in text

@@ -164,3 +164,38 @@ def test_scrape_config_renames_only_on_the_vllm_job():
     assert "metric_relabel_configs" not in jobs["npu-exporter"]
     with pytest.raises(ValueError, match="vLLM job"):
         scrape.config(vllm=["a:1"], exporters={"vllm": ["b:2"]})
+
+
+def test_every_selector_of_every_dashboard_carries_the_replica_filter():
+    """ctyun-hcc labels each replica's targets `replica`; a query without the filter would mix
+    the replicas whatever the user picks."""
+    import re
+    for platform in ("cuda", "ascend"):
+        for expr in dashboards.queries(platform):
+            for name in metrics_names_in(expr):
+                assert re.search(re.escape(name) + r'(_bucket)?\{[^}]*replica=~"\$replica"', expr), \
+                    (name, expr)
+        for text in dashboards.build(platform).values():
+            var = json.loads(text)["templating"]["list"][1]
+            assert (var["name"], var["includeAll"], var["allValue"], var["multi"]) == \
+                ("replica", True, ".*", True)
+            assert var["query"] == 'label_values(up{job="vllm"}, replica)'
+
+
+def metrics_names_in(expr):
+    from components.observability.promql import metric_names
+    return metric_names(expr)
+
+
+def test_evaluable_puts_in_every_replica_or_one():
+    expr = dashboards.queries("ascend")[0]
+    assert "$" not in dashboards.evaluable(expr)
+    assert 'replica=~"1"' in dashboards.evaluable(expr, {**dashboards.EVALUATE, "$replica": "1"})
+
+
+def test_scrape_groups_carry_their_labels_and_empty_ones_are_left_out():
+    j = scrape.job("node", [(["10.0.0.1:9100"], {"replica": "0"}), ([], {"replica": "1"}),
+                            (["10.0.0.9:9100"], {})])
+    assert j["static_configs"] == [{"targets": ["10.0.0.1:9100"], "labels": {"replica": "0"}},
+                                   {"targets": ["10.0.0.9:9100"]}]
+    assert scrape.job("node", [([], {"replica": "0"})])["static_configs"] == [{"targets": []}]
