@@ -158,9 +158,11 @@ def exec_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str,
 
 def existing_cluster_provider(name: str, cluster_name: str, region: str, parent: pulumi.Resource,
                               profile: Optional[str] = None):
-    """(kubeconfig secret Output, Kubernetes provider) for a cluster kimi-k3 does not manage."""
+    """(kubeconfig secret Output, Kubernetes provider, (API endpoint, CA data) Outputs) for a
+    cluster kimi-k3 does not manage."""
     c = aws.eks.get_cluster_output(name=cluster_name, opts=pulumi.InvokeOutputOptions(parent=parent))
-    plain = pulumi.Output.all(c.endpoint, c.certificate_authorities[0].data).apply(
+    ca = c.certificate_authorities[0].data
+    plain = pulumi.Output.all(c.endpoint, ca).apply(
         lambda a: exec_kubeconfig(cluster_name, a[0], a[1], region, profile))
     provider = k8s.Provider(f"{name}-k8s", kubeconfig=plain, opts=pulumi.ResourceOptions(parent=parent))
-    return pulumi.Output.secret(plain), provider
+    return pulumi.Output.secret(plain), provider, (c.endpoint, ca)

@@ -51,7 +51,7 @@ class AwsEksCluster(pulumi.ComponentResource):
         from .cluster import existing_cluster_provider
 
         profile = (self.aws_inputs.get("aws") or {}).get("profile")
-        self.kubeconfig, self.provider = existing_cluster_provider(
+        self.kubeconfig, self.provider, self.existing_api = existing_cluster_provider(
             name, cfg.hyperpod_cluster_name, self.region, self, profile=profile)
 
     def _eks(self, name: str, deployment: Deployment) -> None:

@@ -232,8 +232,14 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
             from .hyperpod.serving import outputs
 
             return outputs(deployment, infrastructure, served, gates)
-        if deployment.config.eks.serving == "hyperpod":
-            return {"kubeconfig": infrastructure.kubeconfig, "curl": served.status}
+        if deployment.config.eks.serving == "hyperpod":  # the user's cluster
+            from .hyperpod.serving import day_two_outputs
+
+            endpoint, ca = infrastructure.existing_api
+            return {"kubeconfig": infrastructure.kubeconfig, "curl": served.status,
+                    **day_two_outputs(deployment, endpoint, ca,
+                                      deployment.config.eks.hyperpod_cluster_name,
+                                      infrastructure.region)}
         return {**_eks_outputs(deployment, infrastructure, gates), **_tls_outputs(deployment, served)}
 
     def mock_outputs(self) -> MockOutputs:

@@ -4,13 +4,15 @@
   the stack's own login key and the pinned host key (never trust-on-first-use here: the pin is
   in the stack's outputs);
 - aws-eks: the vLLM pods' logs through the Kubernetes API (components/aws_eks/logs.py), with an
-  EKS token from your AWS credentials.
+  EKS token from your AWS credentials; on HyperPod the pods the inference operator labelled (the
+  `InferenceEndpointConfig`'s `status.selector`) and their worker container.
 
 Where to connect comes from the stack's outputs: `pulumi stack output --json --show-secrets`
 (run in the project directory), or `--outputs FILE` holding that JSON (e.g. saved once on the
 machine that deployed). The outputs used: ctyun-hcc `ssh` {host, port, user, hostKey, bastion,
 bastionHostKey, logDir}, `sshLoginKey` (secret), `slurmJobId`; aws-eks `kubernetes`
-{apiEndpoint, caData, clusterName, region, namespace, podSelector, container}. Bad input exits 2
+{apiEndpoint, caData, clusterName, region, namespace, podSelector, container, and on HyperPod
+inferenceEndpointConfig and port}. Bad input exits 2
 with one line; Ctrl-C ends `--follow`.
 """
 
@@ -117,7 +119,7 @@ def _aws(args, outputs) -> int:
     import boto3
 
     from ..aws_eks.kube_api import eks_token, ssl_context
-    from ..aws_eks.logs import PodLogs, check_lines, check_node, pick_pod
+    from ..aws_eks.logs import PodLogs, check_lines, check_node, pick_container, pick_pod
 
     k = _need(outputs, "kubernetes")
     if not isinstance(k, Mapping):
@@ -132,8 +134,14 @@ def _aws(args, outputs) -> int:
                    lambda: eks_token(session, str(k["clusterName"]), str(k["region"])),
                    verify=ssl_context(str(k["caData"])) if k.get("caData") else True)
     ns = str(k.get("namespace") or "kimi-k3")
+    selector = dict(k.get("podSelector") or {})
+    if not selector and k.get("inferenceEndpointConfig"):  # HyperPod: the operator's labels
+        selector = logs.operator_selector(ns, str(k["inferenceEndpointConfig"]))
     try:
-        pod = pick_pod(logs.pods(ns, dict(k.get("podSelector") or {})), args.node)
+        pods = logs.pods(ns, selector)
+        pod = pick_pod(pods, args.node)
+        container = pick_container(next(p for p in pods if p["metadata"]["name"] == pod),
+                                   k.get("container"), k.get("port"))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_NOTHING
@@ -143,7 +151,7 @@ def _aws(args, outputs) -> int:
         sys.stdout.buffer.flush()
 
     print(f"== pod {pod} (namespace {ns}) ==", file=sys.stderr)
-    logs.read(ns, pod, str(k.get("container") or "vllm"), args.lines, args.follow, write)
+    logs.read(ns, pod, container, args.lines, args.follow, write)
     return 0
 
 

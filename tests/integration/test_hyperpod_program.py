@@ -147,6 +147,21 @@ def test_the_outputs_speak_of_a_training_plan_and_a_real_endpoint():
     assert "after the training plan starts" in out["plan"] and "block" not in out["plan"].split("first token")[1]
 
 
+@pytest.mark.parametrize("config", [E2E, {"kimi-k3:serving": "hyperpod", "kimi-k3:hyperpodClusterName": "hp"}],
+                         ids=["own cluster", "your cluster"])
+def test_both_hyperpod_modes_output_what_the_logs_command_reads(config):
+    """`logs`, `kubernetes` (with the endpoint config whose status names the operator's pods, and
+    the worker's port) and `kubectl`, as on the other targets (docs/day-two.md)."""
+    out = run_program("aws-eks", config).outputs
+    k = out["kubernetes"]
+    assert (k["namespace"], k["inferenceEndpointConfig"], k["port"], k["podSelector"]) == \
+        ("kimi-k3", "kimik3", 8000, {})
+    assert k["apiEndpoint"].startswith("https://") and k["caData"] and k["clusterName"]
+    assert out["logs"]["command"].startswith("python -m components logs --stack ")
+    assert "get inferenceendpointconfig kimik3 -o jsonpath='{.status.selector}'" in out["logs"]["kubectl"]
+    assert out["kubectl"].startswith("pulumi stack output --show-secrets kubeconfig > k3.kubeconfig")
+
+
 def test_resources_per_mode():
     """The figures of docs/aws-eks.md (bench/hyperpod.py prints them)."""
     existing = run_program("aws-eks", {"kimi-k3:serving": "hyperpod", "kimi-k3:hyperpodClusterName": "hp"})

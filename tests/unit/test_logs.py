@@ -7,7 +7,8 @@ import json
 import httpx
 import pytest
 
-from components.aws_eks.logs import PodLogs, check_lines as aws_lines, check_node as aws_node, pick_pod
+from components.aws_eks.logs import (PodLogs, check_lines as aws_lines, check_node as aws_node,
+                                     hyperpod_logs_output, pick_container, pick_pod)
 from components.cli.main import main
 from components.ctyun_hcc.logs import LogRequest, check_dir, check_job, check_node, remote_command
 
@@ -124,3 +125,88 @@ def test_the_login_key_is_never_printed(tmp_path, capsys):
                              "sshLoginKey": "-----BEGIN OPENSSH PRIVATE KEY-----SECRET"}))
     assert main(["logs", "--stack", "s", "--outputs", str(f)]) == 2
     assert "SECRET" not in "".join(capsys.readouterr())
+
+
+# ---- HyperPod: the operator's pods and their worker container --------------------------------
+
+WORKER = {"metadata": {"name": "kimik3-abc"}, "spec": {"containers": [
+    {"name": "sidecar", "ports": [{"containerPort": 9113}]},
+    {"name": "model", "ports": [{"containerPort": 8000, "name": "http"}]}]}}
+
+
+def test_the_container_is_named_or_serves_the_port_or_is_the_only_one():
+    assert pick_container(WORKER, "vllm", 8000) == "vllm"  # aws-eks names it
+    assert pick_container(WORKER, None, 8000) == "model"
+    only = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "one"}]}}
+    assert pick_container(only, None, 8000) == "one"
+    with pytest.raises(ValueError, match="pod kimik3-abc: no container serves port 7000 and it has "
+                                         "2 \\(sidecar, model\\); read one with kubectl logs -c NAME"):
+        pick_container(WORKER, None, 7000)
+
+
+def _operator_api(seen, status):
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == ("/apis/inference.sagemaker.aws.amazon.com/v1/namespaces/kimi-k3/"
+                                "inferenceendpointconfigs/kimik3"):
+            return httpx.Response(200, json={"kind": "InferenceEndpointConfig", "status": status})
+        if request.url.path == "/api/v1/namespaces/kimi-k3/pods":
+            return httpx.Response(200, json={"items": [WORKER]})
+        if request.url.path.endswith("/log"):
+            return httpx.Response(200, content=b"INFO worker up\n")
+        return httpx.Response(404, json={"kind": "Status", "code": 404})
+    return handler
+
+
+def test_hyperpod_pods_are_the_ones_the_operator_labelled():
+    seen = []
+    logs = PodLogs("https://api.example", lambda: "tok",
+                   client=httpx.Client(transport=httpx.MockTransport(_operator_api(
+                       seen, {"state": "DeploymentComplete", "selector": "app=kimik3,team=x"}))))
+    assert logs.operator_selector("kimi-k3", "kimik3") == {"app": "kimik3", "team": "x"}
+    seen.clear()
+    logs = PodLogs("https://api.example", lambda: "tok",
+                   client=httpx.Client(transport=httpx.MockTransport(_operator_api(seen, {}))))
+    assert logs.operator_selector("kimi-k3", "kimik3") == {}  # not written yet: the whole namespace
+    seen.clear()
+    with pytest.raises(ValueError, match="InferenceEndpointConfig '../../secrets' is not a Kubernetes name"):
+        logs.operator_selector("kimi-k3", "../../secrets")
+    assert seen == []  # refused before any request
+
+
+def test_the_cli_reads_the_worker_of_the_operators_pod(tmp_path, capsys, monkeypatch):
+    import components.aws_eks.kube_api as kube_api
+    import components.aws_eks.logs as eks_logs
+
+    seen = []
+    handler = _operator_api(seen, {"selector": "app=kimik3"})
+
+    class Logs(eks_logs.PodLogs):
+        def __init__(self, endpoint, token, verify=True, client=None, timeout_s=20.0):
+            super().__init__(endpoint, token, client=httpx.Client(transport=httpx.MockTransport(handler)))
+
+    monkeypatch.setattr(eks_logs, "PodLogs", Logs)
+    monkeypatch.setattr(kube_api, "eks_token", lambda session, name, region: "tok")
+    f = tmp_path / "o.json"
+    f.write_text(json.dumps({"kubeconfig": "x", "kubernetes": {
+        "apiEndpoint": "https://api.example", "caData": "", "clusterName": "hp", "region": "us-east-2",
+        "namespace": "kimi-k3", "podSelector": {}, "container": None,
+        "inferenceEndpointConfig": "kimik3", "port": 8000}}))
+    assert main(["logs", "--stack", "s", "--outputs", str(f), "--lines", "5"]) == 0
+    out = capsys.readouterr()
+    assert out.out == "INFO worker up\n" and "== pod kimik3-abc" in out.err
+    assert seen[1].url.params["labelSelector"] == "app=kimik3"
+    assert dict(seen[2].url.params) == {"container": "model", "tailLines": "5"}
+
+
+def test_hyperpod_logs_output_is_one_line_and_refuses_a_hostile_name():
+    import shlex
+    out = hyperpod_logs_output("aws-eks", "kimi-k3", "kimik3")
+    words = shlex.split(out["kubectl"].split("[")[0].replace(";", " ;"))
+    assert words[:2] == ["export", "KUBECONFIG=k3.kubeconfig"] and "--all-containers" in words
+    assert ("kubectl -n kimi-k3 get inferenceendpointconfig kimik3 -o "
+            "jsonpath='{.status.selector}'") in out["kubectl"]
+    with pytest.raises(ValueError, match="is not a Kubernetes name"):
+        hyperpod_logs_output("aws-eks", "kimi-k3", "x$(id)")
+    with pytest.raises(ValueError, match="namespace 'a b' is not a Kubernetes name"):
+        hyperpod_logs_output("aws-eks", "a b", "kimik3")

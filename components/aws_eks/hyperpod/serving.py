@@ -8,7 +8,8 @@
   the worker's port is named `http`, modelInvocationPort.name);
 - `gates`: HyperPodReadiness (readiness.py) after the endpoint config;
 - `outputs`: the training plan, the HyperPod cluster, the endpoint's URL and curl line as the gate
-  found them, and what it costs as far as kimi-k3 knows.
+  found them, what it costs as far as kimi-k3 knows, and the day-two outputs (`day_two_outputs`:
+  `kubernetes`, `kubectl`, `logs`).
 """
 
 from __future__ import annotations
@@ -103,6 +104,25 @@ def cost_text(req, purchased: Any, fee: Any, status: Any) -> str:
             f"is bought only if its upfront fee is at most ${req.max_upfront_fee_usd:,.2f}")
 
 
+def day_two_outputs(deployment, endpoint, ca_data, cluster_name, region: str) -> Dict[str, Any]:
+    """`kubernetes` (what `python -m components logs` reads: the API, the namespace, the endpoint
+    config whose `status.selector` names the operator's pods, the worker's port), `kubectl` and
+    `logs` (components/aws_eks/logs.py) of a HyperPod stack, on its own cluster or the user's."""
+    from ..logs import hyperpod_logs_output
+
+    iec, spec = deployment.rendered.hyperpod, deployment.spec
+    ns, iec_name = iec["metadata"]["namespace"], iec["metadata"]["name"]
+    return {
+        "kubernetes": pulumi.Output.all(endpoint, ca_data, cluster_name).apply(
+            lambda k: {"apiEndpoint": k[0], "caData": k[1], "clusterName": k[2], "region": region,
+                       "namespace": ns, "podSelector": {}, "container": None,
+                       "inferenceEndpointConfig": iec_name, "port": spec.port}),
+        "kubectl": (f"pulumi stack output --show-secrets kubeconfig > k3.kubeconfig && "
+                    f"KUBECONFIG=k3.kubeconfig kubectl -n {ns} get inferenceendpointconfig,pods,ingress"),
+        "logs": hyperpod_logs_output(pulumi.get_stack(), ns, iec_name),
+    }
+
+
 def outputs(deployment, infra, served, gates) -> Dict[str, Any]:
     cfg = deployment.config.eks
     req, tp, hp, gate, cluster = cfg.hyperpod.plan, infra.plan, infra.hyperpod, gates.readiness, infra.cluster
@@ -112,11 +132,7 @@ def outputs(deployment, infra, served, gates) -> Dict[str, Any]:
                f"{iec['metadata']['name']} -o jsonpath='{{.status.state}}'; then `pulumi up` again prints the curl line")
     return {
         "kubeconfig": infra.kubeconfig,
-        "kubernetes": pulumi.Output.all(cluster.endpoint, cluster.ca_data, cluster.name).apply(
-            lambda k: {"apiEndpoint": k[0], "caData": k[1], "clusterName": k[2], "region": infra.region,
-                       "namespace": ns, "podSelector": {}, "container": None}),
-        "kubectl": (f"pulumi stack output --show-secrets kubeconfig > k3.kubeconfig && "
-                    f"KUBECONFIG=k3.kubeconfig kubectl -n {ns} get inferenceendpointconfig,pods,ingress"),
+        **day_two_outputs(deployment, cluster.endpoint, cluster.ca_data, cluster.name, infra.region),
         "trainingPlan": pulumi.Output.all(tp.trainingPlanArn, tp.trainingPlanName, tp.availabilityZone, tp.startTime,
                                           tp.endTime, tp.status, tp.purchased).apply(lambda t: {
             "arn": t[0], "name": t[1], "availabilityZone": t[2], "start": t[3], "end": t[4], "status": t[5],
