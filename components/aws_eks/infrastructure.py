@@ -125,6 +125,9 @@ class AwsEksCluster(pulumi.ComponentResource):
                                          deployment.plan.platform, region, cfg.amp_workspace_id,
                                          depends_on=[cluster.system_nodes])
         self.block, self.network, self.cluster = block, network, cluster
+        from ..progress.program import BILLING_BLOCK, record_billing_start
+
+        record_billing_start(block.start_date, BILLING_BLOCK)  # `status`'s spend counts from it
         self.kubeconfig, self.provider = cluster.kubeconfig, cluster.provider
 
 

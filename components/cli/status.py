@@ -57,7 +57,8 @@ def snapshot(reader: RecordReader, title: str, now: float, include_all: bool = F
         started = marker.get("ts") if marker and isinstance(marker.get("ts"), (int, float)) else None
         cost = marker.get("usd_per_hour") if marker else None
         lines += clocks.status_lines(clock, views, started, now,
-                                     cost if isinstance(cost, (int, float)) else None)
+                                     cost if isinstance(cost, (int, float)) else None,
+                                     clocks.billing_of(phase_records))
     lines = [[(terminal_text(text), style) for text, style in line] for line in lines]
     return lines, any(v.state == "failed" for v in views)
 

@@ -265,6 +265,9 @@ class CtyunHccCluster(pulumi.ComponentResource):
             order.resolved, sg.securityGroupID, root_password, progress,
             defer_shrink=bootstrap is not None),
             pulumi.ResourceOptions(parent=self, depends_on=[order]))
+        from ..progress.program import BILLING_ORDER, record_billing_start
+
+        record_billing_start(order.orderedAt, BILLING_ORDER)  # `status`'s spend counts from it
         self.cluster_id = cluster.clusterUUID
         self.master_public_ip = cluster.masterPublicIP
         self.master_inner_ip = cluster.masterInnerIP

@@ -255,9 +255,43 @@ def _dur(s: Optional[float]) -> str:
     return "-" if s is None else fmt_duration(s)
 
 
+def billing_of(records: Sequence[Mapping[str, Any]]) -> Optional[Mapping[str, Any]]:
+    """The latest `billing` record (ProgressLog.billing_started) among a run's records."""
+    found = None
+    for rec in records:
+        if rec.get("event") == "billing" and isinstance(rec.get("billing_start"), (int, float)) \
+                and not isinstance(rec.get("billing_start"), bool) and isinstance(rec.get("basis"), str):
+            found = rec
+    return found
+
+
+def spend_line(usd_per_hour: float, started: Optional[float], now: float,
+               billing: Optional[Mapping[str, Any]] = None) -> Optional[str]:
+    """The spend so far at `usd_per_hour`: from the billing start the program recorded (the
+    Capacity Block's or training plan's start, the cluster order), else from this `pulumi up`'s
+    start, saying which; $0 with the time left while billing has not started."""
+    from datetime import datetime, timezone
+
+    rate = f"${usd_per_hour:,.2f}/h (the plan's cost)"
+    if billing is not None:
+        since = float(billing["billing_start"])
+        when = datetime.fromtimestamp(since, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        if now < since:
+            return (f"  spend: $0.00 so far: billing starts in {_dur(since - now)}, at {when} "
+                    f"({billing['basis']}), at {rate}")
+        return (f"  spend since billing started at {when} ({billing['basis']}): "
+                f"${usd_per_hour * (now - since) / 3600:,.2f} at {rate}")
+    if started is None:
+        return None
+    return (f"  spend since this `pulumi up` started (the billing start is not known here): "
+            f"${usd_per_hour * max(0.0, now - started) / 3600:,.2f} at {rate}")
+
+
 def status_lines(clock: Mapping[str, Any], views: Sequence[Any], started: Optional[float],
-                 now: float, usd_per_hour: Optional[float] = None) -> List[List[Tuple[str, str]]]:
-    """The clock block of `status`: each phase with the plan's estimate and the measured time."""
+                 now: float, usd_per_hour: Optional[float] = None,
+                 billing: Optional[Mapping[str, Any]] = None) -> List[List[Tuple[str, str]]]:
+    """The clock block of `status`: each phase with the plan's estimate and the measured time,
+    and the spend so far (`spend_line`)."""
     rows = measure(clock, views)
     width = max([14] + [len(r["name"]) for r in rows])
     out: List[List[Tuple[str, str]]] = [[], [("clock: `pulumi up` to the first accepted token", "bold")]]
@@ -274,9 +308,9 @@ def status_lines(clock: Mapping[str, Any], views: Sequence[Any], started: Option
     elapsed = None if started is None else max(0.0, now - started)
     out.append([(f"  {'total':<{width}}  {planned:>8}  {_dur(elapsed):>8}", "bold"),
                 ("  (since this `pulumi up` started)" if elapsed is not None else "", "dim")])
-    if usd_per_hour is not None and elapsed is not None:
-        out.append([(f"  spend since then: ${usd_per_hour * elapsed / 3600:,.2f} at "
-                     f"${usd_per_hour:,.2f}/h (the plan's cost)", "")])
+    spend = None if usd_per_hour is None else spend_line(usd_per_hour, started, now, billing)
+    if spend:
+        out.append([(spend, "")])
     return out
 
 

@@ -45,3 +45,42 @@ def announce(clock: Optional[Dict[str, Any]] = None, usd_per_hour: Optional[floa
     if not pulumi.runtime.is_dry_run() and not _under_mocks():
         ProgressLog(path, echo=False).run_started(stack, clock, usd_per_hour)
     return hint
+
+
+#: what each target's billing starts with (the `basis` of a `billing` record)
+BILLING_BLOCK = "the Capacity Block's start (EC2 StartDate)"
+BILLING_TRAINING_PLAN = "the training plan's start (SageMaker StartTime)"
+BILLING_ORDER = "the cluster order (E-HPC create-cluster, orderedAt)"
+
+
+def parse_utc(value: Any) -> Optional[float]:
+    """An ISO-8601 UTC time as the providers write it (`2026-12-02T05:00:00Z`) as epoch seconds;
+    None for nothing or a value that is not one (no record rather than a wrong one)."""
+    from datetime import datetime, timezone
+
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return t.timestamp()
+
+
+def record_billing_start(when: Any, basis: str) -> None:
+    """Once `when` (an Output of the start time, from AWS or the order at run time) is known
+    during a real `pulumi up`, record it in the progress file for `status`'s spend; nothing at
+    preview, offline or while it is unknown (a block not bought yet)."""
+    if pulumi.runtime.is_dry_run() or _under_mocks():
+        return
+    path = progress_file_for(pulumi.get_stack())
+
+    def write(value):
+        ts = parse_utc(value)
+        if ts is not None:
+            ProgressLog(path, echo=False).billing_started(ts, basis)
+        return value
+
+    pulumi.Output.from_input(when).apply(write)

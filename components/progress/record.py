@@ -184,6 +184,14 @@ class ProgressLog:
         self.write(rec)
 
 
+    def billing_started(self, start_ts: float, basis: str) -> None:
+        """Record when the stack's billing starts (or started), as the program learnt it at run
+        time (`basis` says from what: the Capacity Block's start, the training plan's, the
+        cluster order): `status` counts the spend from there, not from `pulumi up`."""
+        self.write({"ts": self.clock(), "phase": "", "event": "billing",
+                    "billing_start": float(start_ts), "basis": str(basis)})
+
+
 class Phase:
     """One wait: start, updates, then done or failed (failed when the `with` body raises)."""
 

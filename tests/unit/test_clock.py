@@ -3,6 +3,8 @@ no invented figure for an undocumented phase, and measured time from the progres
 
 import re
 
+import pytest
+
 from components.progress import clock as clk
 from components.progress.view import summarize
 
@@ -103,7 +105,45 @@ def test_the_status_view_shows_the_plan_and_the_measured_time(tmp_path):
     assert "  cluster-ready             ?       30m  done" in text
     assert "  engine               23m40s         -" in text
     assert "  total               53m20s+     1h00m  (since this `pulumi up` started)" in text
-    assert "spend since then: $98.50 at $98.50/h" in text
+    assert ("spend since this `pulumi up` started (the billing start is not known here): "
+            "$98.50 at $98.50/h") in text
+
+
+def test_the_spend_counts_from_the_billing_start_the_program_recorded(tmp_path):
+    """The cluster order, the block's or the plan's start, recorded at run time
+    (progress/program.record_billing_start): before `pulumi up` (an adopted block running since
+    yesterday), later (a block that starts tomorrow: nothing spent yet), and a junk record."""
+    from components.cli.status import snapshot
+    from components.progress.program import BILLING_BLOCK, BILLING_ORDER, parse_utc
+    from components.progress.record import ProgressLog, RecordReader
+    from components.progress.view import plain
+
+    t0 = parse_utc("2026-12-02T04:00:00Z")
+    path = str(tmp_path / "s.jsonl")
+    log = ProgressLog(path, echo=False, clock=lambda: t0)
+    log.run_started("aws-eks", aws(), 100.0)
+    log.billing_started(t0 - 86400, BILLING_BLOCK)
+    text = plain(snapshot(RecordReader(path), "t", now=t0 + 1800)[0])
+    assert ("spend since billing started at 2026-12-01 04:00 UTC (the Capacity Block's start "
+            "(EC2 StartDate)): $2,450.00 at $100.00/h") in text
+    log.billing_started(t0 + 7200, BILLING_BLOCK)  # the latest record wins
+    text = plain(snapshot(RecordReader(path), "t", now=t0 + 1800)[0])
+    assert "spend: $0.00 so far: billing starts in 1h30m, at 2026-12-02 06:00 UTC" in text
+    log.billing_started(t0 + 60, BILLING_ORDER)
+    log.write({"ts": t0, "phase": "", "event": "billing", "billing_start": True, "basis": "junk"})
+    text = plain(snapshot(RecordReader(path), "t", now=t0 + 3660)[0])
+    assert "(the cluster order (E-HPC create-cluster, orderedAt)): $100.00 at $100.00/h" in text
+    # a new run forgets the last run's record until the program records it again
+    log.run_started("aws-eks", aws(), 100.0)
+    assert "billing start is not known here" in plain(snapshot(RecordReader(path), "t", now=t0 + 60)[0])
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("2026-12-02T05:00:00Z", 1796187600.0), ("2026-12-02T05:00:00+00:00", 1796187600.0),
+    ("2026-12-02T05:00:00", 1796187600.0), (None, None), ("", None), ("tomorrow", None), (5, None)])
+def test_billing_times_are_parsed_or_dropped(value, expected):
+    from components.progress.program import parse_utc
+    assert parse_utc(value) == expected
 
 
 def test_a_run_without_a_recorded_clock_still_shows_the_measured_phases(tmp_path):

@@ -127,6 +127,9 @@ def build(infra, name: str, deployment) -> None:
         infra.monitoring = Monitoring(name, cluster, cluster.provider, infra, deployment.plan.platform, region,
                                       cfg.amp_workspace_id, depends_on=[cluster.system_nodes])
     infra.plan, infra.hyperpod, infra.block = plan, hyperpod, None
+    from ...progress.program import BILLING_TRAINING_PLAN, record_billing_start
+
+    record_billing_start(plan.startTime, BILLING_TRAINING_PLAN)  # `status`'s spend counts from it
     infra.network, infra.cluster = network, cluster
     infra.add_ons = [*add_ons, hyperpod.operator]
     infra.kubeconfig, infra.provider = cluster.kubeconfig, cluster.provider
