@@ -76,11 +76,13 @@ def record_billing_start(when: Any, basis: str) -> None:
     if pulumi.runtime.is_dry_run() or _under_mocks():
         return
     path = progress_file_for(pulumi.get_stack())
+    pulumi.Output.from_input(when).apply(lambda v: write_billing_start(path, v, basis))
 
-    def write(value):
-        ts = parse_utc(value)
-        if ts is not None:
-            ProgressLog(path, echo=False).billing_started(ts, basis)
-        return value
 
-    pulumi.Output.from_input(when).apply(write)
+def write_billing_start(path: str, value: Any, basis: str) -> Any:
+    """The `billing` record for `value` (a provider's time string) in the progress file `path`;
+    nothing for a value that is not a time. Returns `value` (an apply's result)."""
+    ts = parse_utc(value)
+    if ts is not None:
+        ProgressLog(path, echo=False).billing_started(ts, basis)
+    return value

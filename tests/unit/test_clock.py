@@ -138,6 +138,21 @@ def test_the_spend_counts_from_the_billing_start_the_program_recorded(tmp_path):
     assert "billing start is not known here" in plain(snapshot(RecordReader(path), "t", now=t0 + 60)[0])
 
 
+def test_the_program_writes_a_billing_record_only_for_a_time(tmp_path):
+    import json
+
+    from components.progress.program import BILLING_TRAINING_PLAN, write_billing_start
+
+    path = tmp_path / "p.jsonl"
+    assert write_billing_start(str(path), None, BILLING_TRAINING_PLAN) is None  # not bought yet
+    assert write_billing_start(str(path), "soon", BILLING_TRAINING_PLAN) == "soon"
+    assert not path.exists()
+    write_billing_start(str(path), "2026-12-02T05:00:00Z", BILLING_TRAINING_PLAN)
+    (rec,) = [json.loads(x) for x in path.read_text().splitlines()]
+    assert (rec["event"], rec["phase"], rec["billing_start"], rec["basis"]) == \
+        ("billing", "", 1796187600.0, "the training plan's start (SageMaker StartTime)")
+
+
 @pytest.mark.parametrize("value,expected", [
     ("2026-12-02T05:00:00Z", 1796187600.0), ("2026-12-02T05:00:00+00:00", 1796187600.0),
     ("2026-12-02T05:00:00", 1796187600.0), (None, None), ("", None), ("tomorrow", None), (5, None)])
