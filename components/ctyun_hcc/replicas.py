@@ -48,11 +48,16 @@ def replica_port(shared: SharedSettings, serve: HccServeConfig) -> int:
     return port
 
 
+def replica_work_dir(work_dir: str, i: int) -> str:
+    """Replica i's work directory (its scripts, its logs, its stop mark: resize.py)."""
+    return work_dir if not i else f"{work_dir.rstrip('/')}/replica-{i}"
+
+
 def replica_layouts(layout: SlurmLayout, replicas: int) -> Tuple[SlurmLayout, ...]:
     """Each replica's job name and work directory (replica 0's are the single replica's)."""
     return (layout,) + tuple(
         replace(layout, job_name=f"{layout.job_name}-r{i}",
-                work_dir=f"{layout.work_dir.rstrip('/')}/replica-{i}").validate()
+                work_dir=replica_work_dir(layout.work_dir, i)).validate()
         for i in range(1, replicas))
 
 

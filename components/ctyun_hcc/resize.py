@@ -21,6 +21,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
+from .replicas import replica_work_dir
 from .slurm_jobs import JobInfo, cancel, job, jobs_named
 from .ssh import SshRunner
 from .ssh_resource import poll
@@ -94,15 +95,20 @@ def stop_service_for(runner: SshRunner, p: Mapping, nodes: Sequence[str], why: s
     """Cancel this stack's service job(s) holding any of `nodes` (the step named by `why`
     needs them); mark the stop for the downtime report. Returns the job ids stopped.
 
-    `p` carries `serviceJobName`, `ownerTag`, `sshUser` and `workDir`."""
-    jobs = own_service_jobs(runner, p["serviceJobName"], p["ownerTag"], p.get("sshUser"))
+    `p` carries `serviceJobName` (every replica's job name, replica 0's first:
+    target.service_job_names), `ownerTag`, `sshUser` and `workDir` (replica 0's). Each stopped
+    job's mark goes to its own replica's work directory (replicas.replica_work_dir), where that
+    replica's service reads it: every replica reports its own downtime."""
+    names = [n for n in str(p["serviceJobName"]).split(",") if n]
     stopped = []
-    for job_id, held in sorted(holding(jobs, nodes).items()):
-        log.warning("stopping the service (Slurm job %s) for %s: it holds %s", job_id, why,
-                    ", ".join(held))
-        mark_stopped(runner, p["workDir"], job_id, f"stopped for {why}")
-        cancel(runner, job_id, deadline, interval_s)
-        stopped.append(job_id)
+    for i, name in enumerate(names):
+        jobs = own_service_jobs(runner, name, p["ownerTag"], p.get("sshUser"))
+        for job_id, held in sorted(holding(jobs, nodes).items()):
+            log.warning("stopping the service (Slurm job %s) for %s: it holds %s", job_id, why,
+                        ", ".join(held))
+            mark_stopped(runner, replica_work_dir(p["workDir"], i), job_id, f"stopped for {why}")
+            cancel(runner, job_id, deadline, interval_s)
+            stopped.append(job_id)
     return stopped
 
 

@@ -13,6 +13,19 @@ Two services, each restarted whenever it exits:
 - without systemd: `supervise.sh`, a loop started detached (`setsid nohup`) that runs the
   command again `RESTART_S` after it exits, until `service.sh stop` leaves its stop file.
 
+Neither service runs as root (the front is what the internet reaches; the router has no
+authentication of its own): under systemd each unit gets `DynamicUser=yes` (systemd.exec(5),
+https://www.freedesktop.org/software/systemd/man/latest/systemd.exec.html#DynamicUser=: "a
+UNIX user and group pair is allocated dynamically when the unit is started", and it implies
+`ProtectSystem=strict`, `ProtectHome=read-only`, `NoNewPrivileges=yes`; both only read their
+directory and log to the journal), the front `AmbientCapabilities=CAP_NET_BIND_SERVICE` when its
+port is below 1024; under the loop the command runs through `setpriv --reuid=65534
+--regid=65534 --clear-groups` (util-linux setpriv(1),
+https://man7.org/linux/man-pages/man1/setpriv.1.html; 65534 is `nobody`/`nogroup` on Debian,
+Ubuntu, openEuler and RHEL 8+, and the kernel's default overflow uid), except the front on a
+port below 1024 (a non-root process cannot bind it) and where setpriv is missing (said in the
+service's log). `<service>.user` holds the uid the loop uses.
+
 vllm-router and what it pulls in (settings.ROUTER_REQUIREMENTS, the versions the tests ran)
 are installed by `install.sh` with the master's python3 into `<dir>/site` (`pip install
 --no-deps --target`, as the aws-eks init container does); a python3 that already imports the
@@ -34,6 +47,10 @@ from .k8s import FRONT_FILE, front_source
 from .settings import ROUTER_REQUIREMENTS, ROUTER_VERSION, RouterSettings
 
 REQUIREMENTS_FILE = "requirements.txt"
+#: the uid and gid the loop runs the services as (see the module docstring)
+UNPRIVILEGED_UID = 65534
+#: ports below this need root or CAP_NET_BIND_SERVICE (ip(7): "privileged ports")
+PRIVILEGED_PORTS_BELOW = 1024
 #: seconds between a service's exit and its restart (both supervisors)
 RESTART_S = 2
 #: one word a unit line and a shell word may carry: letters, digits and `._:/=,+@-`
@@ -86,8 +103,10 @@ def commands(directory: str, worker_urls: Sequence[str], port: int, python: str 
     return out
 
 
-def unit(description: str, directory: str, argv: Sequence[str], restart_s: int = RESTART_S) -> str:
-    """A systemd unit that runs `argv` for ever (systemd.service(5), systemd.exec(5))."""
+def unit(description: str, directory: str, argv: Sequence[str], restart_s: int = RESTART_S,
+         bind_low_port: bool = False) -> str:
+    """A systemd unit that runs `argv` for ever (systemd.service(5), systemd.exec(5)) as a
+    dynamic unprivileged user, allowed to bind a port below 1024 with `bind_low_port`."""
     return (
         "# Rendered by kimi-k3 (components/router/host.py); do not edit by hand.\n"
         "[Unit]\n"
@@ -101,7 +120,10 @@ def unit(description: str, directory: str, argv: Sequence[str], restart_s: int =
         f"WorkingDirectory={directory}\n"
         f"ExecStart={' '.join(argv)}\n"
         "Restart=always\n"
-        f"RestartSec={int(restart_s)}\n\n"
+        f"RestartSec={int(restart_s)}\n"
+        "DynamicUser=yes\n"
+        + ("AmbientCapabilities=CAP_NET_BIND_SERVICE\n" if bind_low_port else "")
+        + "\n"
         "[Install]\n"
         "WantedBy=multi-user.target\n")
 
@@ -142,10 +164,20 @@ name=$1 dir=$2
 shift 3
 restart_s=${{KK3_RESTART_S:-{RESTART_S}}}
 export PYTHONPATH="$dir/site" PYTHONUNBUFFERED=1
+# not as root: setpriv to the uid in $dir/$name.user (components/router/host.py)
+as=$(cat "$dir/$name.user" 2>/dev/null || echo root)
+drop=()
+if [ "$as" != root ] && [ "$(id -u)" = 0 ]; then
+  if command -v setpriv >/dev/null 2>&1; then
+    drop=(setpriv "--reuid=$as" "--regid=$as" --clear-groups --)
+  else
+    echo "$(date -u +%FT%TZ) setpriv not found: $name runs as root" >>"$dir/logs/$name.log"
+  fi
+fi
 child=""
 trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 0' TERM INT
 while [ ! -e "$dir/$name.stop" ]; do
-  "$@" >>"$dir/logs/$name.log" 2>&1 &
+  ${{drop[@]+"${{drop[@]}}"}} "$@" >>"$dir/logs/$name.log" 2>&1 &
   child=$!
   echo "$child" >"$dir/$name.child"
   wait "$child"
@@ -250,7 +282,10 @@ def render(directory: str, job_name: str, worker_urls: Sequence[str], port: int,
              "service.sh": service_sh(directory, job_name, restart_s)}
     what = {"router": f"vllm-router {ROUTER_VERSION} in front of the Kimi K3 replicas (kimi-k3)",
             "front": "kimi-k3's allowlisting front of vllm-router"}
+    low = {"router": False, "front": int(port) < PRIVILEGED_PORTS_BELOW}
     for s in SERVICES:
-        files[f"{unit_name(job_name, s)}.service"] = unit(what[s], directory, argv[s], restart_s)
+        files[f"{unit_name(job_name, s)}.service"] = unit(what[s], directory, argv[s], restart_s,
+                                                          bind_low_port=low[s])
         files[f"{s}.argv"] = " ".join(argv[s]) + "\n"
+        files[f"{s}.user"] = ("root" if low[s] else str(UNPRIVILEGED_UID)) + "\n"
     return files

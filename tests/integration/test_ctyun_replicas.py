@@ -97,6 +97,11 @@ def test_two_replicas_behind_the_router_pass_the_gate(services, workspace):
                 "sshUser": props[0]["sshUser"], "workDir": lays[0].work_dir},
                 ["kk3n0", "kk3n1", "kk3n2", "kk3n3"], "the test", time.monotonic() + 60, 0.5)
         assert sorted(stopped) == sorted(o["jobId"] for o in outs)
+        # each replica's stop is marked where its own service reads it (its next create
+        # reports its downtime: service.py take_stop_mark)
+        for lay, o in zip(lays, outs):
+            mark = Path(lay.work_dir) / "logs" / "service-stopped"
+            assert mark.read_text().split()[1] == o["jobId"], (lay.work_dir, mark)
     finally:
         if router_props is not None:
             router.delete("id", {**router_props})

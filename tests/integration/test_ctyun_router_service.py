@@ -1,8 +1,9 @@
 """RouterService (ctyun_hcc/router_service.py) over the real local sshd: the pip-installed
 vllm-router and kimi-k3's front as services on the "master", in front of two vLLM doubles.
 
-The test master has no systemd, so the services run under the restart loop (supervise.sh): a
-killed router comes back by itself; `delete` stops both and nothing of theirs is left.
+The test master has no systemd, so the services run under the restart loop (supervise.sh), as
+uid 65534 (setpriv), not root: a killed router comes back by itself; `delete` stops both and
+nothing of theirs is left.
 """
 
 import os
@@ -36,6 +37,12 @@ def _wait(ok, what: str, timeout_s: float = 30.0):
             return value
         time.sleep(0.1)
     raise AssertionError(f"{what} not reached within {timeout_s} s")
+
+
+def _uids(pid: int):
+    """Real, effective, saved and filesystem uid of `pid` (proc(5), /proc/PID/status `Uid:`)."""
+    line = next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith("Uid:"))
+    return [int(v) for v in line.split()[1:]]
 
 
 def _pid(d: Path, name: str):
@@ -84,6 +91,8 @@ def test_router_and_front_on_the_master_restart_and_stop(services, workspace, do
         # a router that dies is started again by its supervisor
         pids = {s: _pid(d, s) for s in ("router", "front")}
         assert all(pids.values()) and all(_alive(p) for p in pids.values())
+        # neither runs as root: the loop setpriv'd both to 65534 (components/router/host.py)
+        assert {s: _uids(p) for s, p in pids.items()} == {"router": [65534] * 4, "front": [65534] * 4}
         os.kill(pids["router"], signal.SIGKILL)
         _wait(lambda: (_pid(d, "router") not in (None, pids["router"])), "a new router")
         _wait(lambda: get(front + "/health")[0] == 200, "the front healthy again")

@@ -416,6 +416,28 @@ def test_a_step_stops_only_this_stacks_service_and_only_when_it_holds_a_needed_n
     assert cancelled == ["1"] and marks == [("1", "stopped for the broadcast")]
 
 
+def test_each_replicas_stop_is_marked_in_its_own_work_dir(monkeypatch):
+    """With several replicas the step names every replica's job; the mark of replica i's job
+    goes where replica i's service reads it (<workDir>/replica-<i>), so each reports its own
+    downtime (not replica 0 alone)."""
+    from components.ctyun_hcc import resize
+
+    by_name = {"kimi-k3": [("1", "RUNNING", "kk3:kimi-k3/prod:a")],
+               "kimi-k3-r1": [("2", "RUNNING", "kk3:kimi-k3/prod:b")],
+               "kimi-k3-r2": [("3", "RUNNING", "kk3:kimi-k3/prod:c")]}
+    jobs = {"1": JobInfo("1", "RUNNING", ("n0", "n1")), "2": JobInfo("2", "RUNNING", ("n2", "n3")),
+            "3": JobInfo("3", "RUNNING", ("n4", "n5"))}
+    marks = []
+    monkeypatch.setattr(resize, "jobs_named", lambda runner, name, user=None: by_name[name])
+    monkeypatch.setattr(resize, "job", lambda runner, jid: jobs[jid])
+    monkeypatch.setattr(resize, "cancel", lambda runner, jid, deadline, poll: None)
+    monkeypatch.setattr(resize, "mark_stopped", lambda runner, wd, jid, why: marks.append((jid, wd)))
+    p = {"serviceJobName": "kimi-k3,kimi-k3-r1,kimi-k3-r2", "ownerTag": "kimi-k3/prod",
+         "workDir": "/home/kimi-k3/"}
+    assert resize.stop_service_for(None, p, ["n1", "n4"], "the broadcast", 0, 1) == ["1", "3"]
+    assert marks == [("1", "/home/kimi-k3/"), ("3", "/home/kimi-k3/replica-2")]
+
+
 def test_nodes_with_fewer_devices_than_the_plan_are_refused_before_submitting(monkeypatch):
     from components.ctyun_hcc import service
     from components.ctyun_hcc.slurm_jobs import JobFailed

@@ -76,3 +76,59 @@ def test_replica_url_from_a_node_address():
     for bad in ("10.0.0.1:1", "a b", "", "x/y", "[::1]"):
         with pytest.raises(ValueError):
             host.worker_url(bad, 11026)
+
+
+def test_neither_service_runs_as_root(tmp_path):
+    """systemd: a dynamic user each (the front allowed a low port only when it has one);
+    the loop: setpriv to 65534 (the front stays root only on a port below 1024). The units pass
+    `systemd-analyze verify` as they are."""
+    f = _files(routerDir=str(tmp_path))
+    for name in ("kimi-k3-router.service", "kimi-k3-front.service"):
+        assert "DynamicUser=yes\n" in f[name] and "CAP_NET_BIND_SERVICE" not in f[name]
+        (tmp_path / name).write_text(f[name])
+    res = subprocess.run(["systemd-analyze", "verify", *(str(tmp_path / n) for n in
+                          ("kimi-k3-router.service", "kimi-k3-front.service"))],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and not res.stderr.strip(), res.stderr
+    assert (f["router.user"], f["front.user"]) == ("65534\n", "65534\n")
+    assert 'drop=(setpriv "--reuid=$as" "--regid=$as" --clear-groups --)' in f["supervise.sh"]
+    low = _files(port=443)
+    assert "AmbientCapabilities=CAP_NET_BIND_SERVICE\n" in low["kimi-k3-front.service"]
+    assert "CAP_NET_BIND_SERVICE" not in low["kimi-k3-router.service"]
+    assert (low["router.user"], low["front.user"]) == ("65534\n", "root\n")
+
+
+def test_the_loop_drops_to_the_uid_it_is_given_and_says_when_it_cannot(tmp_path):
+    """supervise.sh as root with a .user file runs the command through setpriv (a stand-in on
+    PATH that records its argv); without setpriv on PATH it says so in the service's log and
+    runs the command as it is."""
+    import os
+    import shutil
+    if os.geteuid() != 0:
+        pytest.fail("this test runs as root, as the master's SSH user does")
+    d = tmp_path / "r"
+    (d / "logs").mkdir(parents=True)
+    (d / "supervise.sh").write_text(_files()["supervise.sh"])
+    (d / "w.user").write_text("65534\n")
+    cmd = tmp_path / "cmd.sh"  # the service: says who it is, then stops its own loop
+    cmd.write_text(f'#!/bin/sh\necho "ran as $(id -u)"\ntouch {d}/w.stop\n')
+    cmd.chmod(0o755)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for t in ("cat", "id", "date", "sleep", "touch", "sh"):
+        (tools / t).symlink_to(shutil.which(t))
+    (tools / "setpriv").write_text('#!/bin/sh\necho "setpriv $*"\nshift 4\nexec "$@"\n')
+    (tools / "setpriv").chmod(0o755)
+    env = {"PATH": str(tools), "KK3_RESTART_S": "0"}
+
+    def loop():
+        (d / "w.stop").unlink(missing_ok=True)
+        subprocess.run(["/bin/bash", str(d / "supervise.sh"), "w", str(d), "--", str(cmd)],
+                       env=env, timeout=20, check=True)
+        return (d / "logs" / "w.log").read_text()
+
+    log = loop()
+    assert f"setpriv --reuid=65534 --regid=65534 --clear-groups -- {cmd}\nran as 0\n" in log
+    (tools / "setpriv").unlink()
+    log = loop()
+    assert "setpriv not found: w runs as root" in log.splitlines()[-2]
