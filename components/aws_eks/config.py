@@ -35,7 +35,7 @@ KEYS = frozenset({
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
     "kmsKeyArn", "systemInstanceType", "systemNodeCount", "weightsS3Uri", "keepWeightsMirror",
     "rootVolumeGib", "namespace", "hyperpodClusterName", "privateApi", "capacityAllowLocalZones",
-    "interNodeTransport", "tlsDomain", "tlsCertificateArn", "tlsHostedZoneId",
+    "interNodeTransport", "efaInstallerSha256", "tlsDomain", "tlsCertificateArn", "tlsHostedZoneId",
     "monitoring", "ampWorkspaceId", "trainingPlanArn",
 })
 #: keys that shape what this stack builds on EKS; with `serving: hyperpod` the user's HyperPod
@@ -45,7 +45,7 @@ EKS_ONLY_KEYS = (
     "capacityEarliestStart", "capacityLatestStart", "maxUpfrontFeeUsd", "vpcId",
     "privateSubnetIds", "publicSubnetIds", "vpcCidr", "clusterVersion", "apiAccessCidrs",
     "kmsKeyArn", "systemInstanceType", "systemNodeCount", "rootVolumeGib", "privateApi",
-    "capacityAllowLocalZones", "interNodeTransport", "monitoring", "ampWorkspaceId",
+    "capacityAllowLocalZones", "interNodeTransport", "efaInstallerSha256", "monitoring", "ampWorkspaceId",
     "tlsDomain", "tlsCertificateArn", "tlsHostedZoneId",
 )
 MAX_BLOCK_INSTANCES = 64
@@ -110,6 +110,9 @@ class AwsEksConfig:
     weights: Optional[WeightsConfig] = None
     #: NCCL between the nodes of a replica: "efa" (default) or "tcp" (opted out, warned); efa/
     inter_node_transport: str = "efa"
+    #: `kimi-k3:efaInstallerSha256`: the EFA installer tarball's sha256, checked before it is
+    #: unpacked ("" = unverified, warned: efa/transport.py `installer_pin`)
+    efa_installer_sha256: str = ""
     #: `kimi-k3:monitoring`: Prometheus, Grafana and dcgm-exporter on the cluster (monitoring.py)
     monitoring: bool = True
     #: `kimi-k3:ampWorkspaceId`: also remote-write to this Amazon Managed Prometheus workspace
@@ -314,6 +317,18 @@ def _inter_node_transport(shared: SharedSettings, src: RawConfig) -> str:
     return transport
 
 
+def _efa_installer_sha256(shared: SharedSettings, src: RawConfig, transport: str) -> str:
+    """`efaInstallerSha256`: only where the pods unpack AWS's EFA installer (several nodes, EFA)."""
+    from ..config.values import sha256_hex
+    from .efa.transport import EFA_INSTALLER_VERSION, needs_userspace
+
+    sha = src.checked("efaInstallerSha256", sha256_hex, "")
+    if sha and not (shared.nodes > 1 and transport == "efa" and needs_userspace(shared.image)):
+        raise src.refuse("efaInstallerSha256", "unset it", "only applies where the serving pods unpack AWS's "
+                         f"EFA installer {EFA_INSTALLER_VERSION} (a replica over several nodes on EFA)")
+    return sha
+
+
 def parse(shared: SharedSettings) -> AwsEksConfig:
     """Typed aws-eks settings from `shared.target_config`; ConfigError on the first bad key."""
     raw = shared.target_config
@@ -353,6 +368,7 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
     weights = parse_weights(shared, src, serving)
     namespace = _namespace(src)
     hp_cluster = _hyperpod_cluster(src, serving)
+    transport = _inter_node_transport(shared, src)
     return AwsEksConfig(
         serving=serving,
         capacity=capacity,
@@ -372,7 +388,8 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
         hyperpod_cluster_name=hp_cluster,
         private_api=private_api,
         weights=weights,
-        inter_node_transport=_inter_node_transport(shared, src),
+        inter_node_transport=transport,
+        efa_installer_sha256=_efa_installer_sha256(shared, src, transport),
         **_monitoring(src),
         tls=_tls(shared, src, serving),
         hyperpod=hyperpod,

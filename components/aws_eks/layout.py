@@ -76,6 +76,7 @@ def k8s_layout(shared: SharedSettings, cfg: AwsEksConfig) -> K8sLayout:
         efa_per_node=shape.efa_network_cards if efa else 0,
         inter_node_transport=cfg.inter_node_transport if shared.nodes > 1 else "",
         efa_install=efa and needs_userspace(shared.image),
+        efa_installer_sha256=cfg.efa_installer_sha256,
         node_selector={GPU_NODE_LABEL: "true", "node.kubernetes.io/instance-type": shape.key},
         tolerations=(GPU_TAINT,),
         weights=weights_staging(shared, cfg),

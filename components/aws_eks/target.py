@@ -180,6 +180,20 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
             internet_risk="anyone can reach this cluster's Kubernetes API server and try "
                           "credentials or API flaws against it")]
 
+    def pins(self, settings: Settings, rendered: K8sRendered) -> List[Any]:
+        """The serving image (`kimi-k3:image`), the helper images kimi-k3's objects run, and AWS's
+        EFA installer where the pods unpack it (config/pins.py)."""
+        from ..config.pins import helper_image_pins, image_pin, images_in
+        from .efa.transport import installer_pin
+
+        objs = [*rendered.objects, *rendered.weights, *rendered.efa, *rendered.router,
+                *([rendered.hyperpod] if rendered.hyperpod else [])]
+        image = settings.shared.image
+        out = [image_pin(image), *helper_image_pins(images_in(objs), image)]
+        if rendered.layout.efa_install:
+            out.append(installer_pin(rendered.layout.efa_installer_sha256))
+        return out
+
     def unpinned_weights(self, settings: Settings) -> str:
         """Your own bucket (weightsSource=s3) is served as it is: kimi-k3 cannot pin it."""
         w = settings.target.eks.weights

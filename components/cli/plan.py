@@ -75,6 +75,8 @@ def plan_document(run: ProgramRun) -> Dict:
         **plan_ops.document(run),  # cost, clock, metric sources (components/cli/plan_ops.py)
         "notes": list(plan.notes),
         "warnings": list(run.warnings),
+        # what is fetched from outside, and whether each is pinned (components/config/pins.py)
+        "pins": [p.to_dict() for p in dep.pins],
         # what a real `pulumi up` of this stack would refuse (the offline plan only warns)
         "deploy_requirements": [r.to_dict() for r in dep.requirements],
         "launch": [

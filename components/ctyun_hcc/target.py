@@ -116,6 +116,26 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
             serve_cfg = replace(serve_cfg, model_revision=shared.revision())
         return HccTargetConfig(serve=serve_cfg, cluster=load_hcc_config(shared))
 
+    def pins(self, settings: Settings, rendered) -> list:
+        """The Apptainer image every node runs as root: pinned by `kimi-k3:sifSha256` (checked
+        before first use whatever its source); the seed's sources publish no digest (CTyun
+        replaces its image in place), so the default is unverified and warned."""
+        from ..config.pins import PINNED, UNPINNED, Pin
+        from .fetch_commands import SEED_SIF_URL
+
+        cfg = settings.target.serve
+        source = (f"cthpc's {cfg.sif_name} (else {cfg.sif_url or SEED_SIF_URL})" if cfg.sif_source == "cthpc"
+                  else cfg.sif_url or SEED_SIF_URL)
+        path = f"{cfg.sif_dir}/{cfg.sif_name}.sif"
+        how = (f"sha256sum {path} on the master (an image you reviewed), then pulumi config set "
+               "kimi-k3:sifSha256 <its 64 hex digits>")
+        if cfg.sif_sha256:
+            return [Pin("the Apptainer image (SIF)", source, PINNED, "kimi-k3:sifSha256", how)]
+        return [Pin("the Apptainer image (SIF)", source, UNPINNED, "kimi-k3:sifSha256", how,
+                    f"the Apptainer image {cfg.sif_name} runs as root on every node and is not checked "
+                    f"against a sha256 (kimi-k3:sifSha256 is not set; its source {source} publishes "
+                    f"none); pin it: {how}")]
+
     def unpinned_weights(self, settings: Settings) -> str:
         """`cthpc model install` (the default source) takes no revision: CTyun's copy."""
         return ("kimi-k3:modelSource=cthpc installs CTyun's copy of the weights (cthpc model "

@@ -211,6 +211,8 @@ class K8sLayout:
     inter_node_transport: str = ""
     #: EFA: the pod installs the EFA userspace itself (the image lacks it: aws_eks/efa/)
     efa_install: bool = False
+    #: the EFA installer tarball's sha256 the init container checks ("": unverified, warned)
+    efa_installer_sha256: str = ""
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: Tuple[Mapping[str, str], ...] = (
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)

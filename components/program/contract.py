@@ -96,6 +96,8 @@ class Deployment(Generic[C, R]):
     rendered: R
     secrets: Secrets
     requirements: Tuple[Requirement, ...] = ()
+    #: what the deployment fetches from outside and whether each is pinned (config/pins.py)
+    pins: Tuple[Any, ...] = ()
 
     @property
     def shared(self) -> SharedSettings:
@@ -161,6 +163,11 @@ class Target(abc.ABC, Generic[C, R, I, S, G]):
     @abc.abstractmethod
     def deploy_requirements(self, settings: StackSettings[C]) -> Sequence[Requirement]:
         """What a real deployment of `settings` needs and the config does not give."""
+
+    def pins(self, settings: StackSettings[C], rendered: R) -> Sequence[Any]:
+        """The target's own artifacts (config/pins.Pin: images, installers, a SIF) besides the
+        model repository, pinned or not, for plan.json `pins` and the plan's warnings."""
+        return ()
 
     def unpinned_weights(self, settings: StackSettings[C]) -> str:
         """Why the target's weights download cannot take `kimi-k3:modelRevision` with this

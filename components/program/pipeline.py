@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Tuple
 
 from ..config.keys import check_namespaces
+from ..config.pins import warnings as pin_warnings
 from ..config.shared import exposure_warnings, parse_settings, plaintext_warning, revision_warning
+from ..inference.catalog import MODELS
 from ..inference.errors import ConfigError
 from ..inference.launch import LaunchSpec, launch
 from ..inference.planner import Plan
@@ -62,9 +64,15 @@ def plan_and_launch(target: Target, settings: StackSettings) -> Tuple[Plan, Laun
 
 def deployment_of(target: Target, settings: StackSettings, secrets: Secrets) -> Deployment:
     """Plan on the target's hardware, launch on its runtime, render once (pure)."""
+    from ..config.pins import model_pin
+
     plan, spec = plan_and_launch(target, settings)
-    return Deployment(settings, plan, spec, target.render(settings, plan, spec), secrets,
-                      tuple(target.deploy_requirements(settings)))
+    rendered = target.render(settings, plan, spec)
+    shared = settings.shared
+    pins = (model_pin(MODELS[shared.model].repo_id, shared.revision(), target.unpinned_weights(settings)),
+            *target.pins(settings, rendered))
+    return Deployment(settings, plan, spec, rendered, secrets,
+                      tuple(target.deploy_requirements(settings)), pins)
 
 
 def prepare(raw: Mapping[str, object], stack: str, secrets: Secrets, offline: bool) -> Prepared:
@@ -81,6 +89,7 @@ def prepare(raw: Mapping[str, object], stack: str, secrets: Secrets, offline: bo
     warnings += exposure_warnings(target.exposures(settings), settings.shared.has_api_key)
     warnings += plaintext_warning(settings.shared)
     warnings += revision_warning(settings.shared, target.unpinned_weights(settings))
+    warnings += pin_warnings(deployment.pins)
     return Prepared(target, deployment, tuple(warnings))
 
 

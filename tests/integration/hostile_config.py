@@ -332,6 +332,8 @@ def _aws(sandbox: Sandbox, run, key: str, value: str, v: Verdict,
          base_config: Optional[Dict[str, str]] = None) -> None:
     import yaml
 
+    from components.aws_eks.efa.render import SCRIPTS_MOUNT as EFA_SCRIPTS_MOUNT
+
     spec = run.inference.spec
     objs = [(rel, yaml.safe_load(text)) for rel, text in run.inference.artifacts.items()]
     maps = _config_maps(run, [o for _, o in objs])
@@ -350,6 +352,11 @@ def _aws(sandbox: Sandbox, run, key: str, value: str, v: Verdict,
                 env = _pod_env(c, maps)
                 argv = [expand(a, env) for a in (c.get("command") or []) + (c.get("args") or [])]
                 if c.get("name") == "vllm":
+                    # several nodes on EFA: efa_check.sh (a ConfigMap script, checked below) execs
+                    # the rest of the argv (components/aws_eks/efa/render.py `command`)
+                    efa_check = ["bash", f"{EFA_SCRIPTS_MOUNT}/efa_check.sh"]
+                    if argv[:2] == efa_check:
+                        argv = argv[2:]
                     single = spec.nodes == 1
                     subst = {**head, "NODE0_ADDR": "127.0.0.1" if single else POD["LWS_LEADER_ADDRESS"]}
                     roles = [(spec.head, "0")] + ([(spec.worker, POD["NODE_RANK"])] if spec.worker else [])

@@ -121,6 +121,19 @@ def test_a_tarball_that_is_not_the_pinned_one_is_refused(tmp_path, installer):
     assert r.returncode == 5 and "sha256" in r.stdout and not (tmp_path / "d").exists()
 
 
+def test_a_tampered_tarball_is_refused_before_it_is_unpacked(tmp_path, installer):
+    """kimi-k3:efaInstallerSha256 pins the tarball the user reviewed; a tarball changed after that
+    (at the source or on the way: one bit here) never reaches the volume vLLM loads from."""
+    served, tarball = installer
+    data = tarball.read_bytes()
+    pinned = hashlib.sha256(data).hexdigest()
+    tarball.write_bytes(data[:100] + bytes([data[100] ^ 1]) + data[101:])
+    dest = tmp_path / "d"
+    r = run_userspace(tmp_path, f"{served.url}/{tarball.name}", dest, KK3_EFA_INSTALLER_SHA256=pinned)
+    assert r.returncode == 5 and "not KK3_EFA_INSTALLER_SHA256" in r.stdout, r.stdout + r.stderr
+    assert not dest.exists()
+
+
 def test_an_image_that_is_not_ubuntu_is_refused_by_name(tmp_path, installer):
     served, tarball = installer
     (tmp_path / "rhel").mkdir()

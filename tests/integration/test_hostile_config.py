@@ -36,6 +36,7 @@ SEEDS = {
     "kimi-k3:hyperpodClusterName": "hp", "kimi-k3:model": "mxfp4",
     "kimi-k3:modelRevision": "0123456789abcdef0123456789abcdef01234567",
     "kimi-k3:tlsPrivateKey": "kk3-secret-tls-key",
+    "kimi-k3:efaInstallerSha256": "ab" * 32,
     # (stack, key): a seed of its own where the key's seed above is another stack's
     ("aws-eks", "kimi-k3:image"): "vllm/vllm-openai:kimi-k3@sha256:" + "0" * 64,
 }
@@ -79,6 +80,9 @@ CASES = [
 BENCH_CASES = [
     ("aws-eks", "kimi-k3:image", st.just("vllm/vllm-openai:kimi-k3@sha256:" + "0" * 64), {}, False),
     ("ctyun-hcc", "kimi-k3:tlsPrivateKey", SECRETS, {"kimi-k3:allowedCidrs": "203.0.113.0/24"}, True),
+    # issue 20: the EFA installer's sha256 reaches the efa-userspace init container's environment
+    # (tests/unit/test_pins.py has its refusals)
+    ("aws-eks", "kimi-k3:efaInstallerSha256", st.from_regex(r"[0-9a-f]{64}", fullmatch=True), {"kimi-k3:nodes": "2"}, False),
 ]
 EXAMPLES = 6
 #: known holes owned by another helper, reported on NOTES.md: (stack, key) -> why (strict xfail,

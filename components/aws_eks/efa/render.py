@@ -76,7 +76,7 @@ def init_containers(spec, layout) -> List[dict]:
     release picks the packages) into the volume vLLM's container mounts at /opt/amazon."""
     if not (uses_efa(layout) and layout.efa_install):
         return []
-    env = {**t.installer_env(), "KK3_EFA_DEST": INSTALL_MOUNT}
+    env = {**t.installer_env(sha256=layout.efa_installer_sha256), "KK3_EFA_DEST": INSTALL_MOUNT}
     return [{"name": "efa-userspace", "image": spec.image,
              "command": ["bash", f"{SCRIPTS_MOUNT}/efa_userspace.sh"],
              "env": _env(env.items()),

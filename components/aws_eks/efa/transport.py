@@ -41,8 +41,12 @@ DEFAULT_TRANSPORT = "efa"
 #: AWS's EFA installer: 1.51.0 (2026-10-22) ships libfabric 2.7.0amzn2.0, rdma-core 65.0 and
 #: aws-ofi-nccl 1.22.0 (EC2 User Guide, "Elastic Fabric Adapter release notes", read 2026-12-01 in
 #: its copy https://docs.amazonaws.cn/en_us/AWSEC2/latest/UserGuide/efa-changelog.md); aws-ofi-nccl has a
-#: p6-b300 platform entry since 1.21.0. No digest is published next to the version: the download
-#: is trusted through TLS to efa-installer.amazonaws.com (KK3_EFA_INSTALLER_SHA256 pins one).
+#: p6-b300 platform entry since 1.21.0. No sha256 of 1.51.0 could be found at a source kimi-k3 can
+#: cite (searched 2026-12-02: the release notes list none; AWS ParallelCluster's cookbook pins one
+#: per version it ships, cookbooks/aws-parallelcluster-environment/attributes/environment.rb, but
+#: the newest found there is 1.41.0, aws/aws-parallelcluster-cookbook#2953), so none is pinned by default: the
+#: download is trusted through TLS to efa-installer.amazonaws.com alone, every plan says so, and
+#: `kimi-k3:efaInstallerSha256` pins it (`installer_pin`).
 EFA_INSTALLER_VERSION = "1.51.0"
 EFA_INSTALLER_URL = "https://efa-installer.amazonaws.com/aws-efa-installer-{version}.tar.gz"
 #: where the EFA userspace sits in the serving container (the installer's own prefix)
@@ -124,9 +128,26 @@ def tcp_env() -> List[Tuple[str, str]]:
     return [("NCCL_NET", "Socket"), ("NCCL_DEBUG", "INFO"), ("NCCL_DEBUG_SUBSYS", "INIT,NET")]
 
 
-def installer_env(version: str = EFA_INSTALLER_VERSION) -> Dict[str, str]:
-    return {"KK3_EFA_INSTALLER_VERSION": version,
-            "KK3_EFA_INSTALLER_URL": EFA_INSTALLER_URL.format(version=version)}
+def installer_env(version: str = EFA_INSTALLER_VERSION, sha256: str = "") -> Dict[str, str]:
+    env = {"KK3_EFA_INSTALLER_VERSION": version, "KK3_EFA_INSTALLER_URL": EFA_INSTALLER_URL.format(version=version)}
+    if sha256:
+        env["KK3_EFA_INSTALLER_SHA256"] = sha256  # efa_userspace.sh refuses another tarball (exit 5)
+    return env
+
+
+def installer_pin(sha256: str, version: str = EFA_INSTALLER_VERSION):
+    """The EFA installer as config/pins.py records it: pinned by `kimi-k3:efaInstallerSha256`,
+    else unverified and warned, with the one-liner that pins it."""
+    from ...config.pins import PINNED, UNPINNED, Pin
+
+    url = EFA_INSTALLER_URL.format(version=version)
+    how = f"pulumi config set kimi-k3:efaInstallerSha256 $(curl -sSfL {url} | sha256sum | cut -d' ' -f1)"
+    if sha256:
+        return Pin(f"AWS's EFA installer {version}", url, PINNED, "kimi-k3:efaInstallerSha256", how)
+    return Pin(f"AWS's EFA installer {version}", url, UNPINNED, "kimi-k3:efaInstallerSha256", how,
+               f"the serving pods unpack AWS's EFA installer {version} ({url}) without checking a "
+               "checksum: kimi-k3 found no published sha256 of it, so it is trusted through TLS to "
+               f"efa-installer.amazonaws.com alone; pin what you reviewed: {how}")
 
 
 def needs_userspace(image: str) -> bool:

@@ -38,7 +38,8 @@ from . import catalog
 #: keys of the end-to-end path only (refused in the existing-cluster mode)
 E2E_KEYS = ("trainingPlanArn",)
 #: keys of the EKS path that do not apply end to end (HyperPod decides them), refused
-NOT_E2E_KEYS = ("capacityReservationId", "capacityAllowLocalZones", "interNodeTransport", "rootVolumeGib")
+NOT_E2E_KEYS = ("capacityReservationId", "capacityAllowLocalZones", "interNodeTransport", "efaInstallerSha256",
+                "rootVolumeGib")
 PURCHASE_KEYS = ("maxUpfrontFeeUsd", "capacityDurationHours", "capacityEarliestStart", "capacityLatestStart")
 MAX_INSTANCES = 256  # SearchTrainingPlanOfferings InstanceCount
 MAX_HOURS = 87600  # SearchTrainingPlanOfferings DurationHours

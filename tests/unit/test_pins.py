@@ -1,0 +1,114 @@
+"""Every artifact a deployment fetches is recorded as pinned or unpinned in plan.json `pins`, and
+each unpinned one is warned about with the one-liner that pins it (issue 21, "Pinned artifacts";
+issue 20: the EFA installer). kimi-k3 ships no digest, commit or checksum it could not confirm at
+the artifact's source, so the defaults are `unpinned` (components/config/pins.py)."""
+
+import pytest
+
+from components.aws_eks import config as aws_config
+from components.aws_eks.efa import transport
+from components.config import pins
+from components.config.shared import parse_settings
+from components.inference.errors import ConfigError
+from components.offline.runner import run_program
+
+SHA = "ab" * 32
+DIGEST = "sha256:" + "cd" * 32
+COMMIT = "f" * 40
+AWS2 = {"kimi-k3:capacityReservationId": "cr-0123456789abcdef0",
+        "kimi-k3:apiAccessCidrs": "203.0.113.10/32", "kimi-k3:nodes": "2"}
+
+
+def test_a_tag_is_unpinned_and_warned_with_the_command_that_pins_it():
+    p = pins.image_pin("vllm/vllm-openai:kimi-k3")
+    assert p.state == pins.UNPINNED and p.key == "kimi-k3:image"
+    assert "is a tag, not a digest" in p.warning and "crane digest vllm/vllm-openai:kimi-k3" in p.warning
+    pinned = pins.image_pin(f"vllm/vllm-openai:kimi-k3@{DIGEST}")
+    assert pinned.state == pins.PINNED and pins.warnings([pinned]) == []
+
+
+def test_helper_images_get_one_line_for_all_tags():
+    got = pins.helper_image_pins(["a/b:1", "c/d:2", f"e/f:3@{DIGEST}", "srv:1"], "srv:1")
+    assert [(p.source, p.state) for p in got] == [("a/b:1", "unpinned"), ("c/d:2", "unpinned"),
+                                                  (f"e/f:3@{DIGEST}", "pinned")]
+    assert pins.warnings(got) == ["helper images run by tag, not digest (kimi-k3 could not confirm "
+                                  "their digests): a/b:1, c/d:2"]
+
+
+def test_the_efa_installer_is_unverified_until_its_sha256_is_set():
+    p = transport.installer_pin("")
+    assert p.state == pins.UNPINNED and "without checking a checksum" in p.warning
+    assert "kimi-k3:efaInstallerSha256 $(curl -sSfL https://efa-installer.amazonaws.com/aws-efa-installer-" in p.how
+    assert transport.installer_pin(SHA).state == pins.PINNED
+    assert transport.installer_env(sha256=SHA)["KK3_EFA_INSTALLER_SHA256"] == SHA
+    assert "KK3_EFA_INSTALLER_SHA256" not in transport.installer_env()
+
+
+def test_the_model_pin_reads_the_commit_from_the_hub_api():
+    p = pins.model_pin("moonshotai/Kimi-K3", "")
+    assert p.state == pins.UNPINNED and p.warning == ""  # config/shared.revision_warning says it
+    assert "https://huggingface.co/api/models/moonshotai/Kimi-K3/revision/main" in p.how
+    assert pins.model_pin("moonshotai/Kimi-K3", COMMIT).state == pins.PINNED
+
+
+def _userspace_env(run):
+    lws = next(r for r in run.of_type("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"))["inputs"]
+    pod = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+    c = next(c for c in pod["initContainers"] if c["name"] == "efa-userspace")
+    return {e["name"]: e.get("value") for e in c["env"]}
+
+
+def test_a_two_node_default_plan_records_and_warns_every_unpinned_artifact():
+    run = run_program("aws-eks", AWS2)
+    recorded = {p.artifact: p.state for p in run.deployment.pins}
+    assert recorded == {"the model repository (weights and --trust-remote-code code)": "unpinned",
+                        "the serving image": "unpinned", "a helper image": "unpinned",
+                        "AWS's EFA installer 1.51.0": "unpinned"}
+    text = "\n".join(run.warnings)
+    assert "kimi-k3:image=vllm/vllm-openai:kimi-k3 is a tag, not a digest" in text
+    assert "helper images run by tag" in text and "public.ecr.aws/aws-cli/aws-cli:" in text
+    assert "EFA installer 1.51.0" in text and "without checking a checksum" in text
+    assert "KK3_EFA_INSTALLER_SHA256" not in _userspace_env(run)
+
+
+def test_everything_pinned_is_said_once_and_the_installer_is_checked():
+    run = run_program("aws-eks", {**AWS2, "kimi-k3:efaInstallerSha256": SHA,
+                                  "kimi-k3:modelRevision": COMMIT,
+                                  "kimi-k3:image": f"vllm/vllm-openai:kimi-k3@{DIGEST}"})
+    states = {p.artifact: p.state for p in run.deployment.pins}
+    assert states.pop("a helper image") == "unpinned"  # kimi-k3's own tags: a code change pins them
+    assert set(states.values()) == {"pinned"}
+    assert not [w for w in run.warnings if "not a digest" in w or "EFA installer" in w or "modelRevision" in w]
+    assert _userspace_env(run)["KK3_EFA_INSTALLER_SHA256"] == SHA
+
+
+@pytest.mark.parametrize("raw,line", [
+    ({"nodes": "2", "efaInstallerSha256": "ABC"},
+     "kimi-k3:efaInstallerSha256='ABC' is not a SHA-256 digest"),
+    ({"nodes": "2", "efaInstallerSha256": SHA + "\n"},
+     "kimi-k3:efaInstallerSha256="),
+    ({"nodes": "2", "efaInstallerSha256": "$(id)"},
+     "kimi-k3:efaInstallerSha256='$(id)' is not a SHA-256 digest"),
+    ({"efaInstallerSha256": SHA},
+     f"kimi-k3:efaInstallerSha256='{SHA}' only applies where the serving pods unpack"),
+    ({"nodes": "2", "interNodeTransport": "tcp", "efaInstallerSha256": SHA},
+     f"kimi-k3:efaInstallerSha256='{SHA}' only applies where the serving pods unpack"),
+])
+def test_efa_installer_sha256_refusals_name_the_key(raw, line):
+    shared = parse_settings({"target": "aws-eks", **raw}, "s")
+    if raw.get("efaInstallerSha256", "").endswith("\n"):  # surrounding whitespace is dropped: accepted
+        assert aws_config.parse(shared).efa_installer_sha256 == SHA
+        return
+    with pytest.raises(ConfigError) as e:
+        aws_config.parse(shared)
+    assert str(e.value).startswith(line) and "\n" not in str(e.value)
+
+
+def test_ctyun_records_the_sif_and_warns_until_its_sha256_is_set():
+    run = run_program("ctyun-hcc")
+    sif = next(p for p in run.deployment.pins if p.key == "kimi-k3:sifSha256")
+    assert sif.state == "unpinned" and any("runs as root on every node and is not checked" in w
+                                           for w in run.warnings)
+    pinned = run_program("ctyun-hcc", {"kimi-k3:sifSha256": SHA})
+    assert next(p for p in pinned.deployment.pins if p.key == "kimi-k3:sifSha256").state == "pinned"
+    assert not any("Apptainer image" in w for w in pinned.warnings)
