@@ -48,7 +48,7 @@ from .password_login import DEFAULT_SSHD_CONFIG, MODES as PASSWORD_MODES, off_co
     on_command, state_command
 from .resize import stop_service_for
 from .slurm_jobs import JobFailed, log_tail, partition_nodes, submit, wait_done
-from .ssh import (REMOTE_ERRORS, CommandFailed, HostKeyChanged, SshError, SshRunner,
+from .ssh import (CommandFailed, HostKeyChanged, SshError, SshRunner, remote_errors,
                   credentials_from_props, fingerprint, generate_login_key, key_matches,
                   target_from_props)
 from .ssh_resource import SshStepProvider, step_resource, poll
@@ -243,7 +243,7 @@ class HostKeyPinProvider(SshStepProvider):
                            "grep -vxF \"$line\" \"$f\" > \"$f.kk3tmp\" || true; "
                            "cat \"$f.kk3tmp\" > \"$f\"; rm -f \"$f.kk3tmp\"",
                            stdin=line + "\n", label="remove the stack's login key")
-        except REMOTE_ERRORS as e:  # unreachable, or a changed host key (nothing was sent):
+        except remote_errors() as e:  # unreachable, or a changed host key (nothing was sent):
             # the line goes with the cluster, so this must not block the destroy on its way there
             log.warning("could not remove the stack's login key from %s (%s: %s); it stays in "
                         "~/%s there until the cluster is deleted%s", p["sshHost"],

@@ -55,7 +55,7 @@ from .resize import job_owner as owner_prefix, mark_stopped, take_stop_mark
 from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_counts, job, \
     jobs_named, log_tail, node_states, partition_nodes, preflight, split_usable, stop_instances, \
     submit
-from .ssh import REMOTE_ERRORS, SshRunner
+from .ssh import SshRunner, remote_errors
 from .ssh_resource import SECRET_OUTPUTS, STATS, SSH_INPUTS, SshStepProvider
 
 log = redacted_logger("kimi_k3.ctyun.service")
@@ -270,7 +270,7 @@ class SlurmServiceProvider(SshStepProvider):
             return "GONE"
         try:
             return self._run(lambda runner, _p: job(runner, job_id), self.inputs(props)).state
-        except REMOTE_ERRORS as e:
+        except remote_errors() as e:
             log.warning("could not ask the master whether Slurm job %s still runs (%s: %s); "
                         "assuming it does", job_id, type(e).__name__, e)
             return "UNKNOWN"
@@ -338,7 +338,7 @@ class SlurmServiceProvider(SshStepProvider):
             return  # nothing of ours was submitted: no connection at all
         try:
             undone = self._run(self.remove, p)
-        except REMOTE_ERRORS as e:
+        except remote_errors() as e:
             undone = [f"Slurm job {job_id} not stopped: {type(e).__name__}: {e}"]
         if undone:
             log.warning("%s: %s. It ends when the cluster is deleted; if the cluster stays, "

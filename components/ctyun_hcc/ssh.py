@@ -31,16 +31,28 @@ import posixpath
 import socket
 import time
 from dataclasses import dataclass, field
-from typing import Callable, List, Mapping, Optional, Sequence, Tuple
-
-import paramiko
+from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
 
 from ..inference.quoting import shell_word
 
+if TYPE_CHECKING:
+    import paramiko
+
 log = logging.getLogger("kimi_k3.ctyun.ssh")
 
-#: errors after which a fresh connection may succeed
-_TRANSIENT = (paramiko.SSHException, EOFError, ConnectionError, socket.timeout, OSError)
+
+def _paramiko():
+    """paramiko, imported where a connection is opened or its errors are caught: the program's
+    modules import this one, and an offline plan (or a `pulumi up` with nothing to run on the
+    master) never connects (paramiko with cryptography and invoke costs ~0.16 s CPU to import)."""
+    import paramiko
+
+    return paramiko
+
+
+def _transient() -> tuple:
+    """Errors after which a fresh connection may succeed."""
+    return (_paramiko().SSHException, EOFError, ConnectionError, socket.timeout, OSError)
 
 
 class SshError(Exception):
@@ -55,10 +67,21 @@ class SshTimeout(SshError):
     """A command did not finish before its deadline."""
 
 
-#: everything that can go wrong on the far side of a connection: a refused or timed-out
-#: connection, a lost session, a refused login, a changed host key (nothing is sent then), a
-#: command that failed or ran past its deadline (TimeoutError is an OSError)
-REMOTE_ERRORS = (SshError, paramiko.SSHException, EOFError, OSError)
+def remote_errors() -> tuple:
+    """Everything that can go wrong on the far side of a connection: a refused or timed-out
+    connection, a lost session, a refused login, a changed host key (nothing is sent then), a
+    command that failed or ran past its deadline (TimeoutError is an OSError). A function, so
+    `except remote_errors()` imports paramiko only when an error is being matched."""
+    return (SshError, _paramiko().SSHException, EOFError, OSError)
+
+
+def __getattr__(name: str):
+    """`REMOTE_ERRORS` and `_TRANSIENT` as module attributes, built on first use (PEP 562)."""
+    if name == "REMOTE_ERRORS":
+        return remote_errors()
+    if name == "_TRANSIENT":
+        return _transient()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class CommandFailed(SshError):
@@ -130,6 +153,7 @@ def key_matches(pin: str, seen: str) -> bool:
 
 
 def _load_private_key(text: str) -> paramiko.PKey:
+    paramiko = _paramiko()
     for cls in (paramiko.Ed25519Key, paramiko.ECDSAKey, paramiko.RSAKey):
         try:
             return cls.from_private_key(io.StringIO(text))
@@ -184,6 +208,7 @@ class SshRunner:
         t = self.target
         if sock is None:
             sock = socket.create_connection((host, port), timeout=t.connect_timeout_s)
+        paramiko = _paramiko()
         transport = paramiko.Transport(sock)
         try:
             transport.banner_timeout = t.connect_timeout_s
@@ -269,7 +294,7 @@ class SshRunner:
                 raise
             except SshError:
                 raise
-            except _TRANSIENT as e:
+            except _transient() as e:
                 self.close()
                 if attempt == attempts:
                     raise SshError(self.redact(

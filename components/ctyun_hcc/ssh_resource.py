@@ -31,7 +31,7 @@ import pulumi.dynamic
 from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
 from ..dynamic.provider import Provider, redacted_logger
-from .ssh import REMOTE_ERRORS, CommandFailed, SshRunner, credentials_from_props, target_from_props
+from .ssh import CommandFailed, SshRunner, credentials_from_props, remote_errors, target_from_props
 
 log = redacted_logger("kimi_k3.ctyun.bootstrap")
 SSH_INPUTS: Dict[str, Any] = {
@@ -155,7 +155,7 @@ class SshStepProvider(Provider):
             self._run(self.remove, p)
         except CommandFailed:
             raise
-        except REMOTE_ERRORS as e:
+        except remote_errors() as e:
             step = type(self).__name__.removesuffix("Provider")
             log.warning("%s: could not undo it on %s:%s (%s: %s); what it left on the master "
                         "goes when the cluster is deleted; if the cluster stays, run `pulumi "

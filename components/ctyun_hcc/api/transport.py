@@ -36,15 +36,16 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 from urllib.parse import urlsplit
-
-import requests
 
 from ...inference.errors import ConfigError
 from . import envelope, signing
 from .errors import ApiError, CtyunError, ThrottledError, TransportError
 from ...dynamic.redact import redact_error, redact_text, secret_fields
+
+if TYPE_CHECKING:  # imported where a call is sent: an offline plan sends none (requests ~0.1 s CPU)
+    import requests
 
 log = logging.getLogger("kimi_k3.ctyun")
 
@@ -221,7 +222,11 @@ class Transport:
         self._endpoint = endpoint
         self._timeout = (connect_timeout_s, timeout_s)
         self._retry = retry
-        self._session = session or requests.Session()
+        if not session:
+            import requests
+
+            session = requests.Session()
+        self._session = session
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._now = now
@@ -278,6 +283,8 @@ class Transport:
                 self._sleep(wait)
 
     def _once(self, op: Operation, query: str, payload: bytes, secrets: list) -> Any:
+        import requests
+
         creds = self._credentials()
         request_id = self._new_request_id()
         headers = signing.sign_headers(creds.ak, creds.sk, request_id,
