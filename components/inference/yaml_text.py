@@ -24,6 +24,7 @@ tests/unit/test_yaml_text.py compares both methods with PyYAML's own on generate
 
 from __future__ import annotations
 
+import functools
 import re
 
 import yaml
@@ -44,12 +45,18 @@ _COLON_BLOCK = re.compile(":(?=[\x00 \t\r\n\x85\u2028\u2029]|\\Z)")
 _HASH_AFTER_WS = re.compile("[\x00 \t\r\n\x85\u2028\u2029]#")
 #: characters outside '\n' and printable ASCII (all "special" without allow_unicode)
 _NOT_ASCII_PRINTABLE = re.compile("[^\n\x20-\x7e]")
-#: with allow_unicode, the special ones: outside '\n', printable ASCII, '\x85', the printable
-#: unicode ranges (U+10FFFF excluded: the loop's `< '\U0010ffff'`), and U+FEFF
-_SPECIAL_UNICODE = re.compile("[^\n\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010fffe]|\ufeff")
-#: the characters write_double_quoted escapes (without and with allow_unicode)
+#: the characters write_double_quoted escapes (without allow_unicode)
 _DQ_ESCAPED = re.compile('["\\\\\x85\u2028\u2029\ufeff]|[^\x20-\x7e]')
-_DQ_ESCAPED_UNICODE = re.compile('["\\\\\x85\u2028\u2029\ufeff]|[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd]')
+
+
+@functools.lru_cache(maxsize=None)
+def _unicode_patterns():
+    """With allow_unicode (the manifests do not use it; compiling these takes ~14 ms): the
+    special characters (outside '\\n', printable ASCII, '\\x85', the printable unicode ranges,
+    U+10FFFF excluded as by the loop's `< '\\U0010ffff'`, and U+FEFF), and those
+    write_double_quoted escapes."""
+    return (re.compile("[^\n\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010fffe]|\ufeff"),
+            re.compile('["\\\\\x85\u2028\u2029\ufeff]|[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd]'))
 
 
 def _indicators(scalar: str):
@@ -110,7 +117,7 @@ class SafeDumper(yaml.SafeDumper):
             return super().analyze_scalar(scalar)
         flow, block = _indicators(scalar)
         line_breaks = _BREAK.search(scalar) is not None
-        special = (_SPECIAL_UNICODE if self.allow_unicode else _NOT_ASCII_PRINTABLE).search(scalar) is not None
+        special = (_unicode_patterns()[0] if self.allow_unicode else _NOT_ASCII_PRINTABLE).search(scalar) is not None
         allowed = _allowed(flow, block, line_breaks, special, scalar[0] in " " + _BREAKS,
                            scalar[-1] == " ", scalar[-1] in _BREAKS,
                            _BREAK_SPACE.search(scalar) is not None,
@@ -150,7 +157,7 @@ class SafeDumper(yaml.SafeDumper):
         n = len(text)
         if end >= n or start >= end:
             return end
-        m = (_DQ_ESCAPED_UNICODE if self.allow_unicode else _DQ_ESCAPED).search(text, end)
+        m = (_unicode_patterns()[1] if self.allow_unicode else _DQ_ESCAPED).search(text, end)
         nxt = m.start() if m else n
         limit = start + self.best_width - self.column + 1
         if limit < nxt:

@@ -17,6 +17,7 @@ where no target carries the label). `evaluable` puts values in for the tests.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -188,13 +189,17 @@ def _dashboard(uid: str, panels: Tuple[Panel, ...]) -> dict:
 
 def build(platform: str) -> Dict[str, str]:
     """{file name: dashboard JSON} for a stack on `platform`, deterministic (sorted keys)."""
+    return {f"{uid}.json": _json(uid, panels) for uid, panels in panels_for(platform).items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _json(uid: str, panels: Tuple[Panel, ...]) -> str:
+    """One dashboard's JSON, made once per process for the same panels (frozen, so the key is
+    their content): a plan writes the files and (aws-eks) puts them in ConfigMaps too."""
     from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
-    out = {}
-    for uid, panels in panels_for(platform).items():
-        text = JSONEncoder(sort_keys=True, indent=2).encode(_dashboard(uid, panels))
-        out[f"{uid}.json"] = json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
-    return out
+    text = JSONEncoder(sort_keys=True, indent=2).encode(_dashboard(uid, panels))
+    return json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
 
 
 def evaluable(expr: str, values: Mapping[str, str] = EVALUATE) -> str:

@@ -43,3 +43,17 @@ def test_the_edges_pyyaml_special_cases():
         for allow_unicode in (None, True):
             same([s, {s: s}], allow_unicode=allow_unicode)
 
+
+
+def test_the_alert_rules_are_the_bytes_pyyaml_writes():
+    from components.observability import alerts
+
+    assert alerts.render() == ("# Alert rules of kimi-k3 (components/observability/alerts.py); do not "
+                               "edit by hand.\n" + yaml.safe_dump(alerts.rules_document(), sort_keys=False,
+                                                                  width=100))
+
+
+def test_the_chart_facts_are_the_data_yaml_safe_load_reads():
+    from components.aws_eks import addons
+
+    assert addons.facts() == yaml.safe_load(addons.FACTS_FILE.read_text())
