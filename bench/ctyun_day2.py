@@ -2,11 +2,13 @@
 emulator.
 
 Run as root with the local services up (`.ci/services/start.sh`): `python
-bench/ctyun_day2.py [--only resize|recovery|destroy]`. Prints:
+bench/ctyun_day2.py [--only resize|shrink|recovery|destroy]`. Prints:
 - resize downtime: grow 3 -> 4 nodes and shrink 4 -> 3 while the service runs, as the steps do
   it (NVMe and broadcast on the new node only; the service stopped first where a step needs its
-  nodes; resubmitted), from the first stop to the first good answer (the service's
-  `downtimeS`), with both broadcast methods for the grow;
+  nodes; the shrink through the program's HccShrink step, E-HPC's node calls answered by
+  tests/ehpc_nodes_double.py; resubmitted), from the first stop to the first good answer (the
+  service's `downtimeS`), with both broadcast methods for the grow (`--only shrink`: the
+  shrink alone);
 - time to recovery after a node failure: one node's slurmd killed while the job runs and
   started again 90 s later; from the kill to the endpoint answering again, with the moments in
   between (node DOWN, job requeued, endpoint down, job running again);
@@ -37,7 +39,6 @@ from components.ctyun_hcc.bootstrap import (  # noqa: E402
     NvmeMountProvider, SifImageProvider)
 from components.ctyun_hcc.acceptance import AcceptanceGateProvider  # noqa: E402
 from components.ctyun_hcc.cluster_check import ClusterCheckProvider  # noqa: E402
-from components.ctyun_hcc.resize import drain_leaving, stop_service_for  # noqa: E402
 from components.ctyun_hcc.router_service import RouterServiceProvider  # noqa: E402
 from components.ctyun_hcc.tls_step import TlsProxyProvider  # noqa: E402
 from components.ctyun_hcc.scripts import render_bcast_sh, render_mount_nvme_sh  # noqa: E402
@@ -110,10 +111,22 @@ def grow(env, method: str) -> float:
 
 
 def shrink(env) -> float:
+    """4 -> 3 through the program's HccShrink step (shrink_step.py): drain kk3n3, stop the
+    service, E-HPC's shrink (the node double takes kk3n3 out of the partition), then the
+    service's replacement on 3 nodes."""
+    from components.ctyun_hcc import provider_runtime as rt
+    from components.ctyun_hcc.cluster_provider import node_view
+    from components.ctyun_hcc.shrink_step import HccShrinkProvider
+    from tests.ehpc_nodes_double import EhpcNodesDouble
+
     base = Path(env["KK3_CI_DIR"]) / "bench" / uuid.uuid4().hex[:8]
     base.mkdir(parents=True)
     prov = SlurmServiceProvider()
     out = new = None
+    ehpc = EhpcNodesDouble([(f"kk3n{i}", f"10.77.0.1{i}") for i in range(4)],
+                           on_shrink=lambda names: sh(
+                               "scontrol update PartitionName=batch Nodes=kk3n[0-2]"))
+    real_ehpc, rt.ehpc = rt.ehpc, lambda p: ehpc
     try:
         ensure_master_in_queue(env)
         sh("scontrol update PartitionName=batch Nodes=kk3n[0-3]")
@@ -121,13 +134,12 @@ def shrink(env) -> float:
                                                                  "kk3n3"], "copy")
         props4 = service(env, base, 4)
         out = prov.create(props4).outs
-
-        def gate(runner, p):
-            stop_service_for(runner, p, ["kk3n3"], "the shrink", time.monotonic() + 60, 1)
-            drain_leaving(runner, ["kk3n3"])
-
-        prov._run(gate, {**props4, "serviceJobName": "kimi-k3"})
-        sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")
+        HccShrinkProvider().update("x", {}, {
+            **ssh_props(env, hostKey=host_key(env)), "regionID": "cn-bench", "azName": "az1",
+            "clusterUUID": ehpc.cluster.uuid, "clusterName": ehpc.cluster.name,
+            "computeNodeCount": 2, "clusterNodes": [node_view(n) for n in ehpc.nodes],
+            "serviceJobName": "kimi-k3", "ownerTag": OWNER, "workDir": props4["workDir"],
+            "pollIntervalS": 1, "updateTimeoutS": 300, "lostAnswerWaitS": 1})
         shrunk = ["kk3n0", "kk3n1", "kk3n2"]
         NvmeMountProvider().update("x", nvme_out, {**nvme, "nodes": shrunk})
         BroadcastProvider().update("x", bcast_out, {**bcast, "nodes": shrunk})
@@ -137,6 +149,7 @@ def shrink(env) -> float:
         new = prov.create(props3).outs
         return float(new["downtimeS"])
     finally:
+        rt.ehpc = real_ehpc
         for o in (new, out):
             if o:
                 prov.delete("x", o)
@@ -279,7 +292,7 @@ def destroy(env) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("resize", "recovery", "destroy"))
+    ap.add_argument("--only", choices=("resize", "shrink", "recovery", "destroy"))
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (it starts sshd and Slurm in network namespaces)")
@@ -288,13 +301,15 @@ def main() -> None:
                        stdout=subprocess.DEVNULL)
     env = _env_file(Path(os.environ.get("KK3_CI_DIR", "/tmp/kimi-k3-ci")) / "env.sh")
     os.environ["SLURM_CONF"] = env["SLURM_CONF"]
-    if args.only in (None, "resize"):
+    if args.only in (None, "resize", "shrink"):
         print("== resize while serving: downtime, first stop to the first good answer ==")
+    if args.only in (None, "resize"):
         print(f"  grow 3 -> 4, seed's MPI broadcast (needs the serving master): "
               f"{grow(env, 'cthpc_model_bcast'):.1f} s")
         print(f"  grow 3 -> 4, copies from the master (the new node only):     "
               f"{grow(env, 'copy'):.1f} s")
-        print(f"  shrink 4 -> 3 (stop, drain, remove, resubmit):                 "
+    if args.only in (None, "resize", "shrink"):
+        print(f"  shrink 4 -> 3, the program's HccShrink step (drain, stop, remove, resubmit): "
               f"{shrink(env):.1f} s")
     if args.only in (None, "recovery"):
         recovery(env)

@@ -12,6 +12,10 @@ downtime: from the first stop to the first good answer, measured by the master's
 
 Jobs of anyone else are never touched: a step that needs a node held by someone else's job
 waits for it (`--immediate`) and fails naming it, as before.
+
+A shrink (`stop_for_shrink`, called by the HccShrink step before E-HPC is asked to remove the
+nodes: shrink_step.py) drains the leaving nodes, stops this stack's job(s) on them, and waits
+until nothing runs there; someone else's job there is let finish, or named when it does not.
 """
 
 from __future__ import annotations
