@@ -238,9 +238,12 @@ def test_readiness_returns_what_it_last_saw_by_the_deadline(fault, stage, words)
     assert stage in r.error_message(d.url, 1.0) and KEY not in r.error_message(d.url, 1.0)
 
 
-def test_readiness_refused_key_is_seen_as_401():
+def test_readiness_refused_key_is_seen_as_401(fake_clock):
+    """The deadline in simulated time, so every poll has its whole request timeout (in real
+    time a last poll left with a sliver of the deadline timed out on a loaded machine)."""
     with double() as d:
-        r = wait_ready(d.url, "Kimi-K3", "wrong", timeout_s=0.5, poll_interval_s=0.1)
+        r = wait_ready(d.url, "Kimi-K3", "wrong", timeout_s=10, poll_interval_s=2,
+                       request_timeout_s=5, clock=fake_clock, sleep=fake_clock.asleep)
     assert not r.ready and r.stage == "models" and "401" in r.last_seen
 
 

@@ -86,6 +86,9 @@ LEGIT = [
     base64.b64encode(b"\xfb\xff\xbe" + secrets.token_bytes(22)).decode(),  # + / and ==
     "sk-proj-" + secrets.token_urlsafe(40), "a.b~c_d-e+f/g" * 3 + "==",
 ]
+#: test ids named by generator, not by the fresh random key (parallel workers each collect the
+#: suite and must see the same ids)
+LEGIT_IDS = ["token_urlsafe", "token_hex", "uuid4", "base64", "sk-proj", "url-safe-chars"]
 
 
 def run_check(server, tmp_path, key, what="all"):
@@ -119,7 +122,7 @@ def test_hostile_keys_never_leave_check_sh(server, tmp_path, i):
     assert key not in r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("key", LEGIT)
+@pytest.mark.parametrize("key", LEGIT, ids=LEGIT_IDS)
 def test_legitimate_keys_arrive_verbatim_in_one_header(server, tmp_path, key):
     assert api_key.problem(key, public=True) is None
     r = run_check(server, tmp_path, key)
@@ -137,7 +140,7 @@ def test_a_key_file_ending_in_a_newline_is_the_key(server, tmp_path):
     assert server.seen[0][2] == [f"Bearer {key}"]
 
 
-@pytest.mark.parametrize("key", LEGIT + ['sk-"quoted"\\back'])
+@pytest.mark.parametrize("key", LEGIT + ['sk-"quoted"\\back'], ids=LEGIT_IDS + ["quoted"])
 def test_the_printed_line_sends_the_users_key_verbatim(server, tmp_path, key):
     """The user's own shell variable, whatever it holds (a key the grammar refuses too: the
     line must not alter it), reaches the server as one header; nothing else is fetched."""

@@ -212,7 +212,7 @@ def test_run_test_goes_through_the_session_unless_only_unit_tests_are_named():
             "-k slurm tests", "-p no:cacheprovider tests/unit/"))
     out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["yes", "yes", "no", "no", "yes", "yes", "yes", "no"]
-    assert 'exec .ci/services/session.sh "$VENV/bin/python" -m pytest "$@"' in script
+    assert 'exec .ci/services/session.sh "$VENV/bin/python" -m pytest "${xdist[@]}" "$@"' in script
 
 
 def test_start_sh_does_not_hand_a_callers_lock_to_the_daemons(tmp_path):
