@@ -39,7 +39,7 @@ from . import provider_runtime as rt
 from .cluster_provider import node_view
 from .resize import stop_for_shrink
 from .slurm_jobs import JobFailed
-from .ssh import REMOTE_ERRORS, SshError
+from .ssh import SshError, remote_errors
 from .ssh_resource import SshStepProvider, step_resource
 
 log = redacted_logger("kimi_k3.ctyun.shrink")
@@ -98,7 +98,7 @@ class HccShrinkProvider(SshStepProvider, rt.CtyunProvider):
                          f"{p['sshHost']}:{p['sshPort']}", force=True)
             try:
                 runner.connect()
-            except REMOTE_ERRORS as e:
+            except remote_errors() as e:
                 raise MasterUnreachable(unreachable_message(p, names, e)) from None
             try:
                 stopped[:] = stop_for_shrink(runner, p, names, deadline,

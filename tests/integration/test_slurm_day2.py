@@ -356,7 +356,7 @@ def test_shrink_by_one_stops_the_service_first_and_removes_an_idle_node(
         assert shrunk_out["stoppedJobs"] == [out["jobId"]] and shrunk_out["removed"] == ["kk3n3"]
         assert out["jobId"] not in seen_at_shrink["jobs"].split()
         assert seen_at_shrink["states"] == {"kk3n3": "drained"}
-        assert ehpc.calls[-2:] == ["shrink_cluster kk3n3", "list_nodes"]
+        assert [c for c in ehpc.calls if c.startswith("shrink")] == ["shrink_cluster kk3n3"]
         assert [n["name"] for n in shrunk_out["nodes"]] == ["kk3n0", "kk3n1", "kk3n2"]
         shrunk = ["kk3n0", "kk3n1", "kk3n2"]
         assert NvmeMountProvider().update("x", nvme_out, {**nvme, "nodes": shrunk}).outs[
