@@ -71,7 +71,9 @@ def _run(tmp_path: Path, platform: str, *, relabel: bool = True, guard: bool = F
     return results, extra, rules
 
 
-@pytest.mark.parametrize("platform", sorted(STACKS))
+#: ascend's run is the ctyun-hcc master's config with two replicas (the last test here: one
+#: Prometheus start less, each costs ~6 s before its first scrape)
+@pytest.mark.parametrize("platform", ["cuda"])
 def test_every_dashboard_query_returns_data_through_the_relabel_rule(tmp_path, platform):
     results, extra, rules = _run(tmp_path, platform, guard=(platform == "cuda"))
     empty = [e for e, r in results.items() if not r or not _finite(r)]
@@ -154,14 +156,16 @@ def test_every_replica_is_scraped_and_labelled_and_the_dashboards_filter_by_it(t
     """components/ctyun_hcc/monitoring.prometheus_config for 2 replicas x 2 nodes, as rendered,
     on a real Prometheus: each replica's head (its own loopback address, the config's one port)
     and each node's npu-exporter (the real port 8082 on the node's address) are scraped with
-    `replica="<i>"`; every dashboard query returns data for all replicas, and the `replica`
-    variable picks one (only replica 1 gets traffic)."""
+    `replica="<i>"`; every ascend dashboard query returns data for all replicas through the
+    relabel rule (vLLM 0.23.0 with four engines, as ctyun-hcc deploys it), the alert rules load,
+    and the `replica` variable picks one (only replica 1 gets traffic)."""
     from components.ctyun_hcc import monitoring
     from tests.integration.prometheus_server import free_port
 
     heads, port = ("127.0.0.11", "127.0.0.13"), free_port()
     nodes = (("127.0.0.11", "127.0.0.12"), ("127.0.0.13", "127.0.0.14"))
-    cfg = DoubleConfig(metrics_version="0.23.0", engines=2, ttft_s=0.01, tpot_s=0.001)
+    version, _, _, engines = STACKS["ascend"]
+    cfg = DoubleConfig(metrics_version=version, engines=engines, ttft_s=0.01, tpot_s=0.001)
     doc = monitoring.prometheus_config(
         port=port, replicas=[monitoring.ReplicaTargets(h, n) for h, n in zip(heads, nodes)],
         key_file=None, scrape_interval="1s")
@@ -183,8 +187,14 @@ def test_every_replica_is_scraped_and_labelled_and_the_dashboards_filter_by_it(t
                for r in ("0", "1")}
         by_replica = {s["metric"]["replica"]: float(s["value"][1])
                       for s in p.query("sum by (replica) (vllm:generation_tokens_total)")}
+        renamed = {e: p.query(e) for e in ("vllm_num_requests_running", "vllm:num_requests_running")}
+        rules = httpx.get(f"{p.url}/api/v1/rules", timeout=5).json()["data"]["groups"]
     assert up == {**{("vllm", f"{h}:{port}"): str(i) for i, h in enumerate(heads)},
                   **{("npu-exporter", f"{a}:8082"): str(i) for i, ns in enumerate(nodes) for a in ns}}
     assert [e for e, r in everything.items() if not r or not _finite(r)] == []
     assert float(per["1"][0]["value"][1]) > 0 and float(per["0"][0]["value"][1]) == 0
     assert by_replica["1"] > 0 and by_replica["0"] == 0
+    # Prometheus 2.42 got `vllm_` names from the doubles: the rule renamed them back
+    assert renamed["vllm_num_requests_running"] == [] and renamed["vllm:num_requests_running"]
+    assert [r["name"] for r in rules[0]["rules"]] == [r["alert"] for r in alerts.RULES]
+    assert all(r["health"] == "ok" for r in rules[0]["rules"])
