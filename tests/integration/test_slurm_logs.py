@@ -34,8 +34,11 @@ srun --ntasks-per-node=1 --output={d}/node_%j.%t.out --error={d}/node_%j.%t.err 
 """
 
 
-@pytest.fixture()
-def job(services, tmp_path):
+@pytest.fixture(scope="module")
+def job(services, tmp_path_factory):
+    """One job for the module (each costs a submission and a start on the real Slurm): the
+    tests read its logs; the one that appends a line takes it out again."""
+    tmp_path = tmp_path_factory.mktemp("logs")
     d = Path(f"/tmp/kk3-logs-{uuid.uuid4().hex[:8]}/logs")
     d.mkdir(parents=True)
     script = d.parent / "job.sh"
@@ -62,7 +65,7 @@ def job(services, tmp_path):
                    "sshLoginKey": key, "slurmJobId": job_id}
         f = tmp_path / "outputs.json"
         f.write_text(json.dumps(outputs))
-        yield {"dir": d, "id": job_id, "hosts": hosts, "outputs": f, "data": outputs, "tmp": tmp_path}
+        yield {"dir": d, "id": job_id, "hosts": hosts, "outputs": f, "data": outputs}
     finally:
         sh(f"scancel {job_id}", check=False)
         sh(f"rm -rf {d.parent}", check=False)
@@ -113,25 +116,34 @@ def test_an_unknown_node_says_which_nodes_have_logs(job):
 
 def test_follow_prints_new_lines_and_leaves_nothing_running(job):
     rank, (host, path) = sorted(job["hosts"].items())[0]
+    size = path.stat().st_size
     proc = subprocess.Popen([sys.executable, "-m", "components", "logs", "--stack", "ctyun-hcc",
                              "--outputs", str(job["outputs"]), "--node", rank, "--follow"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=default_signals)
     try:
         marker = f"new line {uuid.uuid4().hex}"
-        time.sleep(3)
+        os.set_blocking(proc.stdout.fileno(), False)
+        got = b""
+
+        def read_until(text: bytes, deadline: float) -> bool:
+            nonlocal got
+            while text not in got and time.time() < deadline:
+                got += proc.stdout.read() or b""
+                time.sleep(0.1)
+            return text in got
+
+        # the remote tail printed the log's last line: it is following now, so what is
+        # appended next is a new line
+        assert read_until(f"last line of {host}".encode(), time.time() + 30), got
         with path.open("a") as f:
             f.write(marker + "\n")
-        got = b""
-        deadline = time.time() + 20
-        os.set_blocking(proc.stdout.fileno(), False)
-        while marker.encode() not in got and time.time() < deadline:
-            got += proc.stdout.read() or b""
-            time.sleep(0.2)
-        assert marker.encode() in got
+        assert read_until(marker.encode(), time.time() + 20), got
     finally:
         proc.send_signal(signal.SIGINT)
         code = proc.wait(20)
+        with path.open("r+") as f:  # the module's other tests read the log as the job wrote it
+            f.truncate(size)
     assert code == 0
     time.sleep(1)  # the remote tail was hung up with the session
     left = sh(f"pgrep -f 'tail -n 200 -F -- {job['dir']}'", check=False)
@@ -139,9 +151,9 @@ def test_follow_prints_new_lines_and_leaves_nothing_running(job):
 
 
 @pytest.mark.parametrize("node", ["x;id", "$(id)", "a b", "-n", "../x", "a'b", "é", "x" * 64, "a\nb"])
-def test_a_hostile_node_is_refused_before_connecting(job, node):
+def test_a_hostile_node_is_refused_before_connecting(job, tmp_path, node):
     data = dict(job["data"], ssh=dict(job["data"]["ssh"], host="203.0.113.1"))  # unroutable
-    f = job["tmp"] / "bad.json"
+    f = tmp_path / "bad.json"
     f.write_text(json.dumps(data))
     t = time.monotonic()
     p = logs(f, f"--node={node}", timeout=30)
@@ -151,10 +163,10 @@ def test_a_hostile_node_is_refused_before_connecting(job, node):
                                 "(0 is the head)")
 
 
-def test_a_changed_host_key_is_refused(job):
+def test_a_changed_host_key_is_refused(job, tmp_path):
     data = dict(job["data"])
     data["ssh"] = dict(data["ssh"], hostKey="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPmT8gkXt4N3Ls8bYQvWqj0d4Q4hA8nVh2dJ1y7a3Qm0")
-    f = job["tmp"] / "changed.json"
+    f = tmp_path / "changed.json"
     f.write_text(json.dumps(data))
     p = logs(f)
     assert p.returncode == 1 and "host key" in p.stderr.lower() and "nodes: " not in p.stdout

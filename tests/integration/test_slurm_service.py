@@ -47,8 +47,8 @@ def test_create_ready_update_replace_delete(services, workspace):
     assert f"{job_id} kimi-k3 RUNNING" in squeue_names()
 
     # head and workers on four hosts; every worker joined the head over TCP
-    vllm = [c for c in doubles_calls(services, "vllm")
-            if c["t"] >= min(c2["t"] for c2 in doubles_calls(services, "vllm")[-4:])]
+    calls = doubles_calls(services, "vllm")  # read once: the log holds the whole session's
+    vllm = [c for c in calls if c["t"] >= min(c2["t"] for c2 in calls[-4:])]
     assert sorted(c["host"] for c in vllm[-4:]) == ["kk3n0", "kk3n1", "kk3n2", "kk3n3"]
     log0 = Path(props["workDir"], "logs", f"node_{job_id}.0.out").read_text()
     assert "DP rank 1 joined from kk3n1" in log0 and "DP rank 3 joined from kk3n3" in log0
