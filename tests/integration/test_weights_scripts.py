@@ -385,12 +385,14 @@ class _Health:
 
         outer = self
         self.ready = threading.Event()
+        self.polls = 0  # GETs answered so far
 
         class H(http.server.BaseHTTPRequestHandler):
             def log_message(self, *a):
                 pass
 
             def do_GET(self):
+                outer.polls += 1
                 self.send_response(200 if outer.ready.is_set() and self.path == "/health" else 503)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -449,8 +451,10 @@ def test_compile_cache_is_saved_after_health_and_restored_by_key(s3, bucket, tmp
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         with watch:
-            time.sleep(2)
-            assert marker not in keys(s3, bucket)  # not before the endpoint is healthy
+            deadline = time.monotonic() + 30
+            while health.polls < 1 and time.monotonic() < deadline:  # it asked, and got 503
+                time.sleep(0.05)
+            assert health.polls >= 1 and marker not in keys(s3, bucket)  # not before it is healthy
             health.ready.set()
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and marker not in keys(s3, bucket):
