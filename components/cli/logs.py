@@ -135,9 +135,9 @@ def _aws(args, outputs) -> int:
                    verify=ssl_context(str(k["caData"])) if k.get("caData") else True)
     ns = str(k.get("namespace") or "kimi-k3")
     selector = dict(k.get("podSelector") or {})
-    if not selector and k.get("inferenceEndpointConfig"):  # HyperPod: the operator's labels
-        selector = logs.operator_selector(ns, str(k["inferenceEndpointConfig"]))
     try:
+        if not selector and k.get("inferenceEndpointConfig"):  # HyperPod: the operator's labels
+            selector = logs.operator_selector(ns, str(k["inferenceEndpointConfig"]))
         pods = logs.pods(ns, selector)
         pod = pick_pod(pods, args.node)
         container = pick_container(next(p for p in pods if p["metadata"]["name"] == pod),
@@ -145,6 +145,9 @@ def _aws(args, outputs) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_NOTHING
+    except RuntimeError as e:  # the API said no (HTTP 403: your identity; 404: no such object)
+        print(f"error: {e}", file=sys.stderr)
+        return 1
 
     def write(data: bytes) -> None:
         sys.stdout.buffer.write(data)

@@ -210,3 +210,26 @@ def test_hyperpod_logs_output_is_one_line_and_refuses_a_hostile_name():
         hyperpod_logs_output("aws-eks", "kimi-k3", "x$(id)")
     with pytest.raises(ValueError, match="namespace 'a b' is not a Kubernetes name"):
         hyperpod_logs_output("aws-eks", "a b", "kimik3")
+
+
+def test_the_cli_says_in_one_line_what_the_api_refused(tmp_path, capsys, monkeypatch):
+    """An endpoint config the identity may not read (HTTP 403) is one line and exit 1, not a
+    traceback."""
+    import components.aws_eks.kube_api as kube_api
+    import components.aws_eks.logs as eks_logs
+
+    class Logs(eks_logs.PodLogs):
+        def __init__(self, endpoint, token, verify=True, client=None, timeout_s=20.0):
+            super().__init__(endpoint, token, client=httpx.Client(transport=httpx.MockTransport(
+                lambda r: httpx.Response(403, text="inferenceendpointconfigs is forbidden"))))
+
+    monkeypatch.setattr(eks_logs, "PodLogs", Logs)
+    monkeypatch.setattr(kube_api, "eks_token", lambda session, name, region: "tok")
+    f = tmp_path / "o.json"
+    f.write_text(json.dumps({"kubernetes": {
+        "apiEndpoint": "https://api.example", "caData": "", "clusterName": "hp", "region": "us-east-2",
+        "namespace": "kimi-k3", "podSelector": {}, "inferenceEndpointConfig": "kimik3", "port": 8000}}))
+    assert main(["logs", "--stack", "s", "--outputs", str(f)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == ("error: reading InferenceEndpointConfig kimi-k3/kimik3: HTTP 403 "
+                   "inferenceendpointconfigs is forbidden")
