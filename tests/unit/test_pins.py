@@ -93,6 +93,11 @@ def test_everything_pinned_is_said_once_and_the_installer_is_checked():
      f"kimi-k3:efaInstallerSha256='{SHA}' only applies where the serving pods unpack"),
     ({"nodes": "2", "interNodeTransport": "tcp", "efaInstallerSha256": SHA},
      f"kimi-k3:efaInstallerSha256='{SHA}' only applies where the serving pods unpack"),
+    ({"serving": "hyperpod", "hyperpodClusterName": "hp", "efaInstallerSha256": SHA},
+     f"kimi-k3:efaInstallerSha256='{SHA}' does not apply to kimi-k3:serving=hyperpod"),
+    ({"serving": "hyperpod", "efaInstallerSha256": SHA,
+      "trainingPlanArn": "arn:aws:sagemaker:us-east-2:123456789012:training-plan/x"},
+     f"kimi-k3:efaInstallerSha256='{SHA}' does not apply to the HyperPod cluster this stack builds"),
 ])
 def test_efa_installer_sha256_refusals_name_the_key(raw, line):
     shared = parse_settings({"target": "aws-eks", **raw}, "s")
