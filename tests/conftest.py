@@ -8,11 +8,9 @@ an explicit test).
 Golden files (tests/golden/): every comparison goes through the `golden` fixture, and one switch
 rewrites them all (tests/golden_files.py): `KK3_UPDATE_GOLDEN=1 ./run test tests/unit`.
 
-Parallel runs (`./run test` runs pytest-xdist workers, `--dist loadgroup`): every test is put in
-an xdist group, so one worker runs a whole group in order: a test module is one group (its
-module-scoped servers start once), and every module with a test on the shared sshd + Slurm
-(the `services` fixture) is in the one group "services", so those tests never overlap. That
-group goes first: it is the longest chain of waits in the suite.
+Parallel runs (`./run test` runs pytest-xdist workers, `--dist loadscope`): a module per worker
+at a time, and every module with a test on the shared sshd + Slurm on one worker, first, one
+test after the other (tests/xdist_groups.py).
 """
 
 import os
@@ -20,6 +18,7 @@ import os
 import pytest
 from hypothesis import settings
 
+from tests import xdist_groups
 from tests.fake_clock import FakeClock
 from tests.golden_files import Golden, update_golden
 
@@ -32,28 +31,26 @@ def pytest_configure(config):
     update_golden()   # a misspelt or retired switch stops the run before any test
 
 
-#: the xdist group of the tests that use the shared sshd + Slurm (one worker, one at a time)
-SERVICES_GROUP = "services"
+def pytest_unconfigure(config):
+    xdist_groups.remove_groups_file(config)
 
 
-def _module(item) -> str:
-    return item.nodeid.split("::", 1)[0]
-
-
-@pytest.hookimpl(tryfirst=True)   # before xdist's own hook reads the marks
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """xdist groups: a module per group, and all modules that touch the services in one.
+    xdist_groups.on_worker(config, items)
 
-    Marks only (a run without xdist ignores them), plus, on an xdist worker, the services
-    modules moved to the front (`--no-loadscope-reorder` keeps that order)."""
-    services = {_module(i) for i in items if "services" in getattr(i, "fixturenames", ())}
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            module = _module(item)
-            item.add_marker(pytest.mark.xdist_group(
-                SERVICES_GROUP if module in services else module))
-    if hasattr(config, "workerinput"):
-        items.sort(key=lambda i: _module(i) not in services)   # stable: order kept within
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """The controller names the file its workers write the services modules to."""
+    node.workerinput[xdist_groups.KEY] = xdist_groups.groups_file(node.config)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "loadscope":
+        return xdist_groups.ServicesFirstScheduling(config, log)
+    return None
 
 
 @pytest.fixture(scope="session")
