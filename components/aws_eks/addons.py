@@ -61,7 +61,7 @@ LWS_VERSION = "0.8.0"
 @lru_cache(maxsize=1)
 def facts() -> Dict[str, Any]:
     """chart_facts.yaml, parsed (libyaml's parser when PyYAML has it: the same data as
-    yaml.safe_load, about 0.05 s sooner; tests/unit/test_yaml_text.py compares them)."""
+    yaml.safe_load, about 0.05 s sooner; tests/unit/test_aws_config.py compares them)."""
     return yaml.load(FACTS_FILE.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 

@@ -607,11 +607,10 @@ def object_file_name(obj: Mapping) -> str:
 
 
 def to_yaml(obj: Mapping) -> str:
-    """One object as YAML, keys in the order written above (stable goldens); the bytes of
-    `yaml.safe_dump`, written faster (yaml_text.py: the ConfigMaps carry whole scripts)."""
-    from .yaml_text import safe_dump
+    """One object as YAML, keys in the order written above (stable goldens)."""
+    import yaml
 
-    return safe_dump(obj, sort_keys=False, default_flow_style=False, width=120)
+    return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, width=120)
 
 
 def manifest_files(objs) -> Dict[str, str]:

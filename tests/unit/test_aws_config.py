@@ -427,3 +427,12 @@ def test_your_bucket_is_kept_as_given():
 def test_start_times_are_utc_on_a_machine_in_utc_plus_8(shanghai, given, utc):
     """A time without a zone means UTC (as AWS reads it), not the deployer's local time."""
     assert parse(capacityEarliestStart=given).capacity.earliest_start == utc
+
+
+def test_the_chart_facts_are_the_data_yaml_safe_load_reads():
+    """addons.facts() parses with libyaml's loader when PyYAML has it: the same data."""
+    import yaml
+
+    from components.aws_eks import addons
+
+    assert addons.facts() == yaml.safe_load(addons.FACTS_FILE.read_text())
