@@ -128,6 +128,16 @@ def outputs(p: Dict[str, Any], c: Cluster, nodes: List[Node]) -> Dict[str, Any]:
     return out
 
 
+def settled(p: Dict[str, Any], out: Dict[str, Any]) -> Dict[str, Any]:
+    """With `deferShrink`, the count this resource settled on is the wanted one: the nodes above
+    it are the HccShrink step's to remove (`nodes` still lists them, the truth). Recording the
+    live count instead would make every later `pulumi up` see a count change here (state 4,
+    input 3) until a refresh, and show the whole chain after it as changing in the preview."""
+    if p.get("deferShrink"):
+        out["computeNodeCount"] = min(int(out["computeNodeCount"]), int(p["computeNodeCount"]))
+    return out
+
+
 def unconfirmed_message(p: Dict[str, Any], e: DeadlineExceeded) -> str:
     """What to do when an order whose answer was lost never showed its cluster: never "order
     again" (a second order may bill a second cluster), but the two explicit ways out."""
@@ -184,7 +194,7 @@ class HccClusterProvider(rt.CtyunProvider):
                                   shrink=not p["deferShrink"])
         if calls:
             cluster = ctx.ehpc.get_cluster(cluster.uuid, deadline) or cluster
-        return CreateResult(cluster.uuid, {**outputs(p, cluster, nodes),
+        return CreateResult(cluster.uuid, {**settled(p, outputs(p, cluster, nodes)),
                                            **_billables(ctx, p, cluster, deadline)})
 
     @staticmethod
@@ -238,7 +248,7 @@ class HccClusterProvider(rt.CtyunProvider):
         if calls:
             cluster = ctx.ehpc.get_cluster(id_, deadline) or cluster
         held = _billables(ctx, p, cluster, deadline, bill.Billables.from_dict(olds))
-        return UpdateResult({**outputs(p, cluster, nodes), **held})
+        return UpdateResult({**settled(p, outputs(p, cluster, nodes)), **held})
 
     def delete(self, id_: str, props: Dict[str, Any]) -> None:
         p = self.inputs(props)
