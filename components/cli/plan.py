@@ -86,12 +86,14 @@ def plan_document(run: ProgramRun) -> Dict:
         ],
         # every resource with its engine URN and the URNs of what it waits for on a real
         # `pulumi up` (explicit dependencies, those through its inputs, its provider: order.py)
+        # in a stable order (order.stable: after its parent and what it waits for, ties by URN)
+        # with inputs' keys sorted: two plans of one config are the same file
         "resources": [
-            {"type": r["type"], "name": r["name"], "parent": r["parent"], "inputs": r["inputs"],
-             "urn": r["urn"], "dependsOn": order.waits_for(r)}
-            for r in run.resources
+            {"type": r["type"], "name": r["name"], "parent": r["parent"],
+             "inputs": order.sorted_keys(r["inputs"]), "urn": r["urn"], "dependsOn": order.waits_for(r)}
+            for r in order.stable(run.resources)
         ],
-        "outputs": run.outputs,
+        "outputs": order.sorted_keys(run.outputs),
         "plan": plan_dict,
     }
 

@@ -77,6 +77,50 @@ def waves(resources: Sequence[Mapping[str, Any]]) -> List[List[str]]:
     for u in steps:
         depth(u, set())
     out: List[List[str]] = [[] for _ in range(max(level.values(), default=-1) + 1)]
-    for u in steps:  # registration order inside a wave
+    for u in sorted(steps):  # by URN inside a wave (registration order varies from run to run)
         out[level[u]].append(u)
     return out
+
+
+def stable(resources: Sequence[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
+    """The records in an order that does not depend on when the engine saw them: each after
+    its parent and after what it waits for (so plan.json reads in creation order), ties by URN.
+
+    The mock engine registers resources as their inputs resolve, which varies from run to run;
+    plan.json is reviewed and diffed, so two plans of one config must be the same file."""
+    import heapq
+
+    by = _by_urn(resources)
+    before: Dict[str, Set[str]] = {}
+    for u, r in by.items():
+        deps = set(waits_for(r))
+        if r.get("parent_urn"):
+            deps.add(r["parent_urn"])
+        before[u] = {d for d in deps if d in by and d != u}
+    after: Dict[str, List[str]] = {u: [] for u in by}
+    for u, deps in before.items():
+        for d in deps:
+            after[d].append(u)
+    ready = [u for u, deps in before.items() if not deps]
+    heapq.heapify(ready)
+    out: List[Mapping[str, Any]] = []
+    while ready:
+        u = heapq.heappop(ready)
+        out.append(by[u])
+        for v in after[u]:
+            before[v].discard(u)
+            if not before[v]:
+                heapq.heappush(ready, v)
+    if len(out) < len(by):
+        left = sorted(set(by) - {r["urn"] for r in out})
+        raise ValueError(f"dependency cycle among {left[:3]}")
+    return out
+
+
+def sorted_keys(value: Any) -> Any:
+    """`value` with every mapping's keys sorted (inputs arrive in resolution order)."""
+    if isinstance(value, Mapping):
+        return {k: sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [sorted_keys(v) for v in value]
+    return value
