@@ -129,6 +129,9 @@ def _aws(args, outputs) -> int:
         check_lines(args.lines)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    import httpx
+    from botocore.exceptions import BotoCoreError, ClientError
+
     session = boto3.Session()
     logs = PodLogs(str(k["apiEndpoint"]),
                    lambda: eks_token(session, str(k["clusterName"]), str(k["region"])),
@@ -148,14 +151,32 @@ def _aws(args, outputs) -> int:
     except RuntimeError as e:  # the API said no (HTTP 403: your identity; 404: no such object)
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except (httpx.TransportError, BotoCoreError, ClientError) as e:
+        return _unreachable(str(k["apiEndpoint"]), e)
 
     def write(data: bytes) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
 
     print(f"== pod {pod} (namespace {ns}) ==", file=sys.stderr)
-    logs.read(ns, pod, container, args.lines, args.follow, write)
+    try:
+        logs.read(ns, pod, container, args.lines, args.follow, write)
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except (httpx.TransportError, BotoCoreError, ClientError) as e:
+        return _unreachable(str(k["apiEndpoint"]), e)
     return 0
+
+
+def _unreachable(endpoint: str, e: BaseException) -> int:
+    """The Kubernetes API could not be reached, or no AWS token made for it: one line, exit 1
+    (the endpoint is public data of the stack; the error's text names no secret: the token is
+    sent only in a header)."""
+    print(f"error: the cluster's Kubernetes API {endpoint} could not be asked "
+          f"({type(e).__name__}: {str(e)[:200]}): check your network path to it (kimi-k3:apiAccessCidrs, "
+          "a VPN for a private endpoint) and your AWS credentials", file=sys.stderr)
+    return 1
 
 
 def run(args) -> int:

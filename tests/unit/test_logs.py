@@ -233,3 +233,32 @@ def test_the_cli_says_in_one_line_what_the_api_refused(tmp_path, capsys, monkeyp
     err = capsys.readouterr().err.strip()
     assert err == ("error: reading InferenceEndpointConfig kimi-k3/kimik3: HTTP 403 "
                    "inferenceendpointconfigs is forbidden")
+
+
+@pytest.mark.parametrize("where", ["listing", "reading"])
+def test_the_cli_says_in_one_line_when_the_api_cannot_be_reached(tmp_path, capsys, monkeypatch, where):
+    """A Kubernetes API that refuses connections (a closed port on loopback), while listing the
+    pods or while reading the log, is one line naming the endpoint and exit 1, not a traceback."""
+    import socket
+
+    import components.aws_eks.kube_api as kube_api
+    import components.aws_eks.logs as eks_logs
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    endpoint = f"https://127.0.0.1:{port}"
+    if where == "reading":
+        class Logs(eks_logs.PodLogs):
+            def pods(self, namespace, selector):
+                return [{"metadata": {"name": "p0"}, "spec": {"containers": [{"name": "vllm"}]}}]
+        monkeypatch.setattr(eks_logs, "PodLogs", Logs)
+    monkeypatch.setattr(kube_api, "eks_token", lambda session, name, region: "tok")
+    f = tmp_path / "o.json"
+    f.write_text(json.dumps({"kubernetes": {
+        "apiEndpoint": endpoint, "caData": "", "clusterName": "c", "region": "us-east-2",
+        "namespace": "kimi-k3", "podSelector": {"app": "kimi-k3"}, "container": "vllm", "port": 8000}}))
+    assert main(["logs", "--stack", "s", "--outputs", str(f)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"error: the cluster's Kubernetes API {endpoint} could not be asked (Connect")
+    assert "Traceback" not in "\n".join(err)
