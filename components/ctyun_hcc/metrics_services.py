@@ -7,7 +7,8 @@ job, as systemd units (monitoring.py renders them), so they outlive it and come 
   binary found on none of its paths is reported (`missing`) and the deploy goes on: metrics must
   never stop the model from serving.
 - `MasterPrometheus` (a child of K3Inference, after the service(s): it scrapes every replica's
-  node 0 and every node's exporters, labelled `replica`, and the router's metrics): writes prometheus.yml, the alert rules and the API key (0600, sent on stdin, never in a
+  node 0 and every node's exporters, labelled `replica`, and the router's metrics): writes
+  prometheus.yml, the alert rules and the API key (0600, sent on stdin, never in a
   command line) on the master and keeps Prometheus running on 127.0.0.1 only; reached through
   the SSH tunnel the stack prints (`metrics` output). A Prometheus that does not come up fails
   the step with its log tail; one not installed on the master is reported with the fix.
