@@ -84,6 +84,25 @@ class CapacityRequest:
     def adopt(self) -> bool:
         return self.reservation_id is not None
 
+    @property
+    def lists_only(self) -> bool:
+        """Neither a block to adopt nor a fee cap: `pulumi up` lists the offerings and stops
+        (capacity.fee_guard refuses every offer above $0, naming each with its fee)."""
+        return not self.adopt and self.max_upfront_fee_usd <= 0
+
+    def buying_notice(self) -> str:
+        """What `pulumi up` will do about the GPU capacity, said at every plan and preview."""
+        if self.lists_only:
+            return ("no Capacity Block to adopt (kimi-k3:capacityReservationId) and no fee cap "
+                    "(kimi-k3:maxUpfrontFeeUsd): `pulumi up` lists the matching offerings with their "
+                    "upfront fees and stops before anything is created (an offline plan goes on with a "
+                    "stand-in block to show the rest); adopt one with pulumi config set "
+                    "kimi-k3:capacityReservationId cr-..., or let kimi-k3 buy the cheapest with pulumi "
+                    "config set kimi-k3:maxUpfrontFeeUsd <the most you will pay>")
+        return ("kimi-k3 will look for Capacity Block offerings and buy the cheapest one only if its "
+                f"upfront fee is at most ${self.max_upfront_fee_usd:,.2f} (kimi-k3:maxUpfrontFeeUsd). A "
+                "purchased block cannot be cancelled; `pulumi destroy` only forgets it.")
+
 
 @dataclass(frozen=True)
 class AwsEksConfig:

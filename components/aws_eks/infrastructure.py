@@ -67,10 +67,7 @@ class AwsEksCluster(pulumi.ComponentResource):
         region, aws_inputs = self.region, self.aws_inputs
         c = cfg.capacity
         if not c.adopt:
-            pulumi.log.warn(
-                "kimi-k3 will look for Capacity Block offerings and buy the cheapest one only if its "
-                f"upfront fee is at most ${c.max_upfront_fee_usd:,.2f} (kimi-k3:maxUpfrontFeeUsd). A "
-                "purchased block cannot be cancelled; `pulumi destroy` only forgets it.", resource=self)
+            pulumi.log.warn(c.buying_notice(), resource=self)
         from .owner import StackOwner
 
         # state only (no API call): the only thing made before the block decides

@@ -428,6 +428,9 @@ def _cost_text(c: cfgmod.CapacityRequest, purchased, fee, plan: Plan, nodes: int
     if purchased and fee is not None:
         hours = c.duration_hours
         return f"${float(fee):,.2f} paid upfront (${float(fee) / hours:,.2f}/h for {hours} h)"
+    if c.lists_only:
+        return (f"not bought: no block adopted and no fee cap (`pulumi up` lists the offerings for a "
+                f"{c.duration_hours} h block of {c.instance_count} instances and stops)")
     if not c.adopt:
         return (f"not bought yet: a {c.duration_hours} h block of {c.instance_count} instances is bought "
                 f"only if its upfront fee is at most ${c.max_upfront_fee_usd:,.2f}")

@@ -161,7 +161,18 @@ def test_default_stack_only_quotes_a_block():
     run = run_program("aws-eks")
     block = one(run, "pulumi-python:dynamic/aws:CapacityBlock")
     assert block["maxUpfrontFeeUsd"] == 0 and block["durationHours"] == 24
-    assert "not bought yet" in run.outputs["capacityCost"]
+    # neither a block nor a fee cap: said as what `pulumi up` does (lists, stops), not as a $0 cap
+    assert run.outputs["capacityCost"].startswith("not bought: no block adopted and no fee cap")
+    assert "lists the matching offerings" in " ".join(run.warnings)
+    assert not any("at most $0.00" in w for w in run.warnings)
+
+
+def test_a_fee_cap_is_said_as_a_purchase_limit():
+    run = run_program("aws-eks", {"kimi-k3:maxUpfrontFeeUsd": "25000"})
+    assert run.outputs["capacityCost"].startswith("not bought yet: a 24 h block of 1 instances is "
+                                                  "bought only if its upfront fee is at most $25,000.00")
+    assert any("buy the cheapest one only if its upfront fee is at most $25,000.00" in w
+               for w in run.warnings)
 
 
 def test_hyperpod_option_applies_the_endpoint_config():
