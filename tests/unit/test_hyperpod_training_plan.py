@@ -295,6 +295,42 @@ def test_without_a_token_nothing_is_bought():
 
 # ---------------------------------------------------------------- the provider
 
+def _created(monkeypatch, props, *responses):
+    """What `create` puts in state for `props` (the engine's olds at the next `up`)."""
+    sm = sm_client()
+    monkeypatch.setattr(tp, "sagemaker", lambda p, max_attempts=5: sm)
+    with Stubber(sm) as stub:
+        for op, response, params in responses:
+            stub.add_response(op, response, params)
+        created = tp.TrainingPlanProvider().create(dict(props))
+        stub.assert_no_pending_responses()
+    return created
+
+
+def test_a_second_up_with_nothing_changed_changes_nothing(monkeypatch):
+    # the state holds the bought plan's ARN under the input's name: against no ARN given (buy
+    # mode) it is the same plan, not a replacement (which would forget and re-adopt it on every
+    # `up` and, delete-before-replace, delete the HyperPod cluster that depends on it first)
+    bought = _created(monkeypatch, BUY, ("describe_training_plan", plan_api(), {"TrainingPlanName": NAME1}))
+    assert bought.outs["trainingPlanArn"] == ARN and bought.outs["purchased"] is True
+    d = tp.TrainingPlanProvider().diff(bought.id, bought.outs, dict(BUY))
+    assert (d.changes, d.replaces) == (False, [])
+    adopt_props = {k: v for k, v in BUY.items() if k not in ("durationHours", "maxUpfrontFeeUsd", "stackToken",
+                                                             "stackName")}
+    adopt_props["trainingPlanArn"] = ARN
+    adopted = _created(monkeypatch, adopt_props, ("describe_training_plan", plan_api(), {"TrainingPlanName": ARN}))
+    d = tp.TrainingPlanProvider().diff(adopted.id, adopted.outs, dict(adopt_props))
+    assert (d.changes, d.replaces) == (False, [])
+    # another plan given by the user is another plan, from either mode
+    other = ARN.replace(NAME1, "someone-elses-plan")
+    for state in (bought.outs, adopted.outs):
+        d = tp.TrainingPlanProvider().diff(bought.id, state, {**adopt_props, "trainingPlanArn": other})
+        assert d.replaces == ["trainingPlanArn"]
+    # another region is another plan too
+    assert tp.TrainingPlanProvider().diff(bought.id, bought.outs, {**BUY, "region": "us-west-2"}).replaces == [
+        "region"]
+
+
 def test_a_request_the_bought_plan_cannot_hold_is_refused_at_preview():
     olds = {**BUY, "trainingPlanName": NAME1, "instanceType": ITYPE, "instanceCount": 1, "status": "Scheduled",
             "endTime": "2030-01-01T00:00:00Z", "requested": {"instanceType": ITYPE, "instanceCount": 1}}

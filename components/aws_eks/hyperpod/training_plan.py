@@ -481,7 +481,13 @@ class TrainingPlanProvider(aws_api.AwsProvider):
         the next generation under the same cap. Bought, a changed request the plan cannot hold:
         refused here (at preview). The cap or the window alone changes nothing."""
         o, n = self.inputs(olds), self.inputs(news)
-        replaces = [k for k in ("region", "trainingPlanArn") if o.get(k) != n.get(k)]
+        # `trainingPlanArn` is an input (adopt) and an output (the plan held, bought ones too): the
+        # state's value is the plan held, so only an ARN the user gives can differ from it; a
+        # bought plan's ARN against no input is the same plan (a replace here would forget and
+        # re-adopt it on every `up`, and delete-before-replace would first delete what depends on
+        # it, the HyperPod cluster among them: its vpcConfig replaces on change)
+        replaces = [k for k in ("region", "trainingPlanArn")
+                    if o.get(k) != n.get(k) and (k != "trainingPlanArn" or n.get(k))]
         if replaces:
             return DiffResult(changes=True, replaces=replaces, delete_before_replace=True)
         over, changed = _over(olds), request_of(olds.get("requested") or olds) != request_of(news)
