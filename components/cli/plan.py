@@ -238,7 +238,8 @@ def summary(run: ProgramRun, written: List[Path], show_order: bool = False) -> s
     if show_order:
         lines += order_lines(run)
     else:
-        for r in run.resources:
+        # the order plan.json has (creation order, ties by URN): two plans of one config print alike
+        for r in order.stable(run.resources):
             lines.append(f"  {r['type']:<48} {r['name']}" + (f"  (in {r['parent']})" if r["parent"] else ""))
     lines.append(f"follow a real `pulumi up`'s long waits: python -m components status --stack {run.stack}")  # progress
     lines.append("written:")

@@ -132,3 +132,19 @@ def test_the_gpu_node_group_rolls_only_after_the_roll_guard(run):
     assert g["rollKey"]["kubernetesVersion"] == group["inputs"]["version"] == "1.35"
     assert g["rollKey"]["launchTemplateVersion"] == group["inputs"]["launchTemplate"]["version"]
     assert scaling["inputs"]["rollKey"] == g["rollKey"]
+
+
+def test_the_summary_lists_resources_in_plan_order_whatever_the_registration(run, tmp_path):
+    """The engine registers resources as their inputs resolve (it varies from run to run); the
+    summary's list is the stable order plan.json has, so two plans of one config print alike."""
+    import dataclasses
+
+    from components.cli.plan import summary
+
+    def listed(r):
+        text = summary(r, [])
+        return text[text.index("resources ("):text.index("follow a real")].splitlines()[1:]
+
+    shuffled = dataclasses.replace(run, resources=list(reversed(run.resources)))
+    assert listed(shuffled) == listed(run)
+    assert [line.split()[1] for line in listed(run)] == [r["name"] for r in order.stable(run.resources)]
