@@ -129,6 +129,8 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
             from .efa.transport import inter_node
 
             pulumi.log.warn(inter_node(NODE_SHAPES[shared.node_shape], "tcp").warning)
+        if cfg.serving == "eks" or cfg.hyperpod_end_to_end:  # the stack creates the EKS cluster
+            _check_cluster_version(cfg)
         region = pulumi.Config("aws").get("region")
         if not region:
             raise ConfigError("aws:region", None, "set it: pulumi config set aws:region us-east-2",
@@ -340,6 +342,25 @@ def _lb_host(status) -> Optional[str]:
     except (AttributeError, IndexError, TypeError):
         return None
     return getattr(ingress, "hostname", None) or getattr(ingress, "ip", None)
+
+
+def _check_cluster_version(cfg: cfgmod.AwsEksConfig, today=None) -> None:
+    """A version EKS no longer creates is refused before anything is bought; one in extended
+    support (billed extra) or newer than kimi-k3's table is warned about (eks_versions.py). The
+    HyperPod path's default is warned about where it is chosen (hyperpod/resources.py)."""
+    from datetime import datetime, timezone
+
+    from . import eks_versions
+    from .hyperpod import catalog
+
+    today = today or datetime.now(timezone.utc).date()
+    reason = eks_versions.refusal_reason(cfg.cluster_version, today)
+    if reason is not None:
+        newest = cfgmod.DEFAULT_CLUSTER_VERSION if cfg.serving == "eks" else catalog.DEFAULT_K8S_VERSION
+        raise ConfigError("kimi-k3:clusterVersion", cfg.cluster_version, f"use {newest} (unset it)", reason)
+    warning = eks_versions.warning(cfg.cluster_version, today)
+    if warning and not (cfg.hyperpod_end_to_end and cfg.cluster_version == catalog.DEFAULT_K8S_VERSION):
+        pulumi.log.warn(warning)
 
 
 def _eks_outputs(deployment: EksDeployment, infra: AwsEksCluster, gates: AwsGates) -> Dict[str, Any]:

@@ -352,3 +352,14 @@ def test_the_api_key_guard_is_declared_before_the_workload_and_validates(adopt):
     assert "api-guard" in json.dumps(t["leaderTemplate"]) and "api-guard" not in json.dumps(t["workerTemplate"])
     kubernetes_validate.validate(yaml.safe_load(
         guarded.inference.artifacts["manifests/configmap-kimi-k3-api-guard.yaml"]), "1.35.0", strict=True)
+
+
+@pytest.mark.parametrize("extra", [{}, {"kimi-k3:serving": "hyperpod", "kimi-k3:apiKey": "k" * 40}])
+def test_a_cluster_version_eks_no_longer_creates_is_refused_before_the_capacity_is_bought(extra):
+    """1.31 left EKS extended support on 2026-11-26 (components/aws_eks/eks_versions.py): CreateCluster
+    would refuse it only after the block or the training plan (neither can be cancelled) was bought."""
+    from pulumi import RunError
+
+    with pytest.raises(RunError) as e:
+        run_program("aws-eks", {"kimi-k3:clusterVersion": "1.31", "kimi-k3:maxUpfrontFeeUsd": "150000", **extra})
+    assert str(e.value).startswith("kimi-k3:clusterVersion=1.31 left EKS extended support on 2026-11-26")
