@@ -181,14 +181,7 @@ def _run_offline(is_offline: bool, *args) -> ProgramRun:
 def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
     import pulumi
     from pulumi.runtime import mocks as pmocks
-    from pulumi.runtime import set_all_config, set_mocks
-    from pulumi.runtime.settings import get_root_resource
-    from pulumi.runtime.stack import wait_for_rpcs
-    from pulumi.runtime.sync_await import _sync_await
     from google.protobuf import json_format
-
-    from ..inference.component import K3Inference
-    from ..program.pipeline import Prepared
 
     run = ProgramRun(stack=stack, config=dict(config))
     extra = _mock_outputs(config)
@@ -239,7 +232,26 @@ def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
 
     if not isinstance(asyncio.get_event_loop_policy(), _TrackingPolicy):
         asyncio.set_event_loop_policy(_TrackingPolicy())
-    asyncio.set_event_loop(asyncio.new_event_loop())
+    run_loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(run_loop)
+    try:
+        _register(run, main, config, secret_keys, stack, Mocks, RecordingMonitor)
+    finally:
+        _close_run_loops(run_loop)
+    return run
+
+
+def _register(run: "ProgramRun", main: Path, config, secret_keys, stack, Mocks, RecordingMonitor) -> None:
+    """Run the program on the current (fresh) loop and copy what it made into `run`."""
+    import pulumi
+    from pulumi.runtime import set_all_config, set_mocks
+    from pulumi.runtime.settings import get_root_resource
+    from pulumi.runtime.stack import wait_for_rpcs
+    from pulumi.runtime.sync_await import _sync_await
+
+    from ..inference.component import K3Inference
+    from ..program.pipeline import Prepared
+
     mocks = Mocks()
     set_all_config(config, secret_keys)
     set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=RecordingMonitor(mocks),
@@ -265,8 +277,6 @@ def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
         out = pulumi.Output.from_input(value)
         secret = _sync_await(out.is_secret())
         run.outputs[name] = SECRET if secret else _sync_await(out.future())
-    _close_worker_loops()
-    return run
 
 
 class _TrackingPolicy(asyncio.DefaultEventLoopPolicy):
@@ -285,15 +295,26 @@ class _TrackingPolicy(asyncio.DefaultEventLoopPolicy):
         return loop
 
 
-def _close_worker_loops() -> None:
-    """Stop the run's worker threads and close the loops they made (not the run's own loop)."""
-    from pulumi.runtime.sync_await import _sync_await
+def _close_run_loops(run_loop: asyncio.AbstractEventLoop) -> None:
+    """Stop the run's worker threads, close every loop the run made (its own included) and leave
+    the thread a fresh current loop.
 
-    main_loop = asyncio.get_event_loop()
-    _sync_await(main_loop.shutdown_default_executor())
-    policy = asyncio.get_event_loop_policy()
-    if isinstance(policy, _TrackingPolicy):
-        for loop in policy.loops:
-            if loop is not main_loop and not loop.is_running() and not loop.is_closed():
+    Why: the run's loop ends with its default executor shut down; left as the thread's current
+    loop, the next Pulumi program in this process (another run, or a `pulumi.runtime.test`) found
+    it through `asyncio.get_event_loop()` and failed with "Executor shutdown has been called",
+    so which unit tests passed depended on which ran before them. No current loop at all is no
+    better: `pulumi.runtime.set_mocks` asks `asyncio.get_event_loop()` for one (resource.py
+    `resource_output`). The fresh loop is closed by the next run, like the others it made."""
+    try:
+        if not run_loop.is_closed():
+            run_loop.run_until_complete(run_loop.shutdown_default_executor())
+    finally:
+        policy = asyncio.get_event_loop_policy()
+        made = policy.loops if isinstance(policy, _TrackingPolicy) else []
+        for loop in made + [run_loop]:
+            if not loop.is_running() and not loop.is_closed():
                 loop.close()
-        policy.loops = [main_loop]
+        fresh = asyncio.new_event_loop()
+        if isinstance(policy, _TrackingPolicy):
+            policy.loops = [fresh]
+        asyncio.set_event_loop(fresh)
