@@ -54,6 +54,19 @@ _VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
 _SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}$")
 _K8S_VERSION = re.compile(r"^1\.(2[89]|3[0-9])$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+#: an EC2 instance type name (`family.size`; every value of the InstanceType enum of the pinned
+#: botocore 1.44.8 EC2 model matches it: tests/unit/test_aws_config.py)
+_INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
+#: AWS Graviton (Arm) families: `g` among the letters after the generation (m7g, c7gn, x2gd,
+#: is4gen, r8g...), and a1: AWS's list of Graviton instances (aws/aws-graviton-getting-started
+#: README.md: "C6g[d], M6g[d], R6g[d], T4g, X2gd, C6gn, I4g, Im4gn, Is4gen, G5g, C7g[d][n], M7g[d],
+#: R7g[d], R8g") and EC2's naming ("g - AWS Graviton processors", Amazon EC2 Instance Types,
+#: "Amazon EC2 instance type naming conventions")
+_GRAVITON = re.compile(r"^(?:a1|[a-z]+[0-9]+[a-z]*g[a-z]*)\.")
+#: a KMS key (or alias) ARN; EKS: "The KMS key must be symmetric and created in the same Amazon Web
+#: Services Region as the cluster" (botocore 1.44.8 EKS model, Provider.keyArn); group 1 = region
+_KMS_ARN = re.compile(r"^arn:aws(?:-cn|-us-gov)?:kms:([a-z]{2}(?:-[a-z]+)+-[0-9]):[0-9]{12}:"
+                      r"(?:key/[A-Za-z0-9-]{1,128}|alias/[A-Za-z0-9/_-]{1,250})$")
 #: EKS cluster names: botocore's eks 2017-11-01 model, shape ClusterName (1-100, this pattern)
 _EKS_CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
 
@@ -348,6 +361,29 @@ def _efa_installer_sha256(shared: SharedSettings, src: RawConfig, transport: str
     return sha
 
 
+def _system_instance_type(src: RawConfig) -> str:
+    """`systemInstanceType`: an EC2 type name the system node group's x86_64 AMI
+    (AL2023_x86_64_STANDARD, cluster.py) runs on; EKS would refuse an Arm type only when it
+    creates the node group, after the Capacity Block was bought and the control plane made."""
+    fix = f"use an x86_64 type such as {DEFAULT_SYSTEM_INSTANCE_TYPE}"
+    value = src.matching("systemInstanceType", _INSTANCE_TYPE, fix, "is not an EC2 instance type",
+                         default=DEFAULT_SYSTEM_INSTANCE_TYPE)
+    if _GRAVITON.match(value):
+        raise src.refuse("systemInstanceType", fix, "is an AWS Graviton (Arm) type; the system node group runs "
+                         "the x86_64 AMI (AL2023_x86_64_STANDARD)", default=DEFAULT_SYSTEM_INSTANCE_TYPE)
+    return value
+
+
+def kms_region_refusal(arn: Optional[str], region: str) -> Optional[ConfigError]:
+    """A `kmsKeyArn` of another region than `aws:region` (EKS refuses it: see `_KMS_ARN`)."""
+    m = _KMS_ARN.match(arn or "")
+    if m is None or m.group(1) == region:
+        return None
+    return ConfigError("kimi-k3:kmsKeyArn", arn, f"use a key in {region} (or unset it: kimi-k3 then creates "
+                       "one)", f"is in {m.group(1)}, not in aws:region ({region}): EKS encrypts secrets only "
+                       "with a KMS key of the cluster's region")
+
+
 def parse(shared: SharedSettings) -> AwsEksConfig:
     """Typed aws-eks settings from `shared.target_config`; ConfigError on the first bad key."""
     raw = shared.target_config
@@ -381,9 +417,8 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
                             "balancer decides its own exposure (it may be internet-facing), so kimi-k3 never "
                             "serves through it without a key")
     api_cidrs, private_api = _api_access(shared, src)
-    kms = src.text("kmsKeyArn")
-    if kms is not None and not kms.startswith("arn:aws"):
-        raise src.refuse("kmsKeyArn", "give a KMS key ARN (arn:aws:kms:...)", "is not an ARN")
+    kms = src.matching("kmsKeyArn", _KMS_ARN, "give the ARN of a KMS key or alias in aws:region "
+                       "(arn:aws:kms:REGION:ACCOUNT:key/ID)", "is not a KMS key ARN")
     weights = parse_weights(shared, src, serving)
     namespace = _namespace(src)
     hp_cluster = _hyperpod_cluster(src, serving)
@@ -399,7 +434,7 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
         cluster_version=version,
         api_access_cidrs=api_cidrs,
         kms_key_arn=kms,
-        system_instance_type=src.text("systemInstanceType", DEFAULT_SYSTEM_INSTANCE_TYPE),
+        system_instance_type=_system_instance_type(src),
         system_node_count=src.integer("systemNodeCount", 2, 1, 10),
         weights_s3_uri=str(weights.s3_uri) if weights.s3_uri is not None else None,
         root_volume_gib=src.integer("rootVolumeGib", 200, 50, 16384),

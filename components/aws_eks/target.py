@@ -143,9 +143,9 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
 
         cert = (cfg.hyperpod.tls.acm_arn if cfg.hyperpod_end_to_end and cfg.hyperpod.tls
                 else cfg.tls.certificate_arn if cfg.tls else None)
-        refusal = certificate_region_refusal(cert, region)
-        if refusal is not None:
-            raise refusal
+        for refusal in (certificate_region_refusal(cert, region), cfgmod.kms_region_refusal(cfg.kms_key_arn, region)):
+            if refusal is not None:
+                raise refusal
         aws_inputs = stack_aws_inputs()
         refuse_static_keys(aws_inputs)  # the kubeconfig's `aws eks get-token` could not use them
         return EksTargetConfig(eks=cfg, region=region, aws_inputs=aws_inputs)

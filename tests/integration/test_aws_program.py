@@ -363,3 +363,17 @@ def test_a_cluster_version_eks_no_longer_creates_is_refused_before_the_capacity_
     with pytest.raises(RunError) as e:
         run_program("aws-eks", {"kimi-k3:clusterVersion": "1.31", "kimi-k3:maxUpfrontFeeUsd": "150000", **extra})
     assert str(e.value).startswith("kimi-k3:clusterVersion=1.31 left EKS extended support on 2026-11-26")
+
+
+def test_a_kms_key_of_another_region_is_refused_before_the_capacity_is_bought():
+    """EKS takes a secrets-encryption key of the cluster's region only (botocore's EKS model,
+    Provider.keyArn); the stack's region is aws:region (us-east-2 in the offline runner)."""
+    from pulumi import RunError
+
+    arn = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    with pytest.raises(RunError) as e:
+        run_program("aws-eks", {"kimi-k3:kmsKeyArn": arn, "kimi-k3:maxUpfrontFeeUsd": "150000"})
+    assert str(e.value).startswith(f"kimi-k3:kmsKeyArn={arn!r} is in eu-west-1, not in aws:region (us-east-2)")
+    run = run_program("aws-eks", {"kimi-k3:kmsKeyArn": arn.replace("eu-west-1", "us-east-2"),
+                                  "kimi-k3:maxUpfrontFeeUsd": "150000"})
+    assert not run.of_type("aws:kms/key:Key")  # the key given is used, none is made

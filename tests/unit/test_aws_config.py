@@ -307,7 +307,21 @@ REFUSALS = [
     ({'privateApi': 'true', 'apiAccessCidrs': '203.0.113.10/32'},
      "kimi-k3:privateApi='true' conflicts with kimi-k3:apiAccessCidrs; either keep the API private (unset kimi-k3:apiAccessCidrs) or open it to those CIDRs (unset kimi-k3:privateApi)"),
     ({'kmsKeyArn': 'key-1'},
-     "kimi-k3:kmsKeyArn='key-1' is not an ARN; give a KMS key ARN (arn:aws:kms:...)"),
+     "kimi-k3:kmsKeyArn='key-1' is not a KMS key ARN; give the ARN of a KMS key or alias in aws:region (arn:aws:kms:REGION:ACCOUNT:key/ID)"),
+    # an ARN of another service passed the old `startswith("arn:aws")` check, and EKS refused it
+    # only after the Capacity Block was bought
+    ({'kmsKeyArn': 'arn:aws:iam::111122223333:role/admin'},
+     "kimi-k3:kmsKeyArn='arn:aws:iam::111122223333:role/admin' is not a KMS key ARN; give the ARN of a KMS key or alias in aws:region (arn:aws:kms:REGION:ACCOUNT:key/ID)"),
+    ({'kmsKeyArn': 'arn:awsx:kms:us-east-2:111122223333:key/k'},
+     "kimi-k3:kmsKeyArn='arn:awsx:kms:us-east-2:111122223333:key/k' is not a KMS key ARN; give the ARN of a KMS key or alias in aws:region (arn:aws:kms:REGION:ACCOUNT:key/ID)"),
+    ({'systemInstanceType': 'm7g.xlarge'},
+     "kimi-k3:systemInstanceType='m7g.xlarge' is an AWS Graviton (Arm) type; the system node group runs the "
+     "x86_64 AMI (AL2023_x86_64_STANDARD); use an x86_64 type such as m7i.xlarge"),
+    ({'systemInstanceType': 'm7i.xlarge; curl x|sh'},
+     "kimi-k3:systemInstanceType='m7i.xlarge; curl x|sh' is not an EC2 instance type; use an x86_64 type such "
+     "as m7i.xlarge"),
+    ({'systemInstanceType': 'M7i.XLARGE'},
+     "kimi-k3:systemInstanceType='M7i.XLARGE' is not an EC2 instance type; use an x86_64 type such as m7i.xlarge"),
     ({'namespace': 'Kimi'},
      "kimi-k3:namespace='Kimi' is not a Kubernetes namespace name; use lower-case letters, digits and '-'"),
     ({'namespace': '-k3'},
@@ -436,3 +450,30 @@ def test_the_chart_facts_are_the_data_yaml_safe_load_reads():
     from components.aws_eks import addons
 
     assert addons.facts() == yaml.safe_load(addons.FACTS_FILE.read_text())
+
+
+def test_the_instance_type_grammar_takes_every_type_of_the_pinned_ec2_model_and_knows_gravitons():
+    import botocore.session
+
+    types = botocore.session.get_session().get_service_model("ec2").shape_for("InstanceType").enum
+    assert [t for t in types if not c._INSTANCE_TYPE.fullmatch(t)] == []
+    # AWS's list of Graviton families (aws/aws-graviton-getting-started README.md), each in the model
+    graviton = ["c6g", "c6gd", "m6g", "m6gd", "r6g", "r6gd", "t4g", "x2gd", "c6gn", "i4g", "im4gn", "is4gen", "g5g",
+                "c7g", "c7gd", "c7gn", "m7g", "m7gd", "r7g", "r7gd", "r8g", "a1"]
+    for family in graviton:
+        sized = [t for t in types if t.split(".")[0] == family]
+        assert sized and all(c._GRAVITON.match(t) for t in sized), family
+    x86 = ["m7i.xlarge", "m7i-flex.large", "m7a.xlarge", "c7i.2xlarge", "m6in.xlarge", "r7iz.large", "t3.large",
+           "m5zn.large", "c5n.xlarge", "g6e.xlarge", "p6-b300.48xlarge", "u-12tb1.112xlarge", "m8azn.large"]
+    assert [t for t in x86 if t not in types or c._GRAVITON.match(t)] == []
+
+
+def test_a_kms_key_of_another_region_is_refused_and_its_own_region_passes():
+    arn = "arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    assert parse(kmsKeyArn=arn).kms_key_arn == arn  # the grammar takes it; the region is checked with aws:region
+    err = c.kms_region_refusal(arn, "us-east-2")
+    assert str(err) == (f"kimi-k3:kmsKeyArn={arn!r} is in us-west-2, not in aws:region (us-east-2): EKS encrypts "
+                        "secrets only with a KMS key of the cluster's region; use a key in us-east-2 (or unset it: "
+                        "kimi-k3 then creates one)")
+    assert c.kms_region_refusal(arn, "us-west-2") is None and c.kms_region_refusal(None, "us-east-2") is None
+    assert c.kms_region_refusal("arn:aws:kms:us-east-2:111122223333:alias/eks", "us-east-2") is None
