@@ -30,7 +30,7 @@ from components.ctyun_hcc.service import SlurmServiceProvider, fingerprint  # no
 from components.ctyun_hcc.ssh_resource import STATS  # noqa: E402
 from components.ctyun_hcc.scripts import render_all  # noqa: E402
 from tests.integration.slurm_env import (  # noqa: E402
-    _env_file, default_plan_spec, inject_fault, layout_for, ssh_props)
+    services_env, default_plan_spec, inject_fault, layout_for, ssh_props)
 
 POLL_S = 1
 
@@ -52,7 +52,7 @@ def main() -> None:
         sys.exit("run as root (it starts sshd and Slurm in network namespaces)")
     subprocess.run(["bash", str(ROOT / ".ci/services/start.sh")], check=True,
                    stdout=subprocess.DEVNULL)
-    env = _env_file(Path(os.environ.get("KK3_CI_DIR", "/tmp/kimi-k3-ci")) / "env.sh")
+    env = services_env()
     os.environ["SLURM_CONF"] = env["SLURM_CONF"]
     sh("scontrol update PartitionName=batch Nodes=kk3n[1-3]")  # a fresh cluster: master not in
     base = Path(env["KK3_CI_DIR"]) / "bench" / uuid.uuid4().hex[:8]

@@ -46,7 +46,7 @@ from components.ctyun_hcc.service import SlurmServiceProvider  # noqa: E402
 from components.ctyun_hcc.slurm_jobs import job  # noqa: E402
 from tests.integration.day2_env import node_state, start_slurmd, stop_slurmd  # noqa: E402
 from tests.integration.slurm_env import (  # noqa: E402
-    _env_file, default_plan_spec, ensure_master_in_queue, host_key, layout_for, prepare,
+    services_env, default_plan_spec, ensure_master_in_queue, host_key, layout_for, prepare,
     ssh_props)
 
 OWNER = "kimi-k3/bench-day2"
@@ -138,7 +138,7 @@ def shrink(env) -> float:
             **ssh_props(env, hostKey=host_key(env)), "regionID": "cn-bench", "azName": "az1",
             "clusterUUID": ehpc.cluster.uuid, "clusterName": ehpc.cluster.name,
             "computeNodeCount": 2, "clusterNodes": [node_view(n) for n in ehpc.nodes],
-            "serviceJobName": "kimi-k3", "ownerTag": OWNER, "workDir": props4["workDir"],
+            "serviceJobNames": ["kimi-k3"], "ownerTag": OWNER, "workDir": props4["workDir"],
             "pollIntervalS": 1, "updateTimeoutS": 300, "lostAnswerWaitS": 1})
         shrunk = ["kk3n0", "kk3n1", "kk3n2"]
         NvmeMountProvider().update("x", nvme_out, {**nvme, "nodes": shrunk})
@@ -299,7 +299,7 @@ def main() -> None:
     if args.only != "destroy":  # the destroy figures need no live service, only their files
         subprocess.run(["bash", str(ROOT / ".ci/services/start.sh")], check=True,
                        stdout=subprocess.DEVNULL)
-    env = _env_file(Path(os.environ.get("KK3_CI_DIR", "/tmp/kimi-k3-ci")) / "env.sh")
+    env = services_env()
     os.environ["SLURM_CONF"] = env["SLURM_CONF"]
     if args.only in (None, "resize", "shrink"):
         print("== resize while serving: downtime, first stop to the first good answer ==")

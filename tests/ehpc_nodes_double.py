@@ -8,7 +8,8 @@ in components/ctyun_hcc/api/ehpc.py): `hpc/list-clusters` (doc 23928, via `get_c
 when done). A shrink's nodes go at once (the HTTP emulator in tests/emulators/ctyun models the
 job's duration). `calls` records every call in order, so a test can prove what came before the
 shrink; `on_shrink(names)` lets a test act as E-HPC does on the nodes (e.g. take them out of
-the local Slurm's partition).
+the local Slurm's partition). bench/ctyun_day2.py uses it too, for the shrink figure, on the
+same terms: a double of the one thing (E-HPC's API) the local services cannot provide.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ from .fetch_commands import MODELSCOPE_PIP, MODELSCOPE_VENV, REVISION_MARK, SEED
     sif_download_command
 from .password_login import DEFAULT_SSHD_CONFIG, MODES as PASSWORD_MODES, off_command, \
     on_command, state_command
-from .resize import stop_service_for
+from .resize import ServiceJobs, StopsTheService, stop_service_for
 from .slurm_jobs import JobFailed, log_tail, partition_nodes, submit, wait_done
 from .ssh import (CommandFailed, HostKeyChanged, SshError, SshRunner, remote_errors,
                   credentials_from_props, fingerprint, generate_login_key, key_matches,
@@ -284,11 +284,11 @@ class MasterInQueueProvider(SshStepProvider):
 
 # ---- NvmeMount -----------------------------------------------------------------------------------
 #: what the steps that need nodes know about the service, to stop it first (resize.py)
-SERVICE_INPUTS = {"serviceJobName": "kimi-k3", "ownerTag": "", "stopTimeoutS": 300,
+SERVICE_INPUTS = {"serviceJobNames": ["kimi-k3"], "ownerTag": "", "stopTimeoutS": 300,
                   "pollIntervalS": 10}
 
 
-class NvmeMountProvider(SshStepProvider):
+class NvmeMountProvider(StopsTheService, SshStepProvider):
     STEP_INPUTS = {"script": "", "workDir": "/home/kimi-k3", "partition": "batch", "nodes": [],
                    "fstab": "", "timeoutS": 1800, **SERVICE_INPUTS}
     REPLACE_KEYS = ()
@@ -305,7 +305,7 @@ class NvmeMountProvider(SshStepProvider):
             return {"mounted": nodes, "report": []}
         runner.upload(f"{wd}/mount_nvme.sh", p["script"], 0o755)
         # a node the service holds would make the step wait behind it: stop the service first
-        stop_service_for(runner, p, todo, "the NVMe mount step",
+        stop_service_for(runner, ServiceJobs.of(p), todo, "the NVMe mount step",
                          time.monotonic() + float(p["stopTimeoutS"]), float(p["pollIntervalS"]))
         env = f"FSTAB={_q(p['fstab'])} " if p.get("fstab") else ""
         # one node at a time: a node's failure stops the rest and is reported with its output;
@@ -505,7 +505,7 @@ class SifImageProvider(SshStepProvider):
 
 
 # ---- Broadcast -----------------------------------------------------------------------------------
-class BroadcastProvider(SshStepProvider):
+class BroadcastProvider(StopsTheService, SshStepProvider):
     """The image and the weights from the master (`sourceHost`) to the serving `nodes`.
 
     `method`: `auto` (the default) asks the master (`bcast.sh --probe`): the seed's
@@ -552,7 +552,7 @@ class BroadcastProvider(SshStepProvider):
                             "cluster network instead", ", ".join(targets))
         deadline = time.monotonic() + float(p["timeoutS"])
         if method == "copy":
-            stop_service_for(runner, p, targets, "the broadcast", deadline,
+            stop_service_for(runner, ServiceJobs.of(p), targets, "the broadcast", deadline,
                              float(p["pollIntervalS"]))
             runner.run(f"bash {_q(wd + '/bcast.sh')} --copy-all {' '.join(_q(n) for n in targets)}"
                        f" > {_q(wd + '/logs/bcast_copy.out')} 2>&1 || "
@@ -562,7 +562,7 @@ class BroadcastProvider(SshStepProvider):
         # the seed's MPI broadcast: one job over the source (when it is a node of the
         # partition) and the targets
         job_nodes = targets + ([p["sourceHost"]] if p.get("sourceHost") in in_partition else [])
-        stop_service_for(runner, p, job_nodes, "the broadcast", deadline,
+        stop_service_for(runner, ServiceJobs.of(p), job_nodes, "the broadcast", deadline,
                          float(p["pollIntervalS"]))
         export = {"BCAST_SOURCE": p["sourceHost"]} if p.get("sourceHost") else None
         job_id = submit(runner, wd, "bcast.sh", ("-N", str(len(job_nodes)), "-w",

@@ -11,7 +11,7 @@ login key) are what the Slurm service and the acceptance gate use after them (ta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Sequence
 
 import pulumi
 
@@ -38,10 +38,11 @@ class Bootstrapped:
 
 def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, plan: Plan,
                   files: Mapping[str, str], aliases: List[pulumi.Alias],
-                  job_name: str = "kimi-k3") -> Bootstrapped:
+                  job_names: Sequence[str] = ("kimi-k3",)) -> Bootstrapped:
     """The steps, named `f"{prefix}-..."`, children of `cluster` (CtyunHccCluster), each with
-    `aliases` (their place before issue 18: components/program/tree.py). `job_name`: the
-    service's Slurm job, which the steps that need its nodes stop first (resize.py)."""
+    `aliases` (their place before issue 18: components/program/tree.py). `job_names`:
+    every replica's Slurm job, replica 0's first, which the steps that need their nodes stop
+    first (resize.py)."""
     name = prefix
     conf = pulumi.Config("kimi-k3")
     key = conf.get_secret("sshPrivateKey")
@@ -69,7 +70,7 @@ def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, pla
     ssh = {**ssh, "hostKey": pin.hostKey, "bastionHostKey": pin.bastionHostKey,
            "sshPrivateKey": pin.loginKey, "sshPassword": ""}
     # the steps that need nodes stop this stack's service first when it holds them (resize)
-    service = {"serviceJobName": job_name, "ownerTag": owner_tag}
+    service = {"serviceJobNames": list(job_names), "ownerTag": owner_tag}
     # a shrink: the service off the leaving nodes, drained, then removed (the cluster, before
     # the pin, cannot reach the master with the pinned key: shrink_step.py)
     shrink = HccShrink(f"{name}-shrink", {

@@ -10,6 +10,12 @@ with the time on the master. The service's next create (a resize always resubmit
 count is part of the launch) reads the mark when the replica answers again and reports the
 downtime: from the first stop to the first good answer, measured by the master's one clock.
 
+With `kimi-k3:replicas` lowered, the replicas the program no longer declares are deleted by
+Pulumi only at the end of the update, after every step: their jobs would hold nodes the shrink
+removes, or the nodes a remaining replica's new job needs, until then. So the first step that
+stops the service stops those jobs too, wherever they run (`stop_service_for`); they are
+recognised by the owner comment and the replica job name (`<job>-r<i>`, replicas.py).
+
 Jobs of anyone else are never touched: a step that needs a node held by someone else's job
 waits for it (`--immediate`) and fails naming it, as before.
 
@@ -20,18 +26,21 @@ until nothing runs there; someone else's job there is let finish, or named when 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
 from .replicas import replica_work_dir
-from .slurm_jobs import JobInfo, cancel, job, jobs_named
+from .slurm_jobs import JobInfo, cancel, job, jobs_of
 from .ssh import SshRunner
 from .ssh_resource import poll
 
 log = redacted_logger("kimi_k3.ctyun.resize")
 
+#: a Slurm node name (host name characters)
+_NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 #: the mark a stop leaves, in the service's log directory (on the shared work dir)
 STOP_MARK = "logs/service-stopped"
 
@@ -42,12 +51,65 @@ def job_owner(owner_tag: str) -> str:
     return f"kk3:{tag}:"
 
 
-def own_service_jobs(runner: SshRunner, job_name: str, owner_tag: str,
-                     user: Optional[str] = None) -> List[JobInfo]:
-    """This stack's active service jobs (name and owner comment both match), with their nodes."""
-    owner = job_owner(owner_tag)
-    return [job(runner, jid) for jid, _state, comment in jobs_named(runner, job_name, user=user)
-            if comment.startswith(owner)]
+@dataclass(frozen=True)
+class ServiceJobs:
+    """What a step that needs nodes knows about this stack's service: every replica's Slurm
+    job name, replica 0's first (target.service_job_names), the stack's owner tag, the SSH
+    user (whose jobs are listed) and replica 0's work directory (replicas.replica_work_dir
+    gives replica i's)."""
+
+    names: Tuple[str, ...]
+    owner_tag: str
+    work_dir: str
+    user: Optional[str] = None
+
+    def __post_init__(self):
+        if isinstance(self.names, str) or not self.names or \
+                not all(isinstance(n, str) and n for n in self.names):
+            raise ValueError(f"service job names {self.names!r}: a list of job names, replica "
+                             "0's first")
+
+    @classmethod
+    def of(cls, p: Mapping) -> "ServiceJobs":
+        """From a step's inputs: `serviceJobNames`, `ownerTag`, `workDir`, `sshUser`."""
+        return cls(tuple(p["serviceJobNames"]), str(p.get("ownerTag") or ""),
+                   str(p["workDir"]), p.get("sshUser") or None)
+
+    def replica(self, name: str) -> Optional[int]:
+        """The replica index of a job called `name`: its place in `names`, or, for
+        `<replica 0's name>-r<i>` beyond them, i (a replica the program no longer declares:
+        `replicas` went down, its service is deleted at the end of this update); None for
+        any other name."""
+        if name in self.names:
+            return self.names.index(name)
+        m = re.fullmatch(re.escape(self.names[0]) + r"-r([1-9][0-9]{0,3})", name)
+        return int(m.group(1)) if m else None
+
+
+def upgrade_job_names(p: Dict[str, Any]) -> Dict[str, Any]:
+    """A step's state from before `serviceJobNames` (a list) held `serviceJobName`, the same
+    names comma-joined: read it as the list, so that the upgrade shows no diff."""
+    old = p.pop("serviceJobName", None)
+    if isinstance(old, str) and p.get("serviceJobNames") is None:
+        p["serviceJobNames"] = [n for n in old.split(",") if n]
+    return p
+
+
+class StopsTheService:
+    """Mixin of the steps with `serviceJobNames` among their inputs (they stop the service
+    for nodes they need): an old state's `serviceJobName` is read as the list."""
+
+    def upgrade(self, props):
+        return upgrade_job_names(super().upgrade(props))
+
+
+def own_service_jobs(runner: SshRunner, service: ServiceJobs) -> List[Tuple[int, JobInfo]]:
+    """(replica index, job) of this stack's active service jobs: the owner comment
+    (`kk3:<ownerTag>:`) and a replica's job name (`ServiceJobs.replica`) both match, with the
+    job's nodes. Jobs of removed replicas are included (index >= len(service.names))."""
+    owner = job_owner(service.owner_tag)
+    return [(i, job(runner, jid)) for jid, _state, name, comment in jobs_of(runner, service.user)
+            if comment.startswith(owner) and (i := service.replica(name)) is not None]
 
 
 def holding(jobs: Iterable[JobInfo], nodes: Iterable[str]) -> Dict[str, List[str]]:
@@ -94,25 +156,34 @@ def take_stop_mark(runner: SshRunner, work_dir: str) -> Optional[Tuple[StopMark,
     return StopMark(at, out[2], " ".join(out[3:])), max(0.0, now - at)
 
 
-def stop_service_for(runner: SshRunner, p: Mapping, nodes: Sequence[str], why: str,
+def stop_service_for(runner: SshRunner, service: ServiceJobs, nodes: Sequence[str], why: str,
                      deadline: float, interval_s: float) -> List[str]:
     """Cancel this stack's service job(s) holding any of `nodes` (the step named by `why`
-    needs them); mark the stop for the downtime report. Returns the job ids stopped.
+    needs them), and every job of a replica the program no longer declares, wherever it runs
+    (its service is deleted only at the end of the update, after the steps: left running it
+    would hold its nodes, under a shrink or in the way of the replicas that stay). Returns the
+    job ids stopped.
 
-    `p` carries `serviceJobName` (every replica's job name, replica 0's first:
-    target.service_job_names), `ownerTag`, `sshUser` and `workDir` (replica 0's). Each stopped
-    job's mark goes to its own replica's work directory (replicas.replica_work_dir), where that
-    replica's service reads it: every replica reports its own downtime."""
-    names = [n for n in str(p["serviceJobName"]).split(",") if n]
+    Each stopped job's mark goes to its own replica's work directory
+    (replicas.replica_work_dir), where that replica's service reads it: every replica reports
+    its own downtime. A removed replica's job gets no mark: nothing reads it, and a later
+    replica of the same index must not report a downtime that was never its own."""
     stopped = []
-    for i, name in enumerate(names):
-        jobs = own_service_jobs(runner, name, p["ownerTag"], p.get("sshUser"))
-        for job_id, held in sorted(holding(jobs, nodes).items()):
-            log.warning("stopping the service (Slurm job %s) for %s: it holds %s", job_id, why,
-                        ", ".join(held))
-            mark_stopped(runner, replica_work_dir(p["workDir"], i), job_id, f"stopped for {why}")
-            cancel(runner, job_id, deadline, interval_s)
-            stopped.append(job_id)
+    for i, info in own_service_jobs(runner, service):
+        held = holding([info], nodes).get(info.job_id, [])
+        removed = i >= len(service.names)
+        if not held and not removed:
+            continue
+        if removed:
+            log.warning("stopping Slurm job %s of replica %d, which `kimi-k3:replicas` no longer "
+                        "declares (for %s)", info.job_id, i, why)
+        else:
+            log.warning("stopping the service (Slurm job %s) for %s: it holds %s", info.job_id,
+                        why, ", ".join(held))
+            mark_stopped(runner, replica_work_dir(service.work_dir, i), info.job_id,
+                         f"stopped for {why}")
+        cancel(runner, info.job_id, deadline, interval_s)
+        stopped.append(info.job_id)
     return stopped
 
 
@@ -176,14 +247,46 @@ def wait_idle(runner: SshRunner, nodes: Sequence[str], deadline: float,
             "up` again") from None
 
 
+#: the nodes this stack's shrinks removed, one name a line, in the logs directory of the work
+#: directory and of every replica's (the service's delete reads its own: `removed_nodes`)
+REMOVED_NODES = "logs/removed-nodes"
+
+
+def record_removed(runner: SshRunner, work_dir: str, nodes: Sequence[str]) -> None:
+    """Note on the master that this stack's shrink removes `nodes`, in `work_dir` and every
+    replica directory under it (replicas.replica_work_dir): a service deleted afterwards,
+    whose job ran there, then knows why Slurm no longer lists them (`removed_nodes`)."""
+    if not nodes:
+        return
+    base = work_dir.rstrip("/") or "/"
+    dirs = f"{shell_word(base)} {shell_word(base)}/replica-*"
+    runner.run(f"for d in {dirs}; do if [ -d \"$d/logs\" ]; then cat >> \"$d/{REMOVED_NODES}\" "
+               f"<<'KK3_REMOVED_EOF'\n" + "\n".join(nodes) + "\nKK3_REMOVED_EOF\nfi; done",
+               label="record the nodes the shrink removes")
+
+
+def removed_nodes(runner: SshRunner, work_dir: str) -> set:
+    """The node names `record_removed` noted in `work_dir` (empty when none)."""
+    path = shell_word(f"{work_dir.rstrip('/')}/{REMOVED_NODES}")
+    out = runner.run(f"cat {path} 2>/dev/null || true", check=False,
+                     label="the nodes this stack's shrinks removed").stdout
+    return set(out.split())
+
+
 def stop_for_shrink(runner: SshRunner, p: Mapping, nodes: Sequence[str], deadline: float,
                     interval_s: float) -> List[str]:
     """Before E-HPC removes `nodes`: drain them (nothing new starts there), stop this stack's
     service job(s) holding any of them (marked: the service's next create reports the
-    downtime), and wait until no job runs there. Returns the job ids stopped."""
+    downtime), wait until no job runs there, and record them as removed by this stack
+    (`record_removed`). Returns the job ids stopped."""
+    for n in nodes:  # they reach a here-document, one a line
+        if not isinstance(n, str) or not _NODE.fullmatch(n):
+            raise ValueError(f"node name {n!r} is not a host name")
     drain_leaving(runner, nodes)
-    stopped = stop_service_for(runner, p, nodes, "the shrink", deadline, interval_s)
+    stopped = stop_service_for(runner, ServiceJobs.of(p), nodes, "the shrink", deadline,
+                               interval_s)
     wait_idle(runner, nodes, deadline, interval_s)
+    record_removed(runner, str(p["workDir"]), nodes)
     return stopped
 
 

@@ -25,7 +25,8 @@ Type `pulumi-python:dynamic/ctyun:SlurmService`. Over SSH to the master:
 - delete: stop the watchdog, `scancel` the job whose id is in the state, wait until it is over,
   stop its Apptainer instance (`<job name>-<job id>`) where one is left on nodes a step can
   reach; what could not be stopped (an unreachable master, a down node) is said, and the
-  teardown goes on: deleting the cluster ends the job.
+  teardown goes on: deleting the cluster ends the job. A node this stack's own shrink removed
+  (resize.record_removed) is not named: its job was stopped before it went.
 
 Which jobs are ours: the one in the state, and (only to resume an interrupted run) a job of the
 SSH user, with our job name and a comment `kk3:<ownerTag>:<fingerprint>` carrying this stack's
@@ -51,8 +52,8 @@ from .scripts import API_GUARD_FILE
 from ..dynamic.provider import redacted_logger
 from ..progress.record import STEERING_INPUTS, current_phase
 from .health import ensure_watchdog, net_preflight, stop_watchdog
-from .resize import job_owner as owner_prefix, mark_stopped, take_stop_mark
-from .slurm_jobs import ACTIVE, JobFailed, cancel, check_startable, gres_counts, job, \
+from .resize import job_owner as owner_prefix, mark_stopped, removed_nodes, take_stop_mark
+from .slurm_jobs import ACTIVE, NOT_IN_PARTITION, JobFailed, cancel, check_startable, gres_counts, job, \
     jobs_named, log_tail, node_states, partition_nodes, preflight, split_usable, stop_instances, \
     submit
 from .ssh import SshRunner, remote_errors
@@ -319,6 +320,13 @@ class SlurmServiceProvider(SshStepProvider):
             undone.append(f"Slurm job {job_id} was cancelled but had not ended after "
                           f"{p['cancelTimeoutS']} s")
         usable, others = split_usable(node_states(runner, p["partition"]), nodes)
+        gone = {n for n, why in others.items() if why == NOT_IN_PARTITION}
+        ours = sorted(gone & removed_nodes(runner, p["workDir"])) if gone else []
+        if ours:  # this stack's shrink removed them (resize.record_removed): nothing is there
+            log.info("not checked for instance %s: %s, removed by this stack's shrink",
+                     instance, ", ".join(ours))
+            for n in ours:
+                del others[n]
         if others:
             undone.append(f"instance {instance} not checked on "
                           + ", ".join(f"{n} ({why})" for n, why in sorted(others.items())))

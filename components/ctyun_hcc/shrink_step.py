@@ -37,7 +37,7 @@ from ..dynamic.provider import redacted_logger
 from . import cluster_ops as ops
 from . import provider_runtime as rt
 from .cluster_provider import node_view
-from .resize import stop_for_shrink
+from .resize import StopsTheService, stop_for_shrink
 from .slurm_jobs import JobFailed
 from .ssh import SshError, remote_errors
 from .ssh_resource import SshStepProvider, step_resource
@@ -64,13 +64,13 @@ def compute_count(nodes: Any) -> int:
     return len([n for n in nodes or [] if n.get("role") != "master"])
 
 
-class HccShrinkProvider(SshStepProvider, rt.CtyunProvider):
+class HccShrinkProvider(StopsTheService, SshStepProvider, rt.CtyunProvider):
     """See the module docstring. Inputs: the SSH step's, the cluster's identity and wanted
     count, its node list (`clusterNodes`), the service's job name(s), owner tag and work dir.
     Outputs: `nodes` (as HccCluster's), `removed`, `stoppedJobs`."""
 
     STEP_INPUTS = {"regionID": "", "azName": "", "clusterUUID": "", "clusterName": "",
-                   "computeNodeCount": 0, "clusterNodes": [], "serviceJobName": "kimi-k3",
+                   "computeNodeCount": 0, "clusterNodes": [], "serviceJobNames": ["kimi-k3"],
                    "ownerTag": "", "workDir": "/home/kimi-k3", "endpoint": "",
                    "pollIntervalS": 30, "updateTimeoutS": 5400, "lostAnswerWaitS": 900}
     OUTPUT_NAMES = ["nodes", "removed", "stoppedJobs"]

@@ -150,6 +150,21 @@ def jobs_named(runner: SshRunner, name: str, user: Optional[str] = None
     return rows
 
 
+def jobs_of(runner: SshRunner, user: Optional[str] = None) -> List[Tuple[str, str, str, str]]:
+    """(job id, state, name, comment) of the active jobs (of `user`, when given). A line with
+    more separators than fields (a name or comment holding `|`) gets the name "": it matches
+    no job name the caller looks for, so no such job can pass for one of ours."""
+    who = f" -u {shell_word(user)}" if user else ""
+    out = runner.run(f"squeue -h{who} -o '%i|%T|%j|%k'", label="squeue the jobs").stdout
+    rows = []
+    for line in out.splitlines():
+        head, sep, comment = line.strip().rpartition("|")
+        parts = head.split("|")
+        if sep and len(parts) >= 3:
+            rows.append((parts[0], parts[1], parts[2] if len(parts) == 3 else "", comment))
+    return rows
+
+
 def parse_gres(text: str) -> Dict[str, int]:
     """{GRES name: the smallest count any line declares} from `sinfo -o %G` output, e.g.
     `gpu:16`, `gpu:16(S:0-1)`, `gpu:a100:8,npu:16`, `(null)` (none); a count that cannot be
@@ -200,6 +215,10 @@ def node_states(runner: SshRunner, partition: str) -> Dict[str, str]:
     return states
 
 
+#: why `split_usable` cannot use a node Slurm does not list in the partition
+NOT_IN_PARTITION = "not in the partition"
+
+
 def split_usable(states: Mapping[str, str], nodes: List[str]) -> Tuple[List[str], Dict[str, str]]:
     """(the `nodes` a short step can run on now, {node: why not} for the others: down, drained,
     not answering, or not in the partition at all)."""
@@ -208,7 +227,7 @@ def split_usable(states: Mapping[str, str], nodes: List[str]) -> Tuple[List[str]
     for node in nodes:
         state = states.get(node)
         if state is None:
-            others[node] = "not in the partition"
+            others[node] = NOT_IN_PARTITION
         elif state.endswith("*") or state.rstrip("~#!%$@^-+") not in STEP_READY:
             others[node] = state
         else:

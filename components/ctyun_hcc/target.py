@@ -338,11 +338,10 @@ def _tls_proxy(name: str, deployment, infrastructure, service, parent, router=No
         pulumi.ResourceOptions(parent=parent, depends_on=[service if router is None else router]))
 
 
-def service_job_names(rendered: SlurmRendered) -> str:
-    """Every replica's Slurm job name, comma-separated: the bootstrap steps that need nodes
-    stop whichever of this stack's jobs holds them (resize.py asks `squeue -n`, which takes a
-    list of names)."""
-    return ",".join(lay.job_name for lay in rendered.layouts or (rendered.layout,))
+def service_job_names(rendered: SlurmRendered) -> List[str]:
+    """Every replica's Slurm job name, replica 0's first: the bootstrap steps that need nodes
+    stop whichever of this stack's jobs holds them (resize.py)."""
+    return [lay.job_name for lay in rendered.layouts or (rendered.layout,)]
 
 
 def _service_inputs(deployment, infrastructure, i: int, layout: SlurmLayout, api_key,

@@ -13,7 +13,7 @@ import pytest
 
 from tests.emulators.ctyun.harness import EmulatorProcess
 from tests.integration.local_s3 import LocalS3
-from tests.integration.slurm_env import START, _env_file
+from tests.integration.slurm_env import START, services_env
 
 #: the CTyun emulator's job duration for the tests that share `emulator` (seconds)
 EMULATOR_JOB_S = 0.08
@@ -54,7 +54,7 @@ def services() -> Dict[str, str]:
         if ci:
             pytest.fail(f"CTyun test services could not start (CI=true): {problem}")
         pytest.skip(f"CTyun test services unavailable: {problem}")
-    env = _env_file(Path(os.environ.get("KK3_CI_DIR", "/tmp/kimi-k3-ci")) / "env.sh")
+    env = services_env()
     os.environ["SLURM_CONF"] = env["SLURM_CONF"]
     return env
 

@@ -3,11 +3,16 @@
 The fixtures that start them and give each test a directory (`services`, `workspace`) are in
 tests/integration/conftest.py; this module holds the helpers the test modules import by name
 (inputs of the SSH resources, the doubles' calls and faults, the rendered scripts).
+
+It is also the rig of the figures on these services: bench/ctyun_bootstrap.py and
+bench/ctyun_day2.py import `services_env` and the input helpers from here (no test double is
+among them: sshd and Slurm are real), so a change here is a change to those scripts too.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -22,6 +27,13 @@ from components.ctyun_hcc.service import fingerprint
 ROOT = Path(__file__).resolve().parents[2]
 START = ROOT / ".ci" / "services" / "start.sh"
 IMAGE = "quay.io/ascend/vllm-ascend:kimi-k3-a3"
+
+
+def services_env(ci_dir: str = "") -> Dict[str, str]:
+    """The running services' settings, `export K=V` lines of `<ci dir>/env.sh` (written by
+    .ci/services/start.sh; the directory is `ci_dir`, else $KK3_CI_DIR, else /tmp/kimi-k3-ci),
+    as a dict: what the `services` fixture gives a test and the bench scripts read."""
+    return _env_file(Path(ci_dir or os.environ.get("KK3_CI_DIR", "/tmp/kimi-k3-ci")) / "env.sh")
 
 
 def _env_file(path: Path) -> Dict[str, str]:

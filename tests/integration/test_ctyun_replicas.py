@@ -17,7 +17,7 @@ from pathlib import Path
 
 from components.ctyun_hcc.acceptance import AcceptanceGateProvider
 from components.ctyun_hcc.replicas import replica_layouts
-from components.ctyun_hcc.resize import stop_service_for
+from components.ctyun_hcc.resize import ServiceJobs, stop_service_for
 from components.ctyun_hcc.router_service import RouterServiceProvider
 from components.ctyun_hcc.scripts import render_all
 from components.ctyun_hcc.service import SlurmServiceProvider, fingerprint
@@ -92,9 +92,9 @@ def test_two_replicas_behind_the_router_pass_the_gate(services, workspace):
         # the chain names every replica's job (target.service_job_names)
         runner = SlurmServiceProvider().runner(props[0])
         with runner:
-            stopped = stop_service_for(runner, {
-                "serviceJobName": "kimi-k3,kimi-k3-r1", "ownerTag": "kimi-k3/replicas-test",
-                "sshUser": props[0]["sshUser"], "workDir": lays[0].work_dir},
+            stopped = stop_service_for(runner, ServiceJobs(
+                ("kimi-k3", "kimi-k3-r1"), "kimi-k3/replicas-test", lays[0].work_dir,
+                props[0]["sshUser"]),
                 ["kk3n0", "kk3n1", "kk3n2", "kk3n3"], "the test", time.monotonic() + 60, 0.5)
         assert sorted(stopped) == sorted(o["jobId"] for o in outs)
         # each replica's stop is marked where its own service reads it (its next create

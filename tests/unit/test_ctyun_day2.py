@@ -394,26 +394,43 @@ def test_day_two_scripts_quote_the_partition(tmp_path):
 
 # --- stopping the service for a step: this stack's own job, and only it ---------------------------
 
+def _service(*names, work_dir="/home/kimi-k3"):
+    from components.ctyun_hcc.resize import ServiceJobs
+
+    return ServiceJobs(tuple(names), "kimi-k3/prod", work_dir)
+
+
+def _stubs(monkeypatch, listed, jobs):
+    from components.ctyun_hcc import resize
+
+    cancelled, marks = [], []
+    monkeypatch.setattr(resize, "jobs_of", lambda runner, user=None: listed)
+    monkeypatch.setattr(resize, "job", lambda runner, jid: jobs[jid])
+    monkeypatch.setattr(resize, "cancel", lambda runner, jid, deadline, poll: cancelled.append(jid))
+    monkeypatch.setattr(resize, "mark_stopped",
+                        lambda runner, wd, jid, why: marks.append((jid, wd, why)))
+    return cancelled, marks
+
+
 def test_a_step_stops_only_this_stacks_service_and_only_when_it_holds_a_needed_node(monkeypatch):
     from components.ctyun_hcc import resize
 
     jobs = {"1": JobInfo("1", "RUNNING", ("kk3n0", "kk3n1")),
             "2": JobInfo("2", "RUNNING", ("kk3n2",)),
-            "3": JobInfo("3", "RUNNING", ("kk3n3",))}
-    listed = [("1", "RUNNING", "kk3:kimi-k3/prod:abc"),     # ours
-              ("2", "RUNNING", "kk3:kimi-k3/other:abc"),    # another stack's, same job name
-              ("3", "RUNNING", "kk3:kimi-k3/prodx:abc")]    # a tag that merely starts like ours
-    cancelled, marks = [], []
-    monkeypatch.setattr(resize, "jobs_named", lambda runner, name, user=None: listed)
-    monkeypatch.setattr(resize, "job", lambda runner, jid: jobs[jid])
-    monkeypatch.setattr(resize, "cancel", lambda runner, jid, deadline, poll: cancelled.append(jid))
-    monkeypatch.setattr(resize, "mark_stopped",
-                        lambda runner, wd, jid, why: marks.append((jid, why)))
-    p = {"serviceJobName": "kimi-k3", "ownerTag": "kimi-k3/prod", "workDir": "/home/kimi-k3"}
+            "3": JobInfo("3", "RUNNING", ("kk3n3",)),
+            "4": JobInfo("4", "RUNNING", ("kk3n1",)),
+            "5": JobInfo("5", "RUNNING", ("kk3n1",))}
+    listed = [("1", "RUNNING", "kimi-k3", "kk3:kimi-k3/prod:abc"),     # ours
+              ("2", "RUNNING", "kimi-k3", "kk3:kimi-k3/other:abc"),    # another stack's
+              ("3", "RUNNING", "kimi-k3", "kk3:kimi-k3/prodx:abc"),    # a tag only like ours
+              ("4", "RUNNING", "train", "kk3:kimi-k3/prod:abc"),       # another job name
+              ("5", "RUNNING", "kimi-k3-rx", "kk3:kimi-k3/prod:abc")]  # not a replica's name
+    cancelled, marks = _stubs(monkeypatch, listed, jobs)
+    p = _service("kimi-k3")
     assert resize.stop_service_for(None, p, ["kk3n2", "kk3n3"], "the broadcast", 0, 1) == []
     assert resize.stop_service_for(None, p, ["kk3n1", "kk3n2", "kk3n3"], "the broadcast",
                                    0, 1) == ["1"]
-    assert cancelled == ["1"] and marks == [("1", "stopped for the broadcast")]
+    assert cancelled == ["1"] and marks == [("1", "/home/kimi-k3", "stopped for the broadcast")]
 
 
 def test_each_replicas_stop_is_marked_in_its_own_work_dir(monkeypatch):
@@ -422,20 +439,131 @@ def test_each_replicas_stop_is_marked_in_its_own_work_dir(monkeypatch):
     downtime (not replica 0 alone)."""
     from components.ctyun_hcc import resize
 
-    by_name = {"kimi-k3": [("1", "RUNNING", "kk3:kimi-k3/prod:a")],
-               "kimi-k3-r1": [("2", "RUNNING", "kk3:kimi-k3/prod:b")],
-               "kimi-k3-r2": [("3", "RUNNING", "kk3:kimi-k3/prod:c")]}
+    listed = [("1", "RUNNING", "kimi-k3", "kk3:kimi-k3/prod:a"),
+              ("2", "RUNNING", "kimi-k3-r1", "kk3:kimi-k3/prod:b"),
+              ("3", "RUNNING", "kimi-k3-r2", "kk3:kimi-k3/prod:c")]
     jobs = {"1": JobInfo("1", "RUNNING", ("n0", "n1")), "2": JobInfo("2", "RUNNING", ("n2", "n3")),
             "3": JobInfo("3", "RUNNING", ("n4", "n5"))}
-    marks = []
-    monkeypatch.setattr(resize, "jobs_named", lambda runner, name, user=None: by_name[name])
-    monkeypatch.setattr(resize, "job", lambda runner, jid: jobs[jid])
-    monkeypatch.setattr(resize, "cancel", lambda runner, jid, deadline, poll: None)
-    monkeypatch.setattr(resize, "mark_stopped", lambda runner, wd, jid, why: marks.append((jid, wd)))
-    p = {"serviceJobName": "kimi-k3,kimi-k3-r1,kimi-k3-r2", "ownerTag": "kimi-k3/prod",
-         "workDir": "/home/kimi-k3/"}
+    _, marks = _stubs(monkeypatch, listed, jobs)
+    p = _service("kimi-k3", "kimi-k3-r1", "kimi-k3-r2", work_dir="/home/kimi-k3/")
     assert resize.stop_service_for(None, p, ["n1", "n4"], "the broadcast", 0, 1) == ["1", "3"]
-    assert marks == [("1", "/home/kimi-k3/"), ("3", "/home/kimi-k3/replica-2")]
+    assert [(j, wd) for j, wd, _ in marks] == [("1", "/home/kimi-k3/"),
+                                               ("3", "/home/kimi-k3/replica-2")]
+
+
+def test_a_replica_the_program_no_longer_declares_is_stopped_wherever_it_runs(monkeypatch):
+    """replicas 2 -> 1: the shrink removes replica 1's nodes, but its service is deleted only
+    at the end of the update, after the shrink. Its job (this stack's: owner comment and the
+    `<job>-r<i>` name) is stopped by the first step that stops the service, even on nodes the
+    step does not need (it would hold the nodes replica 0's new job needs), without a stop
+    mark (nothing reads it; a later replica 1 must not report a downtime that was not its
+    own). Before, only the names still declared were looked for: the shrink waited for
+    "someone else's" job until its deadline."""
+    from components.ctyun_hcc import resize
+
+    listed = [("1", "RUNNING", "kimi-k3", "kk3:kimi-k3/prod:a"),
+              ("2", "RUNNING", "kimi-k3-r1", "kk3:kimi-k3/prod:b"),
+              ("3", "RUNNING", "kimi-k3-r2", "kk3:kimi-k3/other:c")]  # another stack's
+    jobs = {"1": JobInfo("1", "RUNNING", ("n0", "n1")), "2": JobInfo("2", "RUNNING", ("n2", "n3")),
+            "3": JobInfo("3", "RUNNING", ("n4", "n5"))}
+    cancelled, marks = _stubs(monkeypatch, listed, jobs)
+    p = _service("kimi-k3")
+    assert resize.stop_service_for(None, p, ["n3"], "the shrink", 0, 1) == ["2"]
+    assert cancelled == ["2"] and marks == []
+    cancelled.clear()
+    assert resize.stop_service_for(None, p, ["n9"], "the NVMe mount step", 0, 1) == ["2"]
+    assert cancelled == ["2"]
+
+
+def test_service_job_names_are_a_list_and_an_old_comma_joined_state_shows_no_diff():
+    """`serviceJobNames` is a list (no job name is split on a comma); a state written with the
+    comma-joined `serviceJobName` reads as the same list: upgrading shows no diff and re-runs
+    no step."""
+    from components.ctyun_hcc.bootstrap import BroadcastProvider, NvmeMountProvider
+    from components.ctyun_hcc.resize import ServiceJobs
+    from components.ctyun_hcc.shrink_step import HccShrinkProvider
+
+    with pytest.raises(ValueError, match="a list of job names"):
+        ServiceJobs("kimi-k3,kimi-k3-r1", "t", "/w")
+    for prov in (NvmeMountProvider(), BroadcastProvider(), HccShrinkProvider()):
+        news = {"sshHost": "h", "serviceJobNames": ["kimi-k3", "kimi-k3-r1"], "ownerTag": "t"}
+        olds = {"sshHost": "h", "serviceJobName": "kimi-k3,kimi-k3-r1", "ownerTag": "t"}
+        assert prov.inputs(olds)["serviceJobNames"] == ["kimi-k3", "kimi-k3-r1"]
+        assert not prov.diff("id", olds, news).changes, type(prov).__name__
+        assert prov.diff("id", olds, {**news, "serviceJobNames": ["kimi-k3"]}).changes
+
+
+def test_jobs_of_reads_name_and_comment_and_a_separator_in_a_field_matches_no_name():
+    from components.ctyun_hcc.slurm_jobs import jobs_of
+
+    class R:
+        def run(self, cmd, **kw):
+            self.cmd = cmd
+            return type("Res", (), {"stdout": "7|RUNNING|kimi-k3|kk3:t:fp\n"
+                                              "8|RUNNING|x|kimi-k3|kk3:t:fp\n"
+                                              "9|PENDING|kimi-k3|a|kk3:t:fp\n"
+                                              "garbage\n"})()
+    r = R()
+    assert jobs_of(r, "root") == [("7", "RUNNING", "kimi-k3", "kk3:t:fp"),
+                                  ("8", "RUNNING", "", "kk3:t:fp"),
+                                  ("9", "PENDING", "", "kk3:t:fp")]
+    assert "-u root" in r.cmd
+
+
+class _LocalRunner:
+    """Runs each command with the local bash (what the master's shell would do with it)."""
+
+    def run(self, cmd, check=True, timeout_s=None, stdin=None, label=None):
+        import subprocess as sp
+
+        r = sp.run(["bash", "-c", cmd], input=stdin, capture_output=True, text=True, timeout=30)
+        assert not check or r.returncode == 0, (cmd, r.stderr)
+        return type("Res", (), {"stdout": r.stdout, "stderr": r.stderr, "code": r.returncode})()
+
+
+def test_the_shrink_records_the_removed_nodes_in_every_replicas_work_dir(tmp_path):
+    from components.ctyun_hcc import resize
+
+    for d in (tmp_path / "logs", tmp_path / "replica-1" / "logs"):
+        d.mkdir(parents=True)
+    (tmp_path / "replica-2").mkdir()  # no logs directory: no service ever wrote there
+    resize.record_removed(_LocalRunner(), str(tmp_path) + "/", ["kk3n3", "kk3n2"])
+    assert resize.removed_nodes(_LocalRunner(), str(tmp_path)) == {"kk3n2", "kk3n3"}
+    assert resize.removed_nodes(_LocalRunner(), str(tmp_path / "replica-1")) == {"kk3n2", "kk3n3"}
+    assert not (tmp_path / "replica-2" / "logs").exists()
+    assert resize.removed_nodes(_LocalRunner(), str(tmp_path / "nowhere")) == set()
+
+
+def test_stop_for_shrink_refuses_a_node_name_that_is_not_a_host_name():
+    from components.ctyun_hcc import resize
+
+    with pytest.raises(ValueError, match="is not a host name"):
+        resize.stop_for_shrink(None, {"serviceJobNames": ["kimi-k3"], "workDir": "/w"},
+                               ["kk3n3\nKK3_REMOVED_EOF\nrm -rf /"], 0, 1)
+
+
+@pytest.mark.parametrize("removed, warned", [("kk3n3\n", False), ("", True), ("kk3n9\n", True)])
+def test_the_service_delete_is_quiet_about_a_node_its_own_shrink_removed(
+        monkeypatch, caplog, removed, warned):
+    """After this stack's shrink removed kk3n3 (recorded on the master), deleting a service
+    whose job ran there does not warn that kk3n3 could not be checked; a node that left the
+    partition without this stack's shrink, and a node that is down, still are named."""
+    import logging
+
+    from components.ctyun_hcc import service
+
+    monkeypatch.setattr(service, "job", lambda runner, jid: JobInfo(jid, "GONE", ()))
+    monkeypatch.setattr(service, "cancel", lambda *a: None)
+    monkeypatch.setattr(service, "stop_instances", lambda *a: "")
+    monkeypatch.setattr(service, "node_states",
+                        lambda runner, part: {"kk3n1": "idle", "kk3n2": "down*"})
+    monkeypatch.setattr(service, "removed_nodes", lambda runner, wd: set(removed.split()))
+    p = {"jobId": "71", "jobName": "kimi-k3", "nodes": ["kk3n1", "kk3n2", "kk3n3"],
+         "partition": "batch", "workDir": "/w", "cancelTimeoutS": 1, "pollIntervalS": 1}
+    with caplog.at_level(logging.INFO):
+        undone = service.SlurmServiceProvider().remove(None, p)
+    assert any("kk3n2 (down*)" in u for u in undone)  # genuinely unreachable: named
+    assert any("kk3n3 (not in the partition)" in u for u in undone) is warned
 
 
 def test_nodes_with_fewer_devices_than_the_plan_are_refused_before_submitting(monkeypatch):

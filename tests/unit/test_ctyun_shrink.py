@@ -103,14 +103,16 @@ class Master:
 
 def test_stop_for_shrink_drains_stops_this_stacks_job_then_waits_until_idle(monkeypatch):
     states = iter(["kk3n3 draining\n", "kk3n3 drained\n"])
-    master = Master([("squeue -h -n", "71|RUNNING|kk3:kimi-k3/t:fp\n72|RUNNING|other\n"),
+    master = Master([("squeue -h -u", "71|RUNNING|kimi-k3|kk3:kimi-k3/t:fp\n"
+                                      "72|RUNNING|kimi-k3|other\n"),
                      ("scontrol show job -o 71", "JobId=71 JobState=RUNNING\n"
                       "HOSTS kk3n0 kk3n1 kk3n2 kk3n3\n"),
                      ("scontrol show job -o 72", "JobId=72 JobState=RUNNING\nHOSTS kk3n3\n"),
                      ("sinfo -h -N -n", lambda: next(states))])
     cancelled = []
     monkeypatch.setattr(resize, "cancel", lambda r, jid, d, i: cancelled.append(jid))
-    p = {"serviceJobName": "kimi-k3", "ownerTag": "kimi-k3/t", "workDir": "/w"}
+    p = {"serviceJobNames": ["kimi-k3"], "ownerTag": "kimi-k3/t", "workDir": "/w",
+         "sshUser": "root"}
     stopped = resize.stop_for_shrink(master, p, ["kk3n3"], time.monotonic() + 5, 0.001)
     assert stopped == ["71"] and cancelled == ["71"]  # job 72 is not this stack's: untouched
     order = [s for s in master.sent if s in ("drain the leaving nodes", "mark the service "
@@ -120,10 +122,10 @@ def test_stop_for_shrink_drains_stops_this_stacks_job_then_waits_until_idle(monk
 
 
 def test_a_foreign_job_that_keeps_a_leaving_node_busy_blocks_the_shrink_naming_it(monkeypatch):
-    master = Master([("squeue -h -n", ""), ("sinfo -h -N -n", "kk3n3 draining\n"),
+    master = Master([("squeue -h -o", ""), ("sinfo -h -N -n", "kk3n3 draining\n"),
                      ("squeue -h -w", "88 (alice, train)\n")])
     with pytest.raises(resize.ShrinkBlocked) as err:
-        resize.stop_for_shrink(master, {"serviceJobName": "kimi-k3", "ownerTag": "t",
+        resize.stop_for_shrink(master, {"serviceJobNames": ["kimi-k3"], "ownerTag": "t",
                                         "workDir": "/w"}, ["kk3n3"], time.monotonic() + 0.05,
                                0.01)
     assert "kk3n3 (draining)" in str(err.value) and "88 (alice, train)" in str(err.value)
@@ -143,7 +145,7 @@ def _props(ehpc, want, **kw):
     return {"sshHost": "203.0.113.9", "sshPort": 2299, "regionID": "cn-test", "azName": "az1",
             "clusterUUID": ehpc.cluster.uuid, "clusterName": ehpc.cluster.name,
             "computeNodeCount": want, "clusterNodes": [node_view(n) for n in ehpc.nodes],
-            "serviceJobName": "kimi-k3", "ownerTag": "kimi-k3/t", "workDir": "/w",
+            "serviceJobNames": ["kimi-k3"], "ownerTag": "kimi-k3/t", "workDir": "/w",
             "pollIntervalS": 0.001, "updateTimeoutS": 30, "lostAnswerWaitS": 1, **kw}
 
 

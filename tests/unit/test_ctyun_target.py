@@ -123,7 +123,7 @@ def test_serve_inputs_carry_rendered_scripts_and_no_plain_secrets(recorded, gold
     assert "watchdog" in svc["watchdogSh"]
     for step in ("kimi-k3-nvme", "kimi-k3-bcast", "kimi-k3-shrink"):
         inputs = next(r for r in run.resources if r["name"] == step)["inputs"]
-        assert (inputs["serviceJobName"], inputs["ownerTag"]) == ("kimi-k3", "kimi-k3/ctyun-hcc")
+        assert (inputs["serviceJobNames"], inputs["ownerTag"]) == (["kimi-k3"], "kimi-k3/ctyun-hcc")
     assert pin["passwordLogin"] == "off"
     # issue 19: the cluster leaves nodes that may serve to the shrink step, which stops the
     # service on them first (shrink_step.py) and hands the node list on

@@ -111,7 +111,7 @@ def test_ctyun_serves_one_slurm_job_per_replica_behind_the_router_on_the_master(
         jobs["kimi-k3-service-r1"]["preflightSh"]
     # the steps that need nodes stop whichever replica holds them
     steps = [i for i in _by_name(run, "/ctyun:Broadcast").values()]
-    assert [i["serviceJobName"] for i in steps] == ["kimi-k3,kimi-k3-r1"]
+    assert [i["serviceJobNames"] for i in steps] == [["kimi-k3", "kimi-k3-r1"]]
     (router,) = _by_name(run, "/ctyun:RouterService").values()
     assert router["port"] == 11025 and router["routerDir"] == "/home/kimi-k3/router"
     assert router["workerUrls"] == ["http://192.0.2.10:11026", "http://192.0.2.12:11026"]
