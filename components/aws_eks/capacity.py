@@ -508,6 +508,10 @@ def _over(olds: Mapping[str, Any]) -> bool:
     return (bool(olds.get("end_date")) and ended(olds["end_date"], _now())) or olds.get("state") in GONE_STATES
 
 
+def _forgotten(reservation_id: str, end_date: Any) -> str:
+    return f"Capacity Block {reservation_id} is forgotten, not cancelled: it stays billed until {end_date}"
+
+
 class CapacityBlockProvider(aws_api.AwsProvider):
     """Pulumi dynamic provider for one Capacity Block (adopted or bought). Holds no state."""
 
@@ -559,7 +563,11 @@ class CapacityBlockProvider(aws_api.AwsProvider):
     def diff(self, id_, olds, news):
         """Which change of the inputs needs what (see the lifecycle in docs/aws-eks.md):
 
-        - another region, or another adopted id than the block held: another block (replace);
+        - another region: another block (replace);
+        - another adopted id than the block held: an update that adopts and checks it, not a
+          replace: a delete-before-replace would first delete every resource whose replacing input
+          comes from the block (the GPU node group's subnet, through the block's zone) instead of
+          letting the launch template and the node group roll onto the new block;
         - adopted, the request changed (accelerator, nodes x replicas) or the block ended: an
           update, which re-checks the block (check_block) and fails loudly if it does not fit;
         - bought, the block ended: an update that buys the next one under the same fee cap,
@@ -569,23 +577,25 @@ class CapacityBlockProvider(aws_api.AwsProvider):
           while the first runs;
         - changing only the purchase request (fee cap, window) changes nothing.
         """
-        replaces = [k for k, held in (("reservationId", "reservation_id"), ("region", "region"))
-                    if news.get(k) != olds.get(held) and (k != "reservationId" or news.get(k))]
-        if replaces:
-            return DiffResult(changes=True, replaces=replaces, delete_before_replace=True)
+        if news.get("region") != olds.get("region"):
+            return DiffResult(changes=True, replaces=["region"], delete_before_replace=True)
+        other_block = bool(news.get("reservationId")) and news["reservationId"] != olds.get("reservation_id")
         over = _over(olds)
         request_changed = requested(news) != requested(olds)
         if not news.get("reservationId") and request_changed and not over:
             refusal = request_refusal(olds, news)
             if refusal is not None:
                 raise refusal
-        return DiffResult(changes=over or request_changed, replaces=[], delete_before_replace=True)
+        return DiffResult(changes=over or request_changed or other_block, replaces=[], delete_before_replace=True)
 
     def update(self, id_, olds, news):
         """Re-check an adopted block, re-check a bought one against a new request, or buy the
         next block after a bought one ended (preferring its zone); see `diff`."""
         if news.get("reservationId") or _over(olds):
             outs = self._acquire(news, None if news.get("reservationId") else olds.get("availability_zone"))
+            held = olds.get("reservation_id")
+            if olds.get("purchased") and held and held != outs["reservation_id"] and not _over(olds):
+                self.warn(_forgotten(held, olds.get("end_date")))
         else:
             refusal = request_refusal(olds, news)
             if refusal is not None:
@@ -595,9 +605,9 @@ class CapacityBlockProvider(aws_api.AwsProvider):
         return UpdateResult({**news, **outs})
 
     def delete(self, id_, props):
-        # nothing to call: AWS cannot cancel a Capacity Block; destroy only forgets it
-        self.warn(f"Capacity Block {id_} is forgotten, not cancelled: it stays billed "
-                  f"until {props.get('end_date')}")
+        # nothing to call: AWS cannot cancel a Capacity Block; destroy only forgets it. The block
+        # held is `reservation_id` (after a renewal or another adopted id, no longer the first id_)
+        self.warn(_forgotten(props.get("reservation_id") or id_, props.get("end_date")))
 
 
 class CapacityBlock(DynamicResource, module="aws", name="CapacityBlock"):

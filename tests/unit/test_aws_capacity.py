@@ -200,7 +200,44 @@ def test_provider_holds_no_client_and_forgets_on_delete():
     assert d.changes is False  # changing the request never buys a second block
     d = p.diff("cr-1", {"reservationId": "cr-1", "reservation_id": "cr-1", "region": "us-east-2"},
                {"reservationId": "cr-2", "region": "us-east-2"})
-    assert d.replaces == ["reservationId"]
+    # another block is an update (the node group rolls onto it), never a delete-before-replace,
+    # which would first delete what takes a replacing input from the block (docs/aws-eks.md)
+    assert d.changes is True and d.replaces == []
+    d = p.diff("cr-1", {"reservationId": "cr-1", "reservation_id": "cr-1", "region": "us-east-2"},
+               {"reservationId": "cr-1", "region": "us-west-2"})
+    assert d.replaces == ["region"]
+
+
+def test_another_adopted_block_is_adopted_in_place_and_a_bought_one_left_behind_is_named(monkeypatch):
+    import boto3
+    from botocore.stub import Stubber
+
+    said = []
+    p = cap.CapacityBlockProvider()
+    monkeypatch.setattr(cap.pulumi.log, "warn", lambda text, *a, **k: said.append(text))
+    now = T0 - timedelta(days=1)
+    monkeypatch.setattr(cap, "_now", lambda: now)
+    client = boto3.client("ec2", region_name="us-east-2", aws_access_key_id="testing", aws_secret_access_key="testing")
+    monkeypatch.setattr(cap, "ec2_client", lambda props, max_attempts=5: client)
+    # this stack bought cr-0aaa..., still running; the user now adopts cr-0123...
+    bought = {**reservation_api("cr-0aaaaaaaaaaaaaaaa"), "TotalInstanceCount": 1}
+    olds = {**BUY, "region": "us-east-2", "reservationId": None, **cap.Block.from_api(bought).outputs(),
+            "purchased": True, "requested": {"instance_type": ITYPE, "instance_count": 1}}
+    news = {"region": "us-east-2", "instanceType": ITYPE, "instanceCount": 1, "reservationId": "cr-0123456789abcdef0"}
+    d = p.diff("cr-0aaaaaaaaaaaaaaaa", olds, news)
+    assert d.changes is True and d.replaces == []
+    with Stubber(client) as stub:
+        stub.add_response("describe_capacity_reservations", {"CapacityReservations": [reservation_api()]},
+                          {"CapacityReservationIds": ["cr-0123456789abcdef0"]})
+        outs = p.update("cr-0aaaaaaaaaaaaaaaa", olds, news).outs
+        stub.assert_no_pending_responses()  # no purchase
+    assert outs["reservation_id"] == "cr-0123456789abcdef0" and outs["purchased"] is False
+    assert said == [f"Capacity Block cr-0aaaaaaaaaaaaaaaa is forgotten, not cancelled: it stays billed until "
+                    f"{olds['end_date']}"]
+    # destroy names the block held, not the resource's first id
+    p.delete("cr-0aaaaaaaaaaaaaaaa", outs)
+    assert said[-1] == f"Capacity Block cr-0123456789abcdef0 is forgotten, not cancelled: it stays billed until " \
+                       f"{outs['end_date']}"
 
 
 def test_provider_survives_pulumis_own_serialization_and_strips_the_provider_key(monkeypatch):
