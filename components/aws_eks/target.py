@@ -263,6 +263,21 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
 
         return MOCK_OUTPUTS
 
+    def clock_phases(self, deployment: EksDeployment, block_start: Optional[str] = None) -> list:
+        """Block wait -> nodes -> staging -> engine -> gate (HyperPod: its own phases)."""
+        from ..progress.clock import aws_phases, hyperpod_phases
+
+        cold = deployment.plan.to_dict()["cold_start"]
+        if deployment.config.eks.serving == "hyperpod":
+            return hyperpod_phases(cold, plan_start=block_start,
+                                   end_to_end=deployment.config.eks.hyperpod_end_to_end)
+        return aws_phases(cold, block_start=block_start)
+
+    def cost_parts(self, resources, node_shape: str, nodes: int) -> list:
+        from .cost_parts import aws_parts
+
+        return aws_parts(resources, node_shape, nodes)
+
 
 def _secret_data(deployment: EksDeployment) -> Dict[str, Any]:
     from .serving import secret_data

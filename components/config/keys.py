@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import FrozenSet, Iterable, Optional, Sequence
 
 from ..inference.errors import NOT_SHOWN, ConfigError
+from ..program.registry import REGISTRY
 
-OURS = ("kimi-k3", "ctyun")
+#: the shared namespace and every registered target's own (program/registry.py `namespaces`)
+OURS = ("kimi-k3",) + tuple(ns for entry in REGISTRY.values() for ns in entry.namespaces)
 #: namespaces of other Pulumi packages that are near ours or aws's by spelling, yet legitimate
 OTHER_PACKAGES = frozenset({"awsx", "aws-native", "aws-iam", "aws-apigateway", "eks", "kubernetes",
                             "pulumi", "random", "tls", "command", "std"})

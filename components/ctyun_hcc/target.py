@@ -316,6 +316,22 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
 
         return MOCK_OUTPUTS
 
+    def clock_phases(self, deployment: HccDeployment, block_start=None) -> list:
+        """Order -> cluster ready -> bootstrap -> weights and image -> broadcast -> engine -> gate."""
+        from ..inference.catalog import NODE_SHAPES
+        from ..progress.clock import ctyun_phases
+
+        plan = deployment.plan
+        return ctyun_phases(plan.to_dict()["cold_start"],
+                            checkpoint_bytes=MODELS[plan.model].download_bytes,
+                            nvme_gb_per_s=NODE_SHAPES[plan.node_shape].nvme_read_gb_per_s,
+                            order_timeout_s=deployment.config.cluster.create_timeout_s)
+
+    def cost_parts(self, resources, node_shape: str, nodes: int) -> list:
+        from .cost_parts import ctyun_parts
+
+        return ctyun_parts(resources, node_shape, nodes)
+
 
 def _tls_proxy(name: str, deployment, infrastructure, service, parent, router=None):
     """The TLS front on the master (tls_step.py) when the endpoint serves TLS, else None; in

@@ -23,6 +23,14 @@ set on a target after it is built:
     outputs(deployment, infra, served, gates) the stack outputs it adds (endpoint etc. are shared)
     mock_outputs()                        offline stand-ins: what its resources answer under the
                                           mock engine (components/offline/runner.py)
+    clock_phases(deployment, block_start) the phases from `pulumi up` to the first accepted
+                                          token, with estimates (progress/clock.py; asked by the
+                                          program before `infrastructure`, for `status`)
+
+and, by the plan command only (cli/plan_ops.py), after the program ran:
+
+    cost_parts(resources, node_shape, nodes)  what the registered resources bill per hour
+                                          (cost/estimate.py prices them)
 
 Everything before `infrastructure` is pure (Pulumi config is read, no resource is registered), so
 bad input stops the program before anything is created.
@@ -199,3 +207,16 @@ class Target(abc.ABC, Generic[C, R, I, S, G]):
     @abc.abstractmethod
     def mock_outputs(self) -> MockOutputs:
         """What the target's resources answer under the mock engine, by type token."""
+
+    @abc.abstractmethod
+    def clock_phases(self, deployment: Deployment[C, R], block_start: Optional[str]) -> Sequence[Any]:
+        """The phases (progress/clock.ClockPhase) from `pulumi up` to the first accepted token,
+        each with the plan's estimate; `block_start`: when the capacity the stack waits for
+        starts (ISO 8601), if the target has such a wait and it is known."""
+
+    @abc.abstractmethod
+    def cost_parts(self, resources: Sequence[Mapping[str, Any]], node_shape: str,
+                   nodes: int) -> Sequence[Any]:
+        """What a planned stack bills per hour (cost/estimate.Part, built with `part`), counted
+        from the resources the program registered (plan.json's list) and every replica's
+        `nodes` of `node_shape`."""

@@ -22,10 +22,12 @@ class Entry:
     module: str  # defines TARGET
     accelerators: Tuple[str, ...]  # catalog keys, the default first
     defaults: Tuple[str, int, int]  # kimi-k3:model, kimi-k3:nodes, kimi-k3:port when unset
+    #: config namespaces of its own besides kimi-k3 (their near-misses are refused: config/keys.py)
+    namespaces: Tuple[str, ...] = ()
 
 
 REGISTRY: Dict[str, Entry] = {
-    "ctyun-hcc": Entry("components.ctyun_hcc.target", ("ascend-910c",), ("w4a8", 4, 11025)),
+    "ctyun-hcc": Entry("components.ctyun_hcc.target", ("ascend-910c",), ("w4a8", 4, 11025), ("ctyun",)),
     "aws-eks": Entry("components.aws_eks.target", ("b300", "b200", "h200", "h100"), ("mxfp4", 1, 8000)),
 }
 

@@ -318,21 +318,8 @@ def status_lines(clock: Mapping[str, Any], views: Sequence[Any], started: Option
 
 def for_deployment(deployment, block_start: Optional[str] = None) -> Dict[str, Any]:
     """The clock of a stack as the program decided it (components/program/contract.py
-    Deployment): what plan.json's `clock` holds and what `pulumi up` records for `status`."""
-    from ..inference.catalog import MODELS, NODE_SHAPES
+    Deployment): what plan.json's `clock` holds and what `pulumi up` records for `status`. The
+    phases are the target's (`Target.clock_phases`); KeyError for a target not registered."""
+    from ..program.registry import load_target  # the targets import this module
 
-    plan = deployment.plan
-    cold = plan.to_dict()["cold_start"]
-    target = deployment.shared.target
-    if target == "ctyun-hcc":
-        phases = ctyun_phases(cold, checkpoint_bytes=MODELS[plan.model].download_bytes,
-                              nvme_gb_per_s=NODE_SHAPES[plan.node_shape].nvme_read_gb_per_s,
-                              order_timeout_s=deployment.config.cluster.create_timeout_s)
-    elif target == "aws-eks" and deployment.config.eks.serving == "hyperpod":
-        phases = hyperpod_phases(cold, plan_start=block_start,
-                                 end_to_end=deployment.config.eks.hyperpod_end_to_end)
-    elif target == "aws-eks":
-        phases = aws_phases(cold, block_start=block_start)
-    else:
-        raise KeyError(f"no clock for target {target!r}")
-    return document(phases)
+    return document(load_target(deployment.shared.target).clock_phases(deployment, block_start))

@@ -70,3 +70,50 @@ def test_a_profile_with_an_unknown_placeholder_is_refused(monkeypatch):
     p = plan(PlanRequest("mxfp4", "p6-b300.48xlarge", 1))
     with pytest.raises(ValueError, match="NODE_IFACE"):
         launch(p, Runtime(image="vllm/vllm-openai:kimi-k3", port=8000))
+
+
+# ---- the shared packages name no target: a third target is its folder + one registry line ----
+
+COMPONENTS = CORE.parent
+TARGET_NAMES = frozenset({"ctyun-hcc", "aws-eks", "aws-eks-hyperpod"})
+#: where the shared code may still name a target, and why (docs/architecture.md says the same)
+NAMES_TARGETS = {
+    "program/registry.py": "the registry: one line per target",
+    "cli/plan.py": "the stacks `plan` writes when none is given (stack names, not a branch)",
+    "cli/logs.py": "`logs` reads each target's outputs its own way (not in the contract yet)",
+    "progress/clock.py": "runs recorded before the plan's clock was (`unestimated`); a target's "
+                         "runs record their clock (Target.clock_phases)",
+}
+
+
+def _shared_modules():
+    for path in sorted(COMPONENTS.rglob("*.py")):
+        rel = path.relative_to(COMPONENTS).as_posix()
+        if rel.split("/")[0] not in TARGET_PACKAGES:
+            yield rel, path
+
+
+def _names_a_target(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and node.value in TARGET_NAMES:
+            yield f"line {node.lineno}: {node.value!r}"
+    for name in _imports(path):
+        if any(pkg in name.split(".") for pkg in TARGET_PACKAGES):
+            yield f"imports {name}"
+
+
+def test_only_the_listed_shared_modules_name_a_target():
+    """Cost parts and clock phases are contract methods (Target.cost_parts, clock_phases) and a
+    target's config namespaces are in its registry line: a shared module that branches on a
+    target's name again fails here."""
+    found = {rel: list(_names_a_target(path)) for rel, path in _shared_modules()}
+    found = {rel: hits for rel, hits in found.items() if hits}
+    assert sorted(found) == sorted(NAMES_TARGETS), found
+
+
+def test_the_guard_sees_a_branch_on_a_target_name(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('def parts(target):\n    return 1 if target == "aws-eks" else 2\n')
+    assert list(_names_a_target(probe)) == ["line 2: 'aws-eks'"]
+    probe.write_text("from ..ctyun_hcc.cost_parts import ctyun_parts\n")
+    assert list(_names_a_target(probe)) == ["imports ..ctyun_hcc.cost_parts"]

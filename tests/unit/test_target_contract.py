@@ -30,7 +30,11 @@ def test_the_contract_names_every_part_of_a_target():
     assert ABSTRACT == sorted([
         "parse_config", "node_shape", "node_count", "plan_request", "runtime", "render",
         "exposures", "deploy_requirements", "infrastructure", "serve", "gates", "outputs",
-        "mock_outputs"])
+        "mock_outputs", "clock_phases", "cost_parts"])
+
+
+#: asked by the plan command after the program ran (cli/plan_ops.py), not by the program
+PLAN_ONLY = ("cost_parts",)
 
 
 def _counting(monkeypatch, module_name: str) -> Counter:
@@ -59,9 +63,15 @@ def _counting(monkeypatch, module_name: str) -> Counter:
 ])
 def test_the_program_calls_each_contract_method_once(monkeypatch, stack, overrides):
     calls = _counting(monkeypatch, registry.REGISTRY[stack].module)
-    run_program(stack, overrides)
+    run = run_program(stack, overrides)
     # mock_outputs: asked once by the offline runner, for its stand-ins
-    assert calls == Counter({m: 1 for m in ABSTRACT})
+    assert calls == Counter({m: 1 for m in ABSTRACT if m not in PLAN_ONLY})
+    # the plan command's additions ask the target for its cost parts and its clock
+    from components.cli import plan_ops
+
+    doc = plan_ops.document(run)
+    assert calls == Counter({**{m: 1 for m in ABSTRACT}, "clock_phases": 2})
+    assert doc["cost"]["parts"] and doc["clock"]["phases"]
 
 
 def test_aws_eks_parses_its_config_and_renders_once(monkeypatch):
