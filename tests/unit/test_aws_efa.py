@@ -119,7 +119,8 @@ def test_every_efa_pod_has_the_resources_env_and_check_aws_documents():
             "FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1", "FI_EFA_FORK_SAFE": "1",
             "NCCL_NET_PLUGIN": "ofi", "NCCL_DEBUG": "INFO", "KK3_EFA_DEVICES": "16"}
         assert "LD_LIBRARY_PATH" not in env  # prepended by the check, the image's own is kept
-        assert "NCCL_NET" not in env
+        # NCCL may use aws-ofi-nccl only: a plugin or EFA failure fails NCCL's init, never a quiet TCP
+        assert env["NCCL_NET"] == "Libfabric"
         mounts = {m["name"]: m for m in vllm["volumeMounts"]}
         assert mounts["efa-userspace"] == {"name": "efa-userspace", "mountPath": "/opt/amazon", "readOnly": True}
         init = pod["initContainers"][0]

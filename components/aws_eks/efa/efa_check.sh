@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kimi-k3 EFA check: runs in the serving container of every node of a multi-node replica, then
-# execs the command it is given (`vllm serve ...`). NCCL falls back to TCP sockets without a word
-# when it finds no network plugin, so kimi-k3 stops here instead, naming what is missing:
+# execs the command it is given (`vllm serve ...`). Without NCCL_NET, NCCL falls back to TCP sockets
+# without a word when it finds no network plugin; the pods set NCCL_NET=Libfabric (efa/transport.py),
+# so NCCL fails instead, and this check stops first with the reason, naming what is missing:
 #   - the EFA devices the pod requested (/dev/infiniband/uverbs*, from the EFA device plugin);
 #   - libfabric (efa/lib/libfabric.so.1) and aws-ofi-nccl (libnccl-net-ofi.so) under the prefix;
 #   - libfabric's efa provider seeing a device (fi_info -p efa), when fi_info is there.

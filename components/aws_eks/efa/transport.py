@@ -115,12 +115,25 @@ def inter_node(shape: NodeShape, transport: str) -> InterNode:
                  "pipeline traffic between nodes is slower; unset it to use EFA"))
 
 
+#: the network NCCL must use over EFA: aws-ofi-nccl's plugin name. With NCCL_NET set, NCCL
+#: initialises only the plugin of that name and fails ("Failed to initialize any NET plugin",
+#: ncclInvalidUsage) instead of falling back to its own Socket transport when the plugin does not
+#: load or finds no EFA device (NVIDIA/nccl src/init.cc reads NCCL_NET into config.netName;
+#: src/plugin/net.cc at ebd1e929285881cb4df02c3459588a2e12b2d8c0 matches it with strcasecmp
+#: against each plugin's name). "Libfabric" is the plugin's name since aws-ofi-nccl 1.12
+#: ("AWS Libfabric" up to 1.11.0, which it still answers to when NCCL_NET says so:
+#: nvidia_plugin_name_fixup in src/nccl_ofi_interface_nvidia.cpp); the EFA installer kimi-k3
+#: unpacks ships 1.22.0
+NCCL_NET_EFA = "Libfabric"
+
+
 def efa_env(efa_devices: int) -> List[Tuple[str, str]]:
     """The serving container's environment for NCCL over EFA (the library path is prepended by
-    efa_check.sh, which keeps the image's own)."""
+    efa_check.sh, which keeps the image's own). `NCCL_NET` makes a plugin or EFA failure at
+    NCCL's initialisation an error, never a silent fall back to TCP (NCCL_NET_EFA)."""
     return [("FI_PROVIDER", "efa"), ("FI_EFA_USE_DEVICE_RDMA", "1"), ("FI_EFA_FORK_SAFE", "1"),
-            ("NCCL_NET_PLUGIN", "ofi"), ("NCCL_DEBUG", "INFO"), ("NCCL_DEBUG_SUBSYS", "INIT,NET"),
-            ("KK3_EFA_DEVICES", str(efa_devices)), ("KK3_EFA_PREFIX", EFA_PREFIX)]
+            ("NCCL_NET_PLUGIN", "ofi"), ("NCCL_NET", NCCL_NET_EFA), ("NCCL_DEBUG", "INFO"),
+            ("NCCL_DEBUG_SUBSYS", "INIT,NET"), ("KK3_EFA_DEVICES", str(efa_devices)), ("KK3_EFA_PREFIX", EFA_PREFIX)]
 
 
 def tcp_env() -> List[Tuple[str, str]]:
