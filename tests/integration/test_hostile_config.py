@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings, strategies 
 
 from tests.integration.hostile_config import CANARY, PAYLOADS, judge
 from tests.integration.sandbox import Sandbox, available
+from tests.missing import missing
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
 SEG = r"[A-Za-z0-9._+-]{1,8}"
@@ -112,7 +113,7 @@ def hostile(valid, secret=False):
 def sandbox(tmp_path_factory):
     why = available()
     if why:
-        pytest.skip(f"sandbox unavailable: {why}")
+        missing(f"sandbox unavailable: {why}")
     return Sandbox(tmp_path_factory.mktemp("sandbox"))
 
 

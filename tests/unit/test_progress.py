@@ -53,9 +53,13 @@ def test_secrets_never_reach_the_file(tmp_path):
     assert "[secret]" in json.loads(text.splitlines()[1])["detail"]
 
 
-def test_no_path_records_nothing(tmp_path):
-    with ProgressLog(None).phase("x", "y") as p:
+def test_no_path_records_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a relative default would land here
+    log = ProgressLog(None)
+    with log.phase("x", "y") as p:
         p.update("z", force=True)
+    assert log.path == "" and not log.broken
+    assert list(tmp_path.rglob("*")) == []
 
 
 def test_progress_file_is_per_stack_and_safe(tmp_path):

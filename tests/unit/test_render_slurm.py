@@ -31,6 +31,7 @@ from components.ctyun_hcc.scripts import (
 from components.inference.errors import ConfigError
 from components.inference.launch import Runtime, launch
 from components.inference.planner import PlanRequest, plan
+from tests.missing import missing
 
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "ctyun-hcc"
@@ -266,7 +267,7 @@ DISK_STUBS = {
 @pytest.fixture
 def disks(tmp_path):
     if os.geteuid() != 0:
-        pytest.skip("making block device nodes needs root (as in CI)")
+        missing("making block device nodes needs root (as in CI)")
     (tmp_path / "bin").mkdir()
     (tmp_path / "state").mkdir()
     for name, body in DISK_STUBS.items():
