@@ -53,8 +53,19 @@ def plain(value):
     return value
 
 
-def first_up(monkeypatch, stack, overrides):
+#: (stack, config) -> what `first_up` saw: one program run per config for the whole module
+_RUNS = {}
+
+
+def first_up(stack, overrides):
     """Each dynamic resource's inputs (with its pickled provider) and the state the run left."""
+    key = (stack, tuple(sorted(overrides.items())))
+    if key not in _RUNS:
+        _RUNS[key] = _record(stack, overrides)
+    return _RUNS[key]
+
+
+def _record(stack, overrides):
     from google.protobuf import json_format
     from pulumi.runtime import mocks as pmocks
 
@@ -68,9 +79,10 @@ def first_up(monkeypatch, stack, overrides):
                          plain(json_format.MessageToDict(response.object))))
         return response
 
-    monkeypatch.setattr(pmocks.MockMonitor, "RegisterResource", recording)
-    run_program(stack, overrides)
-    return seen
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pmocks.MockMonitor, "RegisterResource", recording)
+        run_program(stack, overrides)
+    return tuple(seen)
 
 
 def second_diff(type_, inputs, state):
@@ -100,9 +112,9 @@ def changed_on_second_up(seen):
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_a_second_up_with_the_same_config_changes_nothing(monkeypatch, service_runs, variant):
+def test_a_second_up_with_the_same_config_changes_nothing(service_runs, variant):
     stack, overrides = VARIANTS[variant]
-    seen = first_up(monkeypatch, stack, overrides)
+    seen = first_up(stack, overrides)
     assert len(seen) >= 6, [t for t, *_ in seen]
     assert changed_on_second_up(seen) == {}
 
@@ -117,6 +129,67 @@ def test_a_diff_comparing_an_output_with_an_input_is_caught(monkeypatch, service
     def naive(self, id_, olds, news):
         return DiffResult(changes=any(olds.get(k) != news.get(k) for k in olds if k != "__provider"))
 
-    seen = first_up(monkeypatch, "aws-eks", {})
+    seen = first_up("aws-eks", {})
     monkeypatch.setattr(CapacityBlockProvider, "diff", naive)
     assert list(changed_on_second_up(seen)) == ["kimi-k3-capacity"]
+
+
+# ---- day two: a changed config touches what it must, and never replaces what is billed ----------
+
+#: resources whose replacement orders (and bills) again, or tears down what serves
+BILLED = {"pulumi-python:dynamic/ctyun:HccClusterOrder", "pulumi-python:dynamic/ctyun:HccCluster",
+          "pulumi-python:dynamic/ctyun:HccNetwork", "pulumi-python:dynamic/ctyun:HccSecurityGroup",
+          "pulumi-python:dynamic/aws:CapacityBlock", "pulumi-python:dynamic/aws:TrainingPlan"}
+CR = {"kimi-k3:capacityReservationId": "cr-0123456789abcdef0"}
+FIRST_KEY, NEW_KEY = "kk3-first-key-0123456789abcdefghijkl", "kk3-second-key-0123456789abcdefghijk"
+#: what each step a user takes (docs/day-two.md) does to the dynamic resources: name -> action
+CHANGES = {
+    "ctyun grow 4 -> 5 nodes": ("ctyun-hcc", {}, {"kimi-k3:nodes": "5"}, {
+        "kimi-k3-hcc-cluster": "update", "kimi-k3-shrink": "update", "kimi-k3-check": "update",
+        "kimi-k3-nvme": "update", "kimi-k3-bcast": "update", "kimi-k3-exporters": "update",
+        "kimi-k3-service": "replace", "kimi-k3-accept": "update", "kimi-k3-prometheus": "update"}),
+    "ctyun 1 -> 2 replicas": ("ctyun-hcc", {}, {"kimi-k3:replicas": "2"}, {
+        "kimi-k3-hcc-cluster": "update", "kimi-k3-shrink": "update", "kimi-k3-check": "update",
+        "kimi-k3-nvme": "update", "kimi-k3-bcast": "update", "kimi-k3-exporters": "update",
+        "kimi-k3-service": "replace", "kimi-k3-service-r1": "create", "kimi-k3-router": "create",
+        "kimi-k3-accept": "update", "kimi-k3-prometheus": "update"}),
+    "ctyun 2 -> 1 replicas": ("ctyun-hcc", {"kimi-k3:replicas": "2"}, {}, {
+        "kimi-k3-hcc-cluster": "update", "kimi-k3-shrink": "update", "kimi-k3-check": "update",
+        "kimi-k3-nvme": "update", "kimi-k3-bcast": "update", "kimi-k3-exporters": "update",
+        "kimi-k3-service": "replace", "kimi-k3-service-r1": "delete", "kimi-k3-router": "delete",
+        "kimi-k3-accept": "update", "kimi-k3-prometheus": "update"}),
+    "ctyun shorter context": ("ctyun-hcc", {}, {"kimi-k3:maxModelLen": "65536"}, {
+        "kimi-k3-service": "replace"}),
+    "ctyun new API key": ("ctyun-hcc", {"kimi-k3:apiKey": FIRST_KEY}, {"kimi-k3:apiKey": NEW_KEY}, {
+        "kimi-k3-service": "replace", "kimi-k3-accept": "update", "kimi-k3-prometheus": "update"}),
+    "aws 1 -> 2 nodes on an adopted block": ("aws-eks", CR, {**CR, "kimi-k3:nodes": "2"}, {
+        "kimi-k3-capacity": "update", "kimi-k3-gpu-scaling": "update", "kimi-k3-readiness": "update"}),
+    "aws EKS upgrade": ("aws-eks", CR, {**CR, "kimi-k3:clusterVersion": "1.36"}, {
+        "kimi-k3-gpu-roll-guard": "update", "kimi-k3-gpu-scaling": "update"}),
+    "aws fee cap set": ("aws-eks", {}, {"kimi-k3:maxUpfrontFeeUsd": "90000"}, {}),
+}
+
+
+def actions(before, after):
+    """name -> create/update/replace/delete, as the engine would decide for dynamic resources."""
+    olds = {name: (inputs, state) for _, name, inputs, state in before}
+    out = {}
+    for type_, name, inputs, _ in after:
+        if name not in olds:
+            out[name] = "create"
+            continue
+        old_inputs, old_state = olds[name]
+        d = second_diff(type_, {**inputs}, {**old_state, "__provider": old_inputs["__provider"]})
+        if d.replaces:
+            out[name] = "replace"
+            assert type_ not in BILLED, f"{name} ({type_}) would be replaced: {d.replaces}"
+        elif d.changes:
+            out[name] = "update"
+    out.update({name: "delete" for name in olds if name not in {n for _, n, *_ in after}})
+    return out
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_a_day_two_change_touches_what_it_must(service_runs, change):
+    stack, before, after, expected = CHANGES[change]
+    assert actions(first_up(stack, before), first_up(stack, after)) == expected
