@@ -5,7 +5,8 @@ job, as systemd units (monitoring.py renders them), so they outlive it and come 
   nodes): on every serving node, one short `srun -w <node>` step installs and starts the node
   exporter and Ascend's npu-exporter, each listening on that node's cluster address only. A
   binary found on none of its paths is reported (`missing`) and the deploy goes on: metrics must
-  never stop the model from serving.
+  never stop the model from serving. A changed node list (grow, shrink, replicas) installs
+  only on the nodes without exporters up yet (`update`): the serving nodes are busy.
 - `MasterPrometheus` (a child of K3Inference, after the service(s): it scrapes every replica's
   node 0 and every node's exporters, labelled `replica`, and the router's metrics): writes
   prometheus.yml, the alert rules and the API key (0600, sent on stdin, never in a
@@ -108,12 +109,17 @@ class NodeExportersProvider(SshStepProvider):
                 out[name] += line + "\n"
         return out
 
+    #: a change of any of these changes what runs on every node: all nodes again
+    REDO_KEYS = ("partition", "stateDir", "unitDir", "nodeExporterPaths", "npuExporterPaths",
+                 "restartS")
+
     def apply(self, runner, p):
         nodes = list(p["nodes"])
         for n in nodes:  # refused before anything runs: a name or address that is not one
             monitoring.check_node_name(n.get("name"))
             self._services(p, n.get("addr"))
-        p = {**p, "nodes": nodes}
+        done = set(p.get("nodesDone") or ())
+        p = {**p, "nodes": [n for n in nodes if n["name"] not in done]}
         scripts = self._each(runner, p, lambda n: monitoring.install_script(
             self._services(p, n["addr"]), state_dir=self._state(p, n), unit_dir=p["unitDir"],
             restart_s=int(p["restartS"]), wait_s=_wait(p)), "exporters")
@@ -123,6 +129,26 @@ class NodeExportersProvider(SshStepProvider):
                 if not state.startswith("up"):
                     log.warning("%s on %s: %s (metrics only; serving goes on)", name, node, state)
         return {"exporters": report}
+
+    def update(self, id_, olds, news):
+        """A changed node list (a grow, a shrink, more replicas) installs on the nodes that
+        have no exporters up yet, not on every node: the serving nodes are held by the
+        service's `--exclusive` job, so an `srun -w` there waits its whole `--immediate` (120
+        s a node, one after the other) and then reports a running exporter as down. Nodes
+        whose exporters were all up, at the same address, keep their report; a change of a
+        REDO_KEYS input means every node again."""
+        o, n = self.inputs(olds), self.inputs(news)
+        if not any(o.get(k) != n.get(k) for k in self.STEP_INPUTS) or \
+                any(o.get(k) != n.get(k) for k in self.REDO_KEYS):
+            return super().update(id_, olds, news)
+        before = {(x.get("name"), x.get("addr")) for x in o.get("nodes") or []}
+        report = olds.get("exporters") or {}
+        done = {x["name"]: report[x["name"]] for x in n["nodes"] or []
+                if (x.get("name"), x.get("addr")) in before and report.get(x.get("name"))
+                and all(str(v).startswith("up") for v in report[x["name"]].values())}
+        outs = self._apply({**n, "nodesDone": sorted(done)})
+        outs = {**outs, "exporters": {**done, **outs["exporters"]}}
+        return pulumi.dynamic.UpdateResult({**n, **outs})
 
     def remove(self, runner, p):
         try:

@@ -121,6 +121,26 @@ class RouterServiceProvider(SshStepProvider):
                    f"{shell_word(d + '/service.sh')} stop; fi", label="stop router services")
 
 
+def stop_superseded_router(runner: SshRunner, work_dir: str, port: int) -> bool:
+    """Stop this stack's router services on the master when their front listens on `port`,
+    the port a single replica's vLLM is about to take (True when it did).
+
+    Why: `kimi-k3:replicas` lowered to 1 moves replica 0 from the replica port back to
+    `kimi-k3:port`, where the front still listens: Pulumi deletes the RouterService only at the
+    end of the update, after the replica's new job, whose head is the master by default
+    (`masterInCompute`), so the job's preflight finds the port taken and every `pulumi up`
+    fails the same way. The router is the one in `<work_dir>/router` (replicas.router_dir:
+    replica 0's work dir, this stack's), and only a front on exactly this port is stopped;
+    its own delete at the end then finds nothing to stop (`service.sh stop` is idempotent)."""
+    d = f"{work_dir.rstrip('/')}/router"
+    listen = f"--listen 0.0.0.0:{int(port)}"
+    res = runner.run(f"if [ -x {shell_word(d + '/service.sh')} ] && "
+                     f"grep -qw -- {shell_word(listen)} {shell_word(d + '/front.argv')} "
+                     f"2>/dev/null; then {shell_word(d + '/service.sh')} stop >/dev/null && "
+                     "echo stopped; fi", label="stop a router the replicas no longer need")
+    return res.stdout.strip() == "stopped"
+
+
 class RouterService(pulumi.dynamic.Resource, module="ctyun", name="RouterService"):
     """The router on the master; see the module docstring. Inputs: SSH_INPUTS + STEP_INPUTS."""
 

@@ -20,6 +20,9 @@ Type `pulumi-python:dynamic/ctyun:SlurmService`. Over SSH to the master:
   after making sure no Apptainer instance is left on its nodes;
 - a changed launch spec (scripts, port, model name, key, node count) replaces the job: cancel
   first, then submit (`delete_before_replace`): two replicas never fight for the same NPUs;
+  `kimi-k3:replicas` lowered to 1 moves replica 0 back to `kimi-k3:port`, which this stack's
+  router front on the master still holds until the end of the update: the create stops that
+  router first (router_service.stop_superseded_router);
 - diff: a job Slurm no longer runs is a change, so a plain `pulumi up` (no --refresh) submits it
   again; read: such a job is reported gone;
 - delete: stop the watchdog, `scancel` the job whose id is in the state, wait until it is over,
@@ -56,6 +59,7 @@ from .resize import job_owner as owner_prefix, mark_stopped, removed_nodes, take
 from .slurm_jobs import ACTIVE, NOT_IN_PARTITION, JobFailed, cancel, check_startable, gres_counts, job, \
     jobs_named, log_tail, node_states, partition_nodes, preflight, split_usable, stop_instances, \
     submit
+from .router_service import stop_superseded_router
 from .ssh import SshRunner, remote_errors
 from .ssh_resource import SECRET_OUTPUTS, STATS, SSH_INPUTS, SshStepProvider
 
@@ -107,32 +111,12 @@ class SlurmServiceProvider(SshStepProvider):
         deadline = started + float(p["startupTimeoutS"])
         wd, name = p["workDir"], p["jobName"]
         gres = self._gres(runner, p)
-        runner.run(f"mkdir -p {shell_word(wd + '/logs')}", label="mkdir work dir")
-        for script in ("srunSh", "nodeSh", "checkSh", "preflightSh", "watchdogSh"):
-            if p.get(script) or script in ("srunSh", "nodeSh", "checkSh"):
-                runner.upload(f"{wd}/{script[:-2]}.sh", p[script], 0o755)
-        if p.get("apiGuardPy"):  # vLLM imports it as root: root-only, like the secrets
-            runner.write_private(f"{wd}/{API_GUARD_FILE}", p["apiGuardPy"],
-                                 label="write the API-key guard")
-        for env_name, key in (("VLLM_API_KEY", "apiKey"), ("HF_TOKEN", "hfToken")):
-            if p.get(key):  # node.sh reads these root-only files; the values go on stdin
-                runner.write_secret(f"{wd}/secrets/{env_name}", p[key])
-        owner = job_owner(p)
-        tag = f"{owner}{p['launchFingerprint']}"
-        job_id = None
-        for jid, state, comment in jobs_named(runner, name, user=p["sshUser"]):
-            if not comment.startswith(owner):
-                continue  # not submitted by this stack: never ours to adopt or cancel
-            if comment == tag and state in ACTIVE and job_id is None:
-                job_id = jid  # an earlier, interrupted run submitted exactly this: adopt it
-                log.info("adopting Slurm job %s (%s) with the same launch spec", jid, state)
-            else:  # this stack's own job from an interrupted run with another launch spec
-                log.info("cancelling Slurm job %s, submitted by this stack for another launch "
-                         "spec (%s)", jid, comment)
-                if state in ACTIVE:
-                    mark_stopped(runner, wd, jid, "replaced by a new launch spec")
-                cancel(runner, jid, time.monotonic() + float(p["cancelTimeoutS"]),
-                       float(p["pollIntervalS"]))
+        self._write_files(runner, p)
+        if stop_superseded_router(runner, wd, int(p["port"])):  # replicas lowered to 1
+            log.warning("stopped this stack's router on the master: its front held port %s, "
+                        "which the single replica serves on now", p["port"])
+        tag = f"{job_owner(p)}{p['launchFingerprint']}"
+        job_id = self._adopt(runner, p, tag)
         if job_id is None:
             job_id = self._submit(runner, p, tag, gres)
         try:
@@ -154,6 +138,40 @@ class SlurmServiceProvider(SshStepProvider):
         return {"jobId": job_id, "nodes": list(info.nodes), "node0Addr": node0,
                 "gresName": gres, "endpoint": f"http://{host}:{int(p['port'])}/v1",
                 "readySeconds": round(time.monotonic() - started, 1), "downtimeS": downtime}
+
+    def _write_files(self, runner: SshRunner, p) -> None:
+        """The job's scripts, the API-key guard and the secrets files in the work dir."""
+        wd = p["workDir"]
+        runner.run(f"mkdir -p {shell_word(wd + '/logs')}", label="mkdir work dir")
+        for script in ("srunSh", "nodeSh", "checkSh", "preflightSh", "watchdogSh"):
+            if p.get(script) or script in ("srunSh", "nodeSh", "checkSh"):
+                runner.upload(f"{wd}/{script[:-2]}.sh", p[script], 0o755)
+        if p.get("apiGuardPy"):  # vLLM imports it as root: root-only, like the secrets
+            runner.write_private(f"{wd}/{API_GUARD_FILE}", p["apiGuardPy"],
+                                 label="write the API-key guard")
+        for env_name, key in (("VLLM_API_KEY", "apiKey"), ("HF_TOKEN", "hfToken")):
+            if p.get(key):  # node.sh reads these root-only files; the values go on stdin
+                runner.write_secret(f"{wd}/secrets/{env_name}", p[key])
+
+    def _adopt(self, runner: SshRunner, p, tag: str) -> Optional[str]:
+        """The id of this stack's active job with exactly this launch spec (an interrupted
+        `pulumi up` submitted it), or None; this stack's jobs with another spec are cancelled.
+        Jobs without this stack's owner comment are never touched."""
+        owner, job_id = job_owner(p), None
+        for jid, state, comment in jobs_named(runner, p["jobName"], user=p["sshUser"]):
+            if not comment.startswith(owner):
+                continue  # not submitted by this stack: never ours to adopt or cancel
+            if comment == tag and state in ACTIVE and job_id is None:
+                job_id = jid  # an earlier, interrupted run submitted exactly this: adopt it
+                log.info("adopting Slurm job %s (%s) with the same launch spec", jid, state)
+            else:  # this stack's own job from an interrupted run with another launch spec
+                log.info("cancelling Slurm job %s, submitted by this stack for another launch "
+                         "spec (%s)", jid, comment)
+                if state in ACTIVE:
+                    mark_stopped(runner, p["workDir"], jid, "replaced by a new launch spec")
+                cancel(runner, jid, time.monotonic() + float(p["cancelTimeoutS"]),
+                       float(p["pollIntervalS"]))
+        return job_id
 
     def _gres(self, runner: SshRunner, p) -> str:
         """The GRES name to request (`--gres=<name>:<devices>`), or "" where the partition's

@@ -673,3 +673,55 @@ def test_a_remove_that_ran_and_failed_is_still_an_error():
 
     with pytest.raises(CommandFailed, match="permission denied"):
         Failing().delete("x", _unreachable())
+
+
+# --- replicas 2 -> 1: the router's front gives the port back before the single replica starts ----
+
+@pytest.mark.parametrize("port, stops", [(11025, True), (11026, False), (1102, False)])
+def test_a_single_replica_stops_the_router_front_that_holds_its_port(tmp_path, port, stops):
+    """With replicas 2 -> 1 replica 0 moves from 11026 back to 11025, where the router's front
+    (deleted by Pulumi only at the end of the update) still listens on the master: the
+    replica's create stops this stack's router (the rendered service.sh, loop supervisor)
+    when, and only when, its front holds exactly that port."""
+    from components.ctyun_hcc.router_service import stop_superseded_router
+    from components.router import host
+
+    d = tmp_path / "router"
+    (d / "logs").mkdir(parents=True)
+    for name, text in host.render(str(d), "kimi-k3", ["http://10.0.0.2:11026"], 11025).items():
+        (d / name).write_text(text)
+        (d / name).chmod(0o755 if name.endswith(".sh") else 0o644)
+    assert stop_superseded_router(_LocalRunner(), str(tmp_path), port) is stops
+    assert (d / "router.stop").exists() is stops and (d / "front.stop").exists() is stops
+    # no router at all (one replica from the start): nothing to do
+    assert stop_superseded_router(_LocalRunner(), str(tmp_path / "none"), 11025) is False
+
+
+def test_the_service_create_frees_the_port_before_its_preflight_and_submission(monkeypatch):
+    from components.ctyun_hcc import service
+
+    order = []
+
+    class R:
+        def run(self, cmd, **kw):
+            return type("Res", (), {"stdout": "", "stderr": "", "code": 0})()
+
+        def upload(self, *a, **kw):
+            pass
+
+    prov = service.SlurmServiceProvider()
+    monkeypatch.setattr(service, "gres_counts", lambda runner, part: {})
+    monkeypatch.setattr(service, "jobs_named", lambda *a, **kw: [])
+    monkeypatch.setattr(service, "stop_superseded_router",
+                        lambda runner, wd, port: order.append(("router", wd, port)) or True)
+
+    def submit(self, runner, p, tag, gres):
+        order.append("submit")
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(service.SlurmServiceProvider, "_submit", submit)
+    p = prov.inputs({"sshHost": "h", "workDir": "/home/kimi-k3", "port": 11025,
+                     "srunSh": "x", "nodeSh": "x", "checkSh": "x"})
+    with pytest.raises(RuntimeError, match="stop here"):
+        prov.apply(R(), p)
+    assert order == [("router", "/home/kimi-k3", 11025), "submit"]

@@ -215,3 +215,61 @@ def test_replica_targets_map_slurm_names_to_cluster_addresses():
     text = metrics_services.prometheus_yaml([("10.0.0.10", ["m", "c1"])], 11025, nodes, True,
                                             "127.0.0.1:29000")
     assert "credentials_file: key" in text and "replica: '0'" in text and "vllm-router" in text
+
+
+class _Recorder:
+    """Answers the exporters' one SSH command as every node's `srun` step would: `up`."""
+
+    round_trips = connects = 0
+
+    def __init__(self):
+        self.scripts = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+    def run(self, script, **kw):
+        self.scripts.append(script)
+        nodes = [line.split("== kimi-k3 node ", 1)[1].split("'")[0]
+                 for line in script.splitlines() if "== kimi-k3 node " in line]
+        out = "".join(f"== kimi-k3 node {n}\nup node-exporter /usr/bin/x\nup npu-exporter /usr/bin/y\n"
+                      for n in nodes)
+        return type("Res", (), {"stdout": out, "stderr": "", "code": 0})()
+
+
+@pytest.mark.parametrize("change, again", [({}, ["kk3n3"]), ({"restartS": 5}, ["kk3n1", "kk3n2", "kk3n3"])])
+def test_a_grow_installs_the_exporters_on_the_new_nodes_only(monkeypatch, change, again):
+    """4 -> 5 nodes while serving: the nodes the service's exclusive job holds already run
+    their exporters; an `srun -w` there would wait 120 s each and report them down. Only the
+    new node gets a step (a changed restart delay: every node again); the report keeps every
+    node's state."""
+    prov = metrics_services.NodeExportersProvider()
+    rec = _Recorder()
+    monkeypatch.setattr(prov.__class__, "runner", lambda self, p: rec)
+    two = [{"name": "kk3n1", "addr": "10.0.0.1"}, {"name": "kk3n2", "addr": "10.0.0.2"}]
+    olds = prov.create({"sshHost": "h", "nodes": two}).outs
+    assert sorted(olds["exporters"]) == ["kk3n1", "kk3n2"]
+    rec.scripts.clear()
+    news = {"sshHost": "h", "nodes": two + [{"name": "kk3n3", "addr": "10.0.0.3"}], **change}
+    outs = prov.update("x", olds, news).outs
+    ran = [n for n in ("kk3n1", "kk3n2", "kk3n3") if f"-w {n} " in "".join(rec.scripts)]
+    assert ran == again
+    assert sorted(outs["exporters"]) == ["kk3n1", "kk3n2", "kk3n3"]
+    assert all(v.startswith("up") for node in outs["exporters"].values() for v in node.values())
+
+
+def test_a_node_whose_exporter_was_not_up_or_moved_is_installed_again(monkeypatch):
+    prov = metrics_services.NodeExportersProvider()
+    rec = _Recorder()
+    monkeypatch.setattr(prov.__class__, "runner", lambda self, p: rec)
+    nodes = [{"name": "kk3n1", "addr": "10.0.0.1"}, {"name": "kk3n2", "addr": "10.0.0.2"}]
+    olds = {**prov.inputs({"sshHost": "h", "nodes": nodes}),
+            "exporters": {"kk3n1": {"node-exporter": "up: /x", "npu-exporter": "missing: /y"},
+                          "kk3n2": {"node-exporter": "up: /x", "npu-exporter": "up: /y"}}}
+    news = {"sshHost": "h", "nodes": [nodes[0], {"name": "kk3n2", "addr": "10.0.0.9"}]}
+    prov.update("x", olds, news)
+    assert "-w kk3n1 " in rec.scripts[0] and "-w kk3n2 " in rec.scripts[0]
+
