@@ -321,11 +321,24 @@ def test_a_second_up_with_nothing_changed_changes_nothing(monkeypatch):
     adopted = _created(monkeypatch, adopt_props, ("describe_training_plan", plan_api(), {"TrainingPlanName": ARN}))
     d = tp.TrainingPlanProvider().diff(adopted.id, adopted.outs, dict(adopt_props))
     assert (d.changes, d.replaces) == (False, [])
-    # another plan given by the user is another plan, from either mode
+    # another plan given by the user is adopted in place (an update, never a delete-before-replace
+    # that would first delete the HyperPod cluster), from either mode
     other = ARN.replace(NAME1, "someone-elses-plan")
     for state in (bought.outs, adopted.outs):
         d = tp.TrainingPlanProvider().diff(bought.id, state, {**adopt_props, "trainingPlanArn": other})
-        assert d.replaces == ["trainingPlanArn"]
+        assert (d.changes, d.replaces) == (True, [])
+    # ... and the bought plan left behind, still running, is named
+    said = []
+    monkeypatch.setattr(tp.pulumi.log, "warn", lambda text, *a, **k: said.append(text))
+    sm = sm_client()
+    monkeypatch.setattr(tp, "sagemaker", lambda p, max_attempts=5: sm)
+    with Stubber(sm) as stub:
+        stub.add_response("describe_training_plan", plan_api(name="someone-elses-plan"), {"TrainingPlanName": other})
+        outs = tp.TrainingPlanProvider().update(bought.id, bought.outs, {**adopt_props, "trainingPlanArn": other}).outs
+        stub.assert_no_pending_responses()  # no purchase
+    assert outs["trainingPlanArn"] == other and outs["purchased"] is False
+    assert said == [f"training plan {NAME1} is forgotten, not cancelled (SageMaker has no API for that): it stays "
+                    f"paid until {bought.outs['endTime']}"]
     # another region is another plan too
     assert tp.TrainingPlanProvider().diff(bought.id, bought.outs, {**BUY, "region": "us-west-2"}).replaces == [
         "region"]

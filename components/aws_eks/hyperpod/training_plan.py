@@ -450,6 +450,11 @@ def sagemaker(props: Mapping[str, Any], max_attempts: int = 5):
     return aws_api.client("sagemaker", props, max_attempts=max_attempts)
 
 
+def _forgotten(name: str, end: Any) -> str:
+    return (f"training plan {name} is forgotten, not cancelled (SageMaker has no API for that): it stays paid "
+            f"until {end}")
+
+
 class TrainingPlanProvider(aws_api.AwsProvider):
     """One training plan (adopted or bought). Holds no state."""
 
@@ -476,30 +481,34 @@ class TrainingPlanProvider(aws_api.AwsProvider):
         return CreateResult(outs.get("trainingPlanArn") or outs["trainingPlanName"], {**props, **outs})
 
     def diff(self, id_, olds, news):
-        """Another region or another adopted ARN: another plan (replace). Adopted, a changed
-        request or an ended plan: an update that re-checks it. Bought, ended: an update that buys
-        the next generation under the same cap. Bought, a changed request the plan cannot hold:
-        refused here (at preview). The cap or the window alone changes nothing."""
+        """Another region: another plan (replace). Another adopted ARN: an update that adopts and
+        checks it. Adopted, a changed request or an ended plan: an update that re-checks it.
+        Bought, ended: an update that buys the next generation under the same cap. Bought, a
+        changed request the plan cannot hold: refused here (at preview). The cap or the window
+        alone changes nothing.
+
+        `trainingPlanArn` is an input (adopt) and an output (the plan held, bought ones too): the
+        state's value is the plan held, so only an ARN the user gives can differ from it (a bought
+        plan's ARN against no input is the same plan). A replace is never used for another plan:
+        delete-before-replace would first delete what takes a replacing input from the plan (the
+        HyperPod cluster: its vpcConfig, through the plan's zone, replaces on change)."""
         o, n = self.inputs(olds), self.inputs(news)
-        # `trainingPlanArn` is an input (adopt) and an output (the plan held, bought ones too): the
-        # state's value is the plan held, so only an ARN the user gives can differ from it; a
-        # bought plan's ARN against no input is the same plan (a replace here would forget and
-        # re-adopt it on every `up`, and delete-before-replace would first delete what depends on
-        # it, the HyperPod cluster among them: its vpcConfig replaces on change)
-        replaces = [k for k in ("region", "trainingPlanArn")
-                    if o.get(k) != n.get(k) and (k != "trainingPlanArn" or n.get(k))]
-        if replaces:
-            return DiffResult(changes=True, replaces=replaces, delete_before_replace=True)
+        if o.get("region") != n.get("region"):
+            return DiffResult(changes=True, replaces=["region"], delete_before_replace=True)
+        other_plan = bool(n.get("trainingPlanArn")) and n["trainingPlanArn"] != o.get("trainingPlanArn")
         over, changed = _over(olds), request_of(olds.get("requested") or olds) != request_of(news)
         if not n.get("trainingPlanArn") and changed and not over:
             refusal = request_refusal(olds, news)
             if refusal is not None:
                 raise refusal
-        return DiffResult(changes=over or changed, replaces=[], delete_before_replace=True)
+        return DiffResult(changes=over or changed or other_plan, replaces=[], delete_before_replace=True)
 
     def update(self, id_, olds, news):
         if news.get("trainingPlanArn"):
             outs = adopt(sagemaker(news), news, _now())
+            held = olds.get("trainingPlanArn")
+            if olds.get("purchased") and held and held != outs.get("trainingPlanArn") and not _over(olds):
+                self.warn(_forgotten(olds.get("trainingPlanName") or held, olds.get("endTime")))
         elif _over(olds):
             outs = self._acquire(news, int(olds.get("generation") or 1) + 1, olds.get("availabilityZone"))
         else:
@@ -519,8 +528,7 @@ class TrainingPlanProvider(aws_api.AwsProvider):
 
     def delete(self, id_, props):
         # nothing to call: SageMaker has no operation to cancel or delete a training plan
-        self.warn(f"training plan {props.get('trainingPlanName') or id_} is forgotten, not cancelled "
-                  f"(SageMaker has no API for that): it stays paid until {props.get('endTime')}")
+        self.warn(_forgotten(props.get("trainingPlanName") or id_, props.get("endTime")))
 
 
 class TrainingPlanResource(DynamicResource, module="aws", name="TrainingPlan"):
