@@ -36,6 +36,17 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
+# One start.sh at a time per KK3_CI_DIR: two at once would both see a daemon missing and start
+# it twice, and race on the files they rewrite (slurm.conf.new, /etc/hosts, env.sh). The second
+# waits here, then finds everything up and changes nothing. flock -o: the lock stays with the
+# flock process, the script (and the daemons it starts) never holds it; the marker says this
+# copy runs under it and is dropped at once, so no daemon inherits it.
+if [ "${KK3_START_LOCKED:-}" != "$dir" ]; then
+  mkdir -p "$dir/run"
+  KK3_START_LOCKED=$dir exec flock -o "$dir/run/start.lock" bash "$script" "$@"
+fi
+unset KK3_START_LOCKED
+
 need=()
 for tool in sshd munged slurmctld slurmd sbatch ip nsenter unshare mknod curl wget mkfs.xfs mkfs.ext4 \
     losetup wipefs findmnt lsblk prometheus promtool systemd-analyze; do
@@ -108,7 +119,15 @@ echo "kk3pw:$(cat "$dir/ssh/password")" | chpasswd
 chmod 600 "$dir/ssh/authorized_keys"
 mkdir -p /run/sshd
 # AuthorizedKeysFile: the CI user key, and each user's own ~/.ssh/authorized_keys (sshd's
-# default, as on E-HPC nodes), where the HostKeyPin step installs the stack's login key
+# default, as on E-HPC nodes), where the HostKeyPin step installs the stack's login key.
+# SetEnv SHLVL=1: sshd runs each command as `$SHELL -c CMD`, and bash sources ~/.bashrc for that
+# when it is a top-level shell (shell_level < 2) started by sshd (bash's shell.c,
+# run_startup_files; Debian builds bash with SSH_SOURCE_BASHRC). Root's ~/.bashrc here is this
+# CI machine's own (pyenv and cargo set-up for its tools: 0.3-0.6 s a command, ~1000 commands a
+# test run), not a cluster master's, and put pyenv's python3 before the system one on the
+# commands' PATH. With SHLVL=1 that shell is at level 2 and sources nothing: the commands see
+# the PATH below and none of this machine's set-up (what a site puts in a master's ~/.bashrc is
+# not something the tests model).
 cat >"$dir/ssh/sshd_config" <<CONF
 Port $ssh_port
 ListenAddress 127.0.0.1
@@ -123,7 +142,7 @@ StrictModes no
 MaxStartups 50:30:100
 MaxSessions 50
 Subsystem sftp /usr/lib/openssh/sftp-server
-SetEnv SLURM_CONF=$dir/slurm/slurm.conf PATH=$doubles/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin KK3_DOUBLES_LOG=$dir/log/doubles.log KK3_DOUBLES_STATE=$dir/state/doubles
+SetEnv SHLVL=1 SLURM_CONF=$dir/slurm/slurm.conf PATH=$doubles/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin KK3_DOUBLES_LOG=$dir/log/doubles.log KK3_DOUBLES_STATE=$dir/state/doubles
 CONF
 running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 if running "$dir/run/sshd.pid"; then
@@ -154,8 +173,12 @@ SlurmctldPort=16817
 SlurmdPort=16818
 AuthType=auth/munge
 # cred_expire (default 120 s) is also how long a requeued job waits before it starts again
-# (slurm.conf(5), AuthInfo, Slurm 22.05): the recovery tests wait it out, so it is kept short here
-AuthInfo=socket=$dir/munge/munge.socket,cred_expire=30
+# (slurm.conf(5), AuthInfo, Slurm 22.05.8 as Debian 12 ships it): the recovery test waits it
+# out, so it is short here: 10 s, twice Slurm's floor (a value under 5 is refused and 120 used:
+# SchedMD/slurm src/common/slurm_cred.c, _slurm_cred_init, slurm-22-05 branch, read 2026-12-02),
+# still far longer than a credential takes from slurmctld to a slurmd on this machine.
+# A change here needs the daemons restarted (stop.sh, then start.sh): reconfigure keeps it.
+AuthInfo=socket=$dir/munge/munge.socket,cred_expire=10
 CryptoType=crypto/munge
 SlurmUser=root
 SlurmdUser=root
@@ -170,6 +193,11 @@ TaskPlugin=task/none
 SwitchType=switch/none
 MpiDefault=none
 SchedulerType=sched/backfill
+# a requeued job becomes startable once cred_expire has passed, an event no scheduler pass
+# waits for: the backfill pass starts it (every bf_interval, default 30 s, min 1) or the main
+# one (sched_interval, default 60 s) (slurm.conf(5), SchedulerParameters). The recovery test
+# waited up to 30 s more for that pass; with four nodes and a handful of jobs a pass is cheap.
+SchedulerParameters=bf_interval=2
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 GresTypes=gpu
@@ -180,8 +208,10 @@ KillWait=5
 MinJobAge=30
 InactiveLimit=0
 # how long slurmctld waits for a silent slurmd before marking it DOWN (slurm.conf(5); default 300):
-# the recovery tests kill one; short enough to notice quickly, long enough for a loaded CI machine
-SlurmdTimeout=20
+# the recovery test kills one and waits for that. A live slurmd answers a ping in milliseconds,
+# and runs in a session (an autogroup, sched(7)) of its own, so a busy test run does not starve
+# it: 10 s is still long on a loaded CI machine (20 before; the test's wait went with it)
+SlurmdTimeout=10
 NodeName=kk3n0 NodeAddr=10.77.0.10 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN
 NodeName=kk3n1 NodeAddr=10.77.0.11 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN
 NodeName=kk3n2 NodeAddr=10.77.0.12 CPUs=1 RealMemory=500 Gres=gpu:16 State=UNKNOWN

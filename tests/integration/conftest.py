@@ -54,7 +54,19 @@ def services() -> Dict[str, str]:
         missing(f"CTyun test services unavailable: {problem}")
     env = services_env()
     os.environ["SLURM_CONF"] = env["SLURM_CONF"]
+    _new_doubles_log(Path(env["KK3_DOUBLES_LOG"]))
     return env
+
+
+def _new_doubles_log(log: Path) -> None:
+    """Each test session starts with an empty doubles log; the last session's is kept beside it
+    (`doubles.log.1`) to read after a failure. The doubles append a line per call for as long as
+    the services run, and a test reads the whole log each time it counts calls (it counts from
+    a mark it takes itself, so nothing before the session matters); grown over sessions it cost
+    every such read more. The doubles open the log for each line, so the next line of a double
+    still running from before lands in the new one."""
+    if log.exists():
+        os.replace(log, log.with_name(log.name + ".1"))
 
 
 @pytest.fixture

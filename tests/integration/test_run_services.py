@@ -237,3 +237,45 @@ def test_start_sh_does_not_hand_a_callers_lock_to_the_daemons(tmp_path):
 
     assert run(with_prologue=False) is False     # the hostile case: the daemon holds the lock
     assert run(with_prologue=True) is True
+
+
+def test_start_sh_runs_one_copy_at_a_time(tmp_path):
+    """Two start.sh at once (two sessions, or a session and a test's `services` fixture) must
+    not interleave: both would start a missing daemon and rewrite the same files. Its lock
+    block runs here before a critical section that notices a second copy inside it (the real
+    script would restart the shared services); each run is started twice at the same moment."""
+    text = (ROOT / ".ci" / "services" / "start.sh").read_text()
+    block = text[text.index("# One start.sh at a time"):text.index("unset KK3_START_LOCKED\n")]
+    state = tmp_path / "ci"
+
+    def run(with_lock):
+        script = tmp_path / "start.sh"
+        script.write_text(
+            "#!/bin/bash\nset -euo pipefail\nscript=$(readlink -f \"${BASH_SOURCE[0]}\")\n"
+            f"dir={state}\n" + (block + "unset KK3_START_LOCKED\n" if with_lock else "")
+            + "mkdir \"$dir/inside\"\nsleep 0.5\n[ -z \"${KK3_START_LOCKED:-}\" ]\n"
+            "rmdir \"$dir/inside\"\n")
+        state.mkdir(exist_ok=True)
+        copies = [subprocess.Popen(["bash", str(script)], stderr=subprocess.PIPE)
+                  for _ in range(2)]
+        return [p.wait(timeout=30) for p in copies]
+
+    assert sorted(run(with_lock=False)) == [0, 1]  # the hostile case: the second copy got in
+    shutil.rmtree(state)
+    assert run(with_lock=True) == [0, 0]
+
+
+def test_each_test_session_starts_a_new_doubles_log(tmp_path):
+    """The `services` fixture moves the last session's doubles log aside (one kept)."""
+    from tests.integration.conftest import _new_doubles_log
+
+    log = tmp_path / "doubles.log"
+    _new_doubles_log(log)  # none yet: nothing to do
+    assert not log.exists()
+    log.write_text('{"tool": "vllm"}\n')
+    _new_doubles_log(log)
+    assert not log.exists() and (tmp_path / "doubles.log.1").read_text() == '{"tool": "vllm"}\n'
+    log.write_text('{"tool": "npu-smi"}\n')
+    _new_doubles_log(log)
+    assert [p.name for p in tmp_path.iterdir()] == ["doubles.log.1"]
+    assert (tmp_path / "doubles.log.1").read_text() == '{"tool": "npu-smi"}\n'
