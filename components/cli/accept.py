@@ -24,6 +24,8 @@ import re
 import sys
 from pathlib import Path
 
+from ..config import api_key
+
 EXIT_USAGE = 2
 
 
@@ -79,6 +81,13 @@ def _key(var):
     value = os.environ.get(var)
     if not value:
         return None, f"--api-key-env {var}: the variable is not set or empty; export it first"
+    # the grammar kimi-k3:apiKey has (RFC 6750 b64token): a key with a line break, a quote or a
+    # non-ASCII letter cannot travel in an Authorization header; refused here (never shown),
+    # not sent and every check failed on a protocol error
+    why = api_key.problem(value, public=False)
+    if why:
+        return None, f"--api-key-env {var}: the key {why}; export the key exactly as the " \
+                     "server expects it, on one line"
     return value, None
 
 

@@ -271,3 +271,28 @@ def test_the_gates_price_input_is_a_price_or_nothing():
     for junk in (None, 0, -1, float("nan"), float("inf"), True, "98.5", [98.5]):
         assert usd_per_hour_input({"usdPerHour": junk}) is None
     assert usd_per_hour_input({}) is None
+
+
+@pytest.mark.parametrize("key", ["abc\ndef-Secret-42", "abc\r\nX-Evil: 1", 'ab"c\\d-Secret-42',
+                                 "ключ-Secret-42", "two words-Secret-42", "sk-abc==="])
+def test_a_key_that_cannot_be_a_bearer_token_is_refused_before_any_request(key, capsys,
+                                                                            monkeypatch):
+    """`accept --api-key-env`: the variable's value has the grammar of kimi-k3:apiKey; before,
+    such a key was sent, httpx refused the header and every check failed on a protocol error.
+    The port is closed: a request sent would make the run judge it (exit 1), not exit 2."""
+    from components.cli import main as cli
+
+    monkeypatch.setenv("KK3_HOSTILE_KEY", key)
+    code = cli.main(["accept", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m",
+                     "--api-key-env", "KK3_HOSTILE_KEY", "--requests", "0", "--timeout", "1"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "--api-key-env KK3_HOSTILE_KEY: the key" in err
+    assert "Secret-42" not in err and "X-Evil" not in err
+
+
+def test_a_generated_key_is_taken(capsys, monkeypatch):
+    from components.cli import accept as accept_cli
+
+    monkeypatch.setenv("KK3_GOOD_KEY", "sk-Zm9vYmFy_-.~+/AbC12==")
+    assert accept_cli._key("KK3_GOOD_KEY") == ("sk-Zm9vYmFy_-.~+/AbC12==", None)
