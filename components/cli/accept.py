@@ -43,8 +43,8 @@ def register(sub) -> None:
     p.add_argument("--requests", type=int, default=16,
                    help="load: streaming requests in all (16; 0 turns the load part off)")
     p.add_argument("--max-tokens", type=int, default=256, help="max_tokens of every request (256)")
-    p.add_argument("--timeout", type=float, default=120.0,
-                   help="seconds any single request may take (120)")
+    p.add_argument("--timeout", default="120", metavar="SECONDS",
+                   help="seconds any single request may take (120; 1 to 86400)")
     p.add_argument("--accelerator", help="hardware, to pick the reference points shown "
                    "(e.g. ascend-910c, b300)")
     p.add_argument("--nodes", type=int, help="nodes serving the endpoint (for reference points)")
@@ -91,13 +91,24 @@ def _key(var):
     return value, None
 
 
+#: a plain ASCII decimal number: float() would also take '٥', '1_0', 'nan' or 'infinity'
+_DECIMAL = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
+
+
+def _timeout(text):
+    """`--timeout`: seconds from 1 to 86400, as typed in the error (not Python's `-1.0`)."""
+    value = float(text) if _DECIMAL.fullmatch(text.strip()) else None
+    if value is None or not 1 <= value <= 86400:
+        return None, f"--timeout {text!r} is not a number of seconds from 1 to 86400; give " \
+                     "e.g. --timeout 120"
+    return value, None
+
+
 def _usd_per_hour(text):
     """`--usd-per-hour`: a positive, finite number of USD (None when not given)."""
     if text is None:
         return None, None
-    # ASCII decimal only: float() would also take '٥', '1_0' or 'infinity'
-    value = float(text) if re.fullmatch(r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?", text.strip(),
-                                        re.ASCII) else None
+    value = float(text) if _DECIMAL.fullmatch(text.strip()) else None
     if value is None or not math.isfinite(value) or value <= 0:
         return None, f"--usd-per-hour {text!r} is not a price; give USD per hour as a positive " \
                      "number, e.g. --usd-per-hour 98.5"
@@ -112,7 +123,8 @@ def run(args) -> int:
 
     key, problem = _key(args.api_key_env)
     usd_per_hour, bad_price = _usd_per_hour(args.usd_per_hour)
-    problem = problem or bad_price
+    timeout_s, bad_timeout = _timeout(args.timeout)
+    problem = problem or bad_price or bad_timeout
     try:
         use_ca_file(args.ca_cert)
     except ValueError as e:
@@ -125,7 +137,7 @@ def run(args) -> int:
         hardware = {"accelerator": args.accelerator, "node_shape": None, "nodes": args.nodes}
     cfg = AcceptConfig(endpoint=args.endpoint, model=args.model, api_key=key,
                        concurrency=args.concurrency, requests=args.requests,
-                       max_tokens=args.max_tokens, timeout_s=args.timeout, hardware=hardware,
+                       max_tokens=args.max_tokens, timeout_s=timeout_s, hardware=hardware,
                        known=args.known, context_tokens=args.context_tokens,
                        needle_cap_tokens=args.needle_cap_tokens or None,
                        replicas=tuple(args.replica),
