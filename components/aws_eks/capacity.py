@@ -484,6 +484,17 @@ def request_refusal(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Optiona
         "while it runs")
 
 
+def region_refusal(olds: Mapping[str, Any], region: Optional[str]) -> CapacityError:
+    """Buy mode, another aws:region while the block this stack bought still runs: the new region
+    would get a second purchase (a block is regional and cannot be cancelled), so it is refused."""
+    return CapacityError(
+        "aws:region", region, f"keep aws:region {olds.get('region')} until the block ends ({olds.get('end_date')}), "
+        "adopt a block of the new region with kimi-k3:capacityReservationId, or `pulumi destroy` first (it "
+        "forgets the block, which stays billed)", f"would buy a second Capacity Block while "
+        f"{olds.get('reservation_id')}, bought by this stack in {olds.get('region')}, runs; a purchase cannot be "
+        "cancelled")
+
+
 def read_outputs(ec2, id_: str, props: Mapping[str, Any]) -> Dict[str, Any]:
     """What refresh records: the block as EC2 lists it, or, once EC2 no longer lists it (an
     expired block ages out of DescribeCapacityReservations; terraform-provider-aws drops such a
@@ -563,7 +574,8 @@ class CapacityBlockProvider(aws_api.AwsProvider):
     def diff(self, id_, olds, news):
         """Which change of the inputs needs what (see the lifecycle in docs/aws-eks.md):
 
-        - another region: another block (replace);
+        - another region: another block (replace); in buy mode while the bought block runs,
+          refused here (at preview): the replacement would buy a second block (`region_refusal`);
         - another adopted id than the block held: an update that adopts and checks it, not a
           replace: a delete-before-replace would first delete every resource whose replacing input
           comes from the block (the GPU node group's subnet, through the block's zone) instead of
@@ -578,6 +590,8 @@ class CapacityBlockProvider(aws_api.AwsProvider):
         - changing only the purchase request (fee cap, window) changes nothing.
         """
         if news.get("region") != olds.get("region"):
+            if olds.get("purchased") and not news.get("reservationId") and not _over(olds):
+                raise region_refusal(olds, news.get("region"))
             return DiffResult(changes=True, replaces=["region"], delete_before_replace=True)
         other_block = bool(news.get("reservationId")) and news["reservationId"] != olds.get("reservation_id")
         over = _over(olds)

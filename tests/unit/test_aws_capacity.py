@@ -234,6 +234,14 @@ def test_another_adopted_block_is_adopted_in_place_and_a_bought_one_left_behind_
     assert outs["reservation_id"] == "cr-0123456789abcdef0" and outs["purchased"] is False
     assert said == [f"Capacity Block cr-0aaaaaaaaaaaaaaaa is forgotten, not cancelled: it stays billed until "
                     f"{olds['end_date']}"]
+    # another region never buys a second block while the one bought here runs (refused at preview)
+    with pytest.raises(cap.CapacityError) as e:
+        p.diff("cr-0aaaaaaaaaaaaaaaa", olds, {**BUY, "region": "us-west-2", "reservationId": None})
+    assert str(e.value).startswith("aws:region='us-west-2' would buy a second Capacity Block while "
+                                   "cr-0aaaaaaaaaaaaaaaa, bought by this stack in us-east-2, runs")
+    assert p.diff("cr-0aaaaaaaaaaaaaaaa", {**olds, "end_date": "2026-01-01T11:30:00Z"},
+                  {**BUY, "region": "us-west-2", "reservationId": None}).replaces == ["region"]  # it ended
+    assert p.diff("cr-0123456789abcdef0", outs, {**news, "region": "us-west-2"}).replaces == ["region"]  # adopted
     # destroy names the block held, not the resource's first id
     p.delete("cr-0aaaaaaaaaaaaaaaa", outs)
     assert said[-1] == f"Capacity Block cr-0123456789abcdef0 is forgotten, not cancelled: it stays billed until " \

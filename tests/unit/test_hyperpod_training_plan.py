@@ -339,9 +339,15 @@ def test_a_second_up_with_nothing_changed_changes_nothing(monkeypatch):
     assert outs["trainingPlanArn"] == other and outs["purchased"] is False
     assert said == [f"training plan {NAME1} is forgotten, not cancelled (SageMaker has no API for that): it stays "
                     f"paid until {bought.outs['endTime']}"]
-    # another region is another plan too
-    assert tp.TrainingPlanProvider().diff(bought.id, bought.outs, {**BUY, "region": "us-west-2"}).replaces == [
-        "region"]
+    # another region is another plan, but never a second purchase while the bought one runs
+    with pytest.raises(tp.TrainingPlanError) as e:
+        tp.TrainingPlanProvider().diff(bought.id, bought.outs, {**BUY, "region": "us-west-2"})
+    assert str(e.value).startswith("aws:region='us-west-2' would buy a second training plan while "
+                                   f"{NAME1}, bought by this stack in us-east-2, runs") and "\n" not in str(e.value)
+    assert tp.TrainingPlanProvider().diff(adopted.id, adopted.outs, {**adopt_props, "region": "us-west-2"}).replaces \
+        == ["region"]
+    ended = {**bought.outs, "endTime": "2026-01-01T00:00:00Z", "status": "Expired"}
+    assert tp.TrainingPlanProvider().diff(bought.id, ended, {**BUY, "region": "us-west-2"}).replaces == ["region"]
 
 
 def test_a_request_the_bought_plan_cannot_hold_is_refused_at_preview():

@@ -481,7 +481,8 @@ class TrainingPlanProvider(aws_api.AwsProvider):
         return CreateResult(outs.get("trainingPlanArn") or outs["trainingPlanName"], {**props, **outs})
 
     def diff(self, id_, olds, news):
-        """Another region: another plan (replace). Another adopted ARN: an update that adopts and
+        """Another region: another plan (replace; in buy mode while the bought plan runs, refused
+        here: the new region would get a second purchase). Another adopted ARN: an update that adopts and
         checks it. Adopted, a changed request or an ended plan: an update that re-checks it.
         Bought, ended: an update that buys the next generation under the same cap. Bought, a
         changed request the plan cannot hold: refused here (at preview). The cap or the window
@@ -494,6 +495,14 @@ class TrainingPlanProvider(aws_api.AwsProvider):
         HyperPod cluster: its vpcConfig, through the plan's zone, replaces on change)."""
         o, n = self.inputs(olds), self.inputs(news)
         if o.get("region") != n.get("region"):
+            if olds.get("purchased") and not n.get("trainingPlanArn") and not _over(olds):
+                # the new region would get a second purchase while this one runs (never twice)
+                raise TrainingPlanError(
+                    "aws:region", n.get("region"), f"keep aws:region {o.get('region')} until the plan ends "
+                    f"({olds.get('endTime')}), adopt a plan of the new region with kimi-k3:trainingPlanArn, or "
+                    "`pulumi destroy` first (it forgets the plan, which stays paid)", "would buy a second "
+                    f"training plan while {olds.get('trainingPlanName')}, bought by this stack in "
+                    f"{o.get('region')}, runs; a purchase cannot be cancelled")
             return DiffResult(changes=True, replaces=["region"], delete_before_replace=True)
         other_plan = bool(n.get("trainingPlanArn")) and n["trainingPlanArn"] != o.get("trainingPlanArn")
         over, changed = _over(olds), request_of(olds.get("requested") or olds) != request_of(news)
