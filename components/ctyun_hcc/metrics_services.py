@@ -179,12 +179,14 @@ class MasterPrometheusProvider(SshStepProvider):
 
     def apply(self, runner, p):
         conf_dir = monitoring.check_path(p["configDir"].rstrip("/"), "the config directory")
+        key_file = f"{conf_dir}/key" if p.get("apiKey") else ""
         svc = monitoring.prometheus_service(f"{conf_dir}/prometheus.yml", p["dataDir"],
-                                            p["listen"], p["prometheusPaths"])
+                                            p["listen"], p["prometheusPaths"],
+                                            key_files=[key_file] if key_file else [])
         files = {f"{conf_dir}/prometheus.yml": p["config"], f"{conf_dir}/alerts.yml": p["rules"]}
         script = monitoring.install_script(
             [svc], state_dir=p["stateDir"], unit_dir=p["unitDir"], files=files,
-            secret_file=f"{conf_dir}/key" if p.get("apiKey") else "",
+            secret_file=key_file,
             restart_s=int(p["restartS"]), wait_s=_wait(p))
         res = runner.run(script, stdin=(p.get("apiKey") or "") + "\n",
                          timeout_s=float(p["timeoutS"]), label="Prometheus on the master")

@@ -4,7 +4,7 @@ the systemd units as text; reaching it is an SSH tunnel to the master's loopback
 
 - vLLM serves `/metrics` only on node 0 (the API server; the other nodes run headless, vLLM
   `run_headless` starts no HTTP server), on the endpoint's port, behind kimi-k3's API-key guard
-  when the stack has a key: Prometheus sends it from a root-only file (`credentials_file`).
+  when the stack has a key: Prometheus sends it from a 0600 file it alone owns (`credentials_file`).
   With several replicas (one Slurm job each, replicas.py) that is every replica's node 0, and
   every target of replica i carries the label `replica="<i>"` (`prometheus_config`).
 - npu-exporter (Ascend/mind-cluster v26.1.0, component/npu-exporter; default port 8082,
@@ -17,8 +17,12 @@ the systemd units as text; reaching it is an SSH tunnel to the master's loopback
 - Prometheus listens on 127.0.0.1:9090 of the master only; `tunnel_command` is what the stack
   prints to reach it. The `vllm_` -> `vllm:` relabel rule is on the vLLM job (a 2.x Prometheus
   from the OS would otherwise store `vllm_` names: components/observability/scrape.py).
-- Each is a `Service` kept running by systemd (`systemd_unit`: `Restart=always`, never given
-  up on) where systemd is the init, by a supervising loop otherwise; `install_script` and
+- Each is a `Service` kept running by systemd (`systemd_unit`, the shared renderer of
+  components/systemd/units.py: `Restart=always`, never given up on) where systemd is the init,
+  by a supervising loop otherwise (dropping root with `setpriv`), as the user its `RunAs`
+  names: Prometheus and the node exporter as `METRICS_USER` (neither needs root; Prometheus
+  owns its data directory and key file), npu-exporter as `hwMindX` where it exists, else root
+  (`NPU_EXPORTER_USER` says why); `install_script` and
   `remove_script` are what metrics_services.py runs on the master and, through `srun -w`, on
   each node. Every value that reaches a unit line or a shell word is held to a plain grammar
   first (addresses, absolute paths of plain names, unit names, flags without `$ % ' "` or
@@ -33,6 +37,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..inference.quoting import shell_word, shell_words
 from ..observability import scrape
+from ..systemd import units
 
 NPU_EXPORTER_PORT = 8082
 NODE_EXPORTER_PORT = 9100
@@ -152,6 +157,36 @@ def _listen(value: str) -> Tuple[str, int]:
 
 
 @dataclass(frozen=True)
+class RunAs:
+    """Who a service runs as: `user`, created as a system user when missing (`create`), else
+    `fallback` (root) when that user does not exist, said in the report (`why` names the
+    reason root is kept)."""
+
+    user: str
+    why: str = ""
+    create: bool = True
+
+    def __post_init__(self):
+        units.check_user(self.user)
+        if "\n" in self.why:
+            raise ValueError(f"run-as reason {self.why!r}")
+
+
+#: the metrics services' own system user (Prometheus and the node exporter: neither needs root)
+METRICS_USER = "kimi-k3-metrics"
+#: the MindX DL guide runs npu-exporter as `User=hwMindX` (dlug_installation_02_000029, cited in
+#: the module docstring), which reads the NPUs only where the driver was installed with
+#: `--install-for-all` (MindCluster 7.3.0 NPU Exporter guide, 约束说明:
+#: https://www.hiascend.com/document/detail/zh/mindcluster/730/clustersched/dlug/dlug_installation_018.html
+#: "为保证NPU Exporter以二进制部署时可使用非root用户安装(如hwMindX),请在安装驱动时使用
+#: --install-for-all参数"). So: as hwMindX where the MindX install made that user, else root
+#: (the DCMI library it calls must be root-owned and the devices the driver's; whether CTyun's
+#: image installs the driver for all users is not documented)
+NPU_EXPORTER_USER = RunAs("hwMindX", "no hwMindX user (the MindX DL install's): the NPU "
+                          "driver's devices may need root", create=False)
+
+
+@dataclass(frozen=True)
 class Service:
     """One long-running process kept up on a host, outside any Slurm job: the systemd unit
     `kimi-k3-<name>` where systemd runs the host, a supervising loop otherwise."""
@@ -161,8 +196,18 @@ class Service:
     candidates: Tuple[str, ...]
     args: Tuple[str, ...]
     listen: str
+    #: who runs it (`RunAs`); root only where proven needed
+    run_as: "RunAs" = None  # type: ignore[assignment]
+    #: directories it writes (created, and given to its user) and files only it may read
+    #: (given to its user, mode kept): e.g. Prometheus's data directory and API-key file
+    owns_dirs: Tuple[str, ...] = ()
+    owns_files: Tuple[str, ...] = ()
 
     def __post_init__(self):
+        if self.run_as is None:
+            object.__setattr__(self, "run_as", RunAs(units.ROOT, "", False))
+        for path in self.owns_dirs + self.owns_files:
+            check_path(path, f"a path {self.name} owns")
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise ValueError(f"service name {self.name!r} is not [a-z0-9-]")
         if not self.candidates:
@@ -183,8 +228,10 @@ class Service:
 
 
 def prometheus_service(config_file: str, data_dir: str, listen: str = PROMETHEUS_LISTEN,
-                       candidates: Sequence[str] = CANDIDATES[PROMETHEUS]) -> Service:
-    """The master's Prometheus, on loopback only. Flags: prometheus/prometheus
+                       candidates: Sequence[str] = CANDIDATES[PROMETHEUS],
+                       key_files: Sequence[str] = ()) -> Service:
+    """The master's Prometheus, on loopback only, as `METRICS_USER`, which owns its data
+    directory and `key_files` (the API key it scrapes with, 0600). Flags: prometheus/prometheus
     cmd/prometheus/main.go (`--config.file`, `--storage.tsdb.path`, `--web.listen-address`,
     the same in 2.x and 3.x: https://prometheus.io/docs/prometheus/latest/command-line/prometheus/)."""
     addr, _ = _listen(listen)
@@ -195,7 +242,8 @@ def prometheus_service(config_file: str, data_dir: str, listen: str = PROMETHEUS
                    tuple(candidates),
                    (f"--config.file={check_path(config_file, 'the Prometheus config')}",
                     f"--storage.tsdb.path={check_path(data_dir, 'the Prometheus data directory')}",
-                    f"--web.listen-address={listen}"), listen)
+                    f"--web.listen-address={listen}"), listen, RunAs(METRICS_USER),
+                   owns_dirs=(data_dir,), owns_files=tuple(key_files))
 
 
 def node_exporter_service(addr: str, candidates: Sequence[str] = CANDIDATES[NODE_EXPORTER]) -> Service:
@@ -203,7 +251,11 @@ def node_exporter_service(addr: str, candidates: Sequence[str] = CANDIDATES[NODE
     default ":9100", https://github.com/prometheus/node_exporter#usage)."""
     a = _addr(addr, "the node's address")
     return Service(NODE_EXPORTER, "Prometheus node exporter (kimi-k3 metrics)", tuple(candidates),
-                   (f"--web.listen-address={a}:{NODE_EXPORTER_PORT}",), f"{a}:{NODE_EXPORTER_PORT}")
+                   (f"--web.listen-address={a}:{NODE_EXPORTER_PORT}",), f"{a}:{NODE_EXPORTER_PORT}",
+                   RunAs(METRICS_USER))
+
+
+NPU_EXPORTER_LOG = "/var/log/mindx-dl/npu-exporter/npu-exporter.log"
 
 
 def npu_exporter_service(addr: str, candidates: Sequence[str] = CANDIDATES[NPU_EXPORTER]) -> Service:
@@ -211,37 +263,21 @@ def npu_exporter_service(addr: str, candidates: Sequence[str] = CANDIDATES[NPU_E
     (`-ip`, `-port`, `-logFile`; see the module docstring)."""
     a = _addr(addr, "the node's address")
     return Service(NPU_EXPORTER, "Ascend npu exporter (kimi-k3 metrics)", tuple(candidates),
-                   (f"-ip={a}", f"-port={NPU_EXPORTER_PORT}",
-                    "-logFile=/var/log/mindx-dl/npu-exporter/npu-exporter.log"),
-                   f"{a}:{NPU_EXPORTER_PORT}")
+                   (f"-ip={a}", f"-port={NPU_EXPORTER_PORT}", f"-logFile={NPU_EXPORTER_LOG}"),
+                   f"{a}:{NPU_EXPORTER_PORT}", NPU_EXPORTER_USER,
+                   owns_dirs=(NPU_EXPORTER_LOG.rsplit("/", 1)[0],))
 
 
-def systemd_unit(svc: Service, binary: str, restart_s: int = 2) -> str:
-    """The unit: restarted whenever it exits (`Restart=always`, systemd.service(5),
-    https://www.freedesktop.org/software/systemd/man/latest/systemd.service.html), and never
-    given up on (`StartLimitIntervalSec=0`: by default systemd stops restarting a unit that
-    failed 5 times in 10 s, systemd.unit(5) StartLimitBurst=), started at boot, owned by
-    systemd and not by the job or the SSH session that installed it."""
+def systemd_unit(svc: Service, binary: str, restart_s: int = 2, user: str = "") -> str:
+    """The unit (components/systemd/units.py: restarted whenever it exits, never given up on,
+    started at boot, owned by systemd and not by the job or the SSH session that installed
+    it), run as `user` (default: the service's)."""
     check_path(binary, f"the {svc.name} binary")
     if isinstance(restart_s, bool) or not isinstance(restart_s, int) or not 1 <= restart_s <= 300:
+        # at least 1 s: the loop supervisor sleeps this long between runs (no busy loop)
         raise ValueError(f"restart delay {restart_s!r} is not 1..300 seconds")
-    return f"""[Unit]
-Description={svc.description}
-After=network-online.target
-Wants=network-online.target
-StartLimitIntervalSec=0
-
-[Service]
-ExecStart={' '.join((binary,) + svc.args)}
-Restart=always
-RestartSec={restart_s}
-NoNewPrivileges=yes
-ProtectSystem=full
-PrivateTmp=yes
-
-[Install]
-WantedBy=multi-user.target
-"""
+    return units.unit(svc.description, (binary,) + svc.args, user=user or svc.run_as.user,
+                      restart_s=restart_s)
 
 
 def npu_exporter_unit(listen_addr: str, binary: str = "/usr/local/bin/npu-exporter") -> str:
@@ -263,17 +299,52 @@ _SUPERVISE = ('setsid bash -c \'echo $$ > "$0.pid"; while :; do "$@"; sleep {r};
               '"$state/{unit}" {argv} </dev/null >>"$state/{unit}.log" 2>&1 &')
 
 
+def _run_as_block(svc: Service) -> List[str]:
+    """Resolve `$as` (who the service runs as) and `$who`/`$note` (what the report says): the
+    service's user, created when it is ours and missing; root where that user cannot be had
+    (not ours and missing, useradd failed, not root ourselves, no setpriv for the loop); then
+    the directories and files it owns given to it."""
+    r = svc.run_as
+    q = shell_word(r.user)
+    lines = [f"as={q}; note=", 'if [ "$as" != root ] && ! id -u "$as" >/dev/null 2>&1; then']
+    if r.create:
+        lines.append('  useradd --system --user-group --no-create-home --home-dir /nonexistent '
+                     '--shell /usr/sbin/nologin "$as" >/dev/null 2>&1 || '
+                     '{ note="useradd $as failed"; as=root; }')
+    else:
+        lines.append(f"  note={shell_word(r.why)}; as=root")
+    lines += ['fi',
+              'if [ "$as" != root ] && [ "$(id -u)" != 0 ]; then note="not root"; as=root; fi',
+              'if [ "$as" != root ] && [ "$mode" != systemd ] && ! command -v setpriv >/dev/null '
+              '2>&1; then note="setpriv not found"; as=root; fi',
+              'who=$as; [ "$(id -u)" = 0 ] || who=$(id -un)']
+    for d in svc.owns_dirs:
+        lines.append(f'mkdir -p {shell_word(d)}; if [ "$as" != root ]; then chown -R "$as:$as" '
+                     f'{shell_word(d)}; fi')
+    for f in svc.owns_files:
+        lines.append(f'if [ "$as" != root ] && [ -e {shell_word(f)} ]; then chown "$as:$as" '
+                     f'{shell_word(f)}; fi')
+    return lines
+
+
 def _service_block(svc: Service, restart_s: int, wait_s: int) -> List[str]:
     """The install script's part for one service (see `install_script`)."""
     addr, port = _listen(svc.listen)
     u = svc.unit
     pick = [f'bin=; for c in {shell_words(svc.candidates)}; do [ -x "$c" ] && {{ bin=$c; break; }}; done',
             f'if [ -z "$bin" ]; then echo "missing {svc.name} {" ".join(svc.candidates)}"; else',
+            *_run_as_block(svc),
             'case "$bin" in']
     for c in svc.candidates:
-        supervise = _SUPERVISE.format(r=restart_s, unit=u, argv=shell_words((c,) + svc.args))
-        pick.append(f"{shell_word(c)}) unit=$(cat {_heredoc(systemd_unit(svc, c, restart_s))}\n)\n"
-                    f"  start() {{ {supervise} }} ;;")
+        as_root = _SUPERVISE.format(r=restart_s, unit=u, argv=shell_words((c,) + svc.args))
+        as_user = _SUPERVISE.format(r=restart_s, unit=u, argv=units.setpriv_words(
+            svc.run_as.user) + " " + shell_words((c,) + svc.args)) \
+            if svc.run_as.user != units.ROOT else as_root
+        pick.append(
+            f"{shell_word(c)}) if [ \"$as\" = root ]; then "
+            f"unit=$(cat {_heredoc(systemd_unit(svc, c, restart_s, units.ROOT))}\n)\n"
+            f"  else unit=$(cat {_heredoc(systemd_unit(svc, c, restart_s))}\n); fi\n"
+            f"  start() {{ if [ \"$as\" = root ]; then {as_root} else {as_user} fi; }} ;;")
     pick.append("esac")
     pick += [
         'uc=0',
@@ -292,7 +363,7 @@ def _service_block(svc: Service, restart_s: int, wait_s: int) -> List[str]:
         'fi',
         'ok=0; for i in $(seq ' + str(wait_s * 4) + '); do '
         f'if (exec 3<>/dev/tcp/{addr}/{port}) 2>/dev/null; then ok=1; break; fi; sleep 0.25; done',
-        f'if [ "$ok" = 1 ]; then echo "up {svc.name} $bin"; else',
+        f'if [ "$ok" = 1 ]; then echo "up {svc.name} $bin as $who${{note:+ ($note)}}"; else',
         f'  if [ "$mode" = systemd ]; then t=$(journalctl -u {u} -n 5 --no-pager 2>&1 | tr "\\n" " "); '
         f'else t=$(tail -n 5 "$state/{u}.log" 2>/dev/null | tr "\\n" " "); fi',
         f'  echo "down {svc.name} $t"; fi',

@@ -14,7 +14,8 @@ Two services, each restarted whenever it exits:
   command again `RESTART_S` after it exits, until `service.sh stop` leaves its stop file.
 
 Neither service runs as root (the front is what the internet reaches; the router has no
-authentication of its own): under systemd each unit gets `DynamicUser=yes` (systemd.exec(5),
+authentication of its own): under systemd each unit (components/systemd/units.py, the one
+renderer, shared with the metrics services) gets `DynamicUser=yes` (systemd.exec(5),
 https://www.freedesktop.org/software/systemd/man/latest/systemd.exec.html#DynamicUser=: "a
 UNIX user and group pair is allocated dynamically when the unit is started", and it implies
 `ProtectSystem=strict`, `ProtectHome=read-only`, `NoNewPrivileges=yes`; both only read their
@@ -43,6 +44,7 @@ import re
 from typing import Dict, List, Mapping, Sequence
 
 from ..inference.quoting import shell_word
+from ..systemd import units
 from .k8s import FRONT_FILE, front_source
 from .settings import ROUTER_REQUIREMENTS, ROUTER_VERSION, RouterSettings
 
@@ -52,7 +54,7 @@ UNPRIVILEGED_UID = 65534
 #: ports below this need root or CAP_NET_BIND_SERVICE (ip(7): "privileged ports")
 PRIVILEGED_PORTS_BELOW = 1024
 #: seconds between a service's exit and its restart (both supervisors)
-RESTART_S = 2
+RESTART_S = units.RESTART_S
 #: one word a unit line and a shell word may carry: letters, digits and `._:/=,+@-`
 _PLAIN = re.compile(r"^[A-Za-z0-9._:/=,+@-]+$")
 _URL = re.compile(r"^http://[A-Za-z0-9.-]+:[0-9]{1,5}$")
@@ -105,27 +107,12 @@ def commands(directory: str, worker_urls: Sequence[str], port: int, python: str 
 
 def unit(description: str, directory: str, argv: Sequence[str], restart_s: int = RESTART_S,
          bind_low_port: bool = False) -> str:
-    """A systemd unit that runs `argv` for ever (systemd.service(5), systemd.exec(5)) as a
-    dynamic unprivileged user, allowed to bind a port below 1024 with `bind_low_port`."""
-    return (
-        "# Rendered by kimi-k3 (components/router/host.py); do not edit by hand.\n"
-        "[Unit]\n"
-        f"Description={description}\n"
-        "After=network-online.target\n"
-        "Wants=network-online.target\n"
-        # never give up: the default StartLimitBurst would stop restarting after 5 quick exits
-        "StartLimitIntervalSec=0\n\n"
-        "[Service]\n"
-        f"Environment=PYTHONPATH={directory}/site PYTHONUNBUFFERED=1\n"
-        f"WorkingDirectory={directory}\n"
-        f"ExecStart={' '.join(argv)}\n"
-        "Restart=always\n"
-        f"RestartSec={int(restart_s)}\n"
-        "DynamicUser=yes\n"
-        + ("AmbientCapabilities=CAP_NET_BIND_SERVICE\n" if bind_low_port else "")
-        + "\n"
-        "[Install]\n"
-        "WantedBy=multi-user.target\n")
+    """A systemd unit that runs `argv` for ever as a dynamic unprivileged user, allowed to bind
+    a port below 1024 with `bind_low_port` (the one renderer: components/systemd/units.py)."""
+    return units.unit(description, argv, user=units.DYNAMIC, restart_s=restart_s,
+                      environment=f"PYTHONPATH={directory}/site PYTHONUNBUFFERED=1",
+                      working_directory=directory, bind_low_port=bind_low_port,
+                      rendered_by="components/router/host.py")
 
 
 def install_sh(directory: str, python: str = "/usr/bin/python3") -> str:
@@ -168,7 +155,7 @@ export PYTHONPATH="$dir/site" PYTHONUNBUFFERED=1
 as=$(cat "$dir/$name.user" 2>/dev/null || echo root)
 drop=()
 if [ "$as" != root ] && [ "$(id -u)" = 0 ]; then
-  if command -v setpriv >/dev/null 2>&1; then
+  if command -v setpriv >/dev/null 2>&1; then  # units.setpriv_words, with the uid read here
     drop=(setpriv "--reuid=$as" "--regid=$as" --clear-groups --)
   else
     echo "$(date -u +%FT%TZ) setpriv not found: $name runs as root" >>"$dir/logs/$name.log"

@@ -127,9 +127,23 @@ def test_exporters_and_prometheus_outlive_the_job_and_come_back(rig):
     prom = MasterPrometheusProvider()
     rig["made"].append((prom, master_p))
     made = prom.create(master_p)
-    assert made.outs["prometheus"] == "up: /usr/bin/prometheus"
+    # not as root: its own system user (created here), which alone reads the key file and
+    # owns the data directory; the npu-exporter double stays root (no hwMindX user here)
+    assert made.outs["prometheus"] == f"up: /usr/bin/prometheus as {monitoring.METRICS_USER}"
+    assert report["kk3n1"]["npu-exporter"].endswith("as root (no hwMindX user (the MindX DL "
+                                                   "install's): the NPU driver's devices may "
+                                                   "need root)"), report
+    import pwd
+    uid = pwd.getpwnam(monitoring.METRICS_USER).pw_uid
     key = ws / "etc" / "key"
     assert key.read_text() == KEY and key.stat().st_mode & 0o777 == 0o600
+    assert key.stat().st_uid == uid and (ws / "data").stat().st_uid == uid
+    ploop0 = int((ws / "state" / "master" / "kimi-k3-prometheus.pid").read_text())
+    server = _until("the Prometheus process", lambda: [
+        c for p in _children(ploop0) for c in [p, *_children(p)]
+        if Path(f"/proc/{c}/exe").resolve().name == "prometheus"])
+    uids = Path(f"/proc/{server[0]}/status").read_text().split("Uid:")[1].split()[:4]
+    assert set(uids) == {str(uid)}, uids  # real, effective, saved and filesystem uid
     url = f"http://127.0.0.1:{rig['port']}"
 
     def npu_up():

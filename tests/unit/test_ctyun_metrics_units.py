@@ -273,3 +273,74 @@ def test_a_node_whose_exporter_was_not_up_or_moved_is_installed_again(monkeypatc
     prov.update("x", olds, news)
     assert "-w kk3n1 " in rec.scripts[0] and "-w kk3n2 " in rec.scripts[0]
 
+
+
+# --- who the services run as (components/systemd/units.py, monitoring.RunAs) -----------------
+
+def test_prometheus_and_the_node_exporter_run_as_their_own_user_npu_exporter_as_hwmindx():
+    prom = monitoring.prometheus_service("/etc/p/prometheus.yml", "/var/lib/p",
+                                         key_files=["/etc/p/key"])
+    assert prom.run_as.user == monitoring.METRICS_USER and prom.run_as.create
+    assert prom.owns_dirs == ("/var/lib/p",) and prom.owns_files == ("/etc/p/key",)
+    assert monitoring.node_exporter_service("10.0.0.5").run_as.user == monitoring.METRICS_USER
+    npu = monitoring.npu_exporter_service("10.0.0.5")
+    assert (npu.run_as.user, npu.run_as.create) == ("hwMindX", False)
+    unit = monitoring.systemd_unit(prom, "/usr/bin/true")
+    assert "User=kimi-k3-metrics\nGroup=kimi-k3-metrics\nNoNewPrivileges=yes" in unit
+    assert "User=" not in monitoring.systemd_unit(prom, "/usr/bin/true", user="root")
+
+
+@pytest.mark.parametrize("user", ["root;id", "a b", "$(id)", "x\ny", "", "-o"])
+def test_a_user_that_is_not_a_user_name_is_refused(user):
+    from components.systemd import units
+
+    with pytest.raises(ValueError, match="is not a user name"):
+        units.unit("x", ["/usr/bin/true"], user=user)
+    with pytest.raises(ValueError, match="is not a user name"):
+        monitoring.RunAs(user)
+
+
+def test_the_shared_renderer_is_the_routers_and_the_metrics_units():
+    """One renderer: the router's units (DynamicUser) and the metrics units come from
+    components/systemd/units.py; a line break in any value is refused."""
+    from components.router import host
+    from components.systemd import units
+
+    r = host.unit("d", "/opt/r", ["/usr/bin/python3", "-m", "x"], 2, bind_low_port=True)
+    assert r == units.unit("d", ["/usr/bin/python3", "-m", "x"], user=units.DYNAMIC,
+                           environment="PYTHONPATH=/opt/r/site PYTHONUNBUFFERED=1",
+                           working_directory="/opt/r", bind_low_port=True,
+                           rendered_by="components/router/host.py")
+    assert "DynamicUser=yes\nAmbientCapabilities=CAP_NET_BIND_SERVICE\n" in r
+    with pytest.raises(ValueError, match="line break"):
+        units.unit("d\nExecStartPre=/bin/sh -c id", ["/usr/bin/true"])
+
+
+@pytest.mark.parametrize("user_exists, create, want", [
+    (True, False, "hwMindX"), (False, False, "root"), (False, True, "kk3-test-user")])
+def test_the_install_script_runs_as_the_user_or_says_why_root(tmp_path, user_exists, create,
+                                                                want):
+    """The run-as part of the install script, in bash with `id`, `useradd` and `setpriv`
+    replaced by recorders on PATH (no user is created on this machine)."""
+    import os
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "id").write_text("#!/bin/sh\ncase \"$1\" in -u) [ -n \"$2\" ] && exit %d; "
+                                "echo 0;; -un) echo root;; esac\n" % (0 if user_exists else 1))
+    (bin_dir / "useradd").write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/useradd\n")
+    (bin_dir / "setpriv").write_text("#!/bin/sh\n")
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    run_as = monitoring.RunAs("hwMindX" if not create else "kk3-test-user", "why not", create)
+    svc = monitoring.Service("x", "x", ("/usr/bin/true",), (), "127.0.0.1:1", run_as,
+                             owns_dirs=(str(tmp_path / "data"),))
+    script = "mode=supervise\n" + "\n".join(monitoring._run_as_block(svc)) + \
+        '\necho "$as|$note"\n'
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30,
+                         env={**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"})
+    as_, note = out.stdout.strip().split("|")
+    assert as_ == want, out
+    assert (note == "why not") is (not user_exists and not create)
+    assert (tmp_path / "useradd").exists() is (create and not user_exists)
+    assert (tmp_path / "data").is_dir()
