@@ -162,8 +162,10 @@ def _image(runtime: Runtime, plan: Plan) -> ServingImage:
 
 
 def _ascend_argv(plan: Plan, rt: Runtime, img: ServingImage, worker: bool) -> List[str]:
+    """vllm-ascend's argv: data parallel across nodes (the hardware's flags: its profile)."""
     par = plan.parallelism
-    additional = {k: True for k in ("enable_cpu_binding", "enable_flashcomm1")
+    profile = PROFILES[plan.family]
+    additional = {k: True for k in profile.additional_config
                   if supported(ASCEND_ADDITIONAL_CONFIG, k, img.plugin_version or "0")}
     argv = [
         "--served-model-name", rt.served_model_name,
@@ -187,17 +189,12 @@ def _ascend_argv(plan: Plan, rt: Runtime, img: ServingImage, worker: bool) -> Li
     argv += ["--max-model-len", str(plan.max_model_len)]
     if plan.max_num_batched_tokens is not None:
         argv += ["--max-num-batched-tokens", str(plan.max_num_batched_tokens)]
-    argv += [
-        "--gpu-memory-utilization", f"{plan.memory.gpu_memory_utilization:g}",
-        "--compilation-config", _json({"cudagraph_mode": "FULL_DECODE_ONLY"}),
-        "--mm-processor-cache-gb", "0",
-    ]
+    argv += ["--gpu-memory-utilization", f"{plan.memory.gpu_memory_utilization:g}"]
+    argv += list(profile.extra_args)
     if additional:
         argv += ["--additional-config", _json(additional)]
-    argv += [
-        "--mm-encoder-tp-mode", "data",
-        "--limit-mm-per-prompt", _json({"vision_chunk": rt.vision_chunks_per_prompt}),
-    ]
+    argv += list(profile.extra_args_late)
+    argv += ["--limit-mm-per-prompt", _json({"vision_chunk": rt.vision_chunks_per_prompt})]
     return argv
 
 

@@ -55,8 +55,14 @@ class ServingProfile:
     ready_timeout_on_workers: bool = True
     #: `--load-format` when the runtime and the weights path leave it open (None: vLLM's)
     default_load_format: Optional[str] = None
-    #: `vllm serve` flags this hardware needs (after the load format)
+    #: `vllm serve` flags this hardware needs (CUDA: after the load format; vllm-ascend: after
+    #: --gpu-memory-utilization, as the tutorial orders them)
     extra_args: Tuple[str, ...] = ()
+    #: vllm-ascend `--additional-config` switches set true, each emitted only when the image's
+    #: plugin release reads it (vllm_flags.ASCEND_ADDITIONAL_CONFIG)
+    additional_config: Tuple[str, ...] = ()
+    #: flags after --additional-config (vllm-ascend: the multimodal encoder's layout)
+    extra_args_late: Tuple[str, ...] = ()
 
     @property
     def warmup_s(self) -> int:
@@ -170,5 +176,11 @@ PROFILES: Mapping[str, ServingProfile] = {
         ),
         visible_devices_env="ASCEND_RT_VISIBLE_DEVICES",
         ready_timeout_on_workers=False,
+        # the tutorial's flags: graphs for decode only, no multimodal processor cache, the CPU
+        # binding and FlashComm switches, the vision encoder data-parallel
+        extra_args=("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}',
+                    "--mm-processor-cache-gb", "0"),
+        additional_config=("enable_cpu_binding", "enable_flashcomm1"),
+        extra_args_late=("--mm-encoder-tp-mode", "data"),
     ),
 }

@@ -63,6 +63,32 @@ def test_accelerator_env_and_flags_come_from_the_profiles():
     assert argv[at:at + len(flags)] == flags
 
 
+def test_the_ascend_flags_come_from_its_profile(monkeypatch):
+    """vllm-ascend's tutorial flags (--compilation-config, --mm-processor-cache-gb,
+    --additional-config switches, --mm-encoder-tp-mode) are the A3 profile's data: a profile
+    without them gives an argv without them, and one with others gives those, in place."""
+    ascend = plan(PlanRequest("w4a8", "atlas-800-a3", 4))
+    rt = Runtime(image="quay.io/ascend/vllm-ascend:kimi-k3-a3", port=11025)
+    full = launch(ascend, rt).head.argv
+    at = full.index("--compilation-config")
+    assert full[at:at + 4] == profiles.PROFILES["ascend-a3"].extra_args
+    assert full[full.index("--additional-config") + 1] == \
+        '{"enable_cpu_binding":true,"enable_flashcomm1":true}'
+    bare = dataclasses.replace(profiles.PROFILES["ascend-a3"], extra_args=(), additional_config=(),
+                               extra_args_late=())
+    monkeypatch.setitem(launch_mod.PROFILES, "ascend-a3", bare)
+    argv = launch(ascend, rt).head.argv
+    for flag in ("--compilation-config", "--mm-processor-cache-gb", "--additional-config",
+                 "--mm-encoder-tp-mode"):
+        assert flag not in argv
+    other = dataclasses.replace(bare, extra_args_late=("--mm-encoder-tp-mode", "weights"))
+    monkeypatch.setitem(launch_mod.PROFILES, "ascend-a3", other)
+    argv = launch(ascend, rt).head.argv
+    late = argv.index("--mm-encoder-tp-mode")
+    assert argv[late - 1] == f"{ascend.memory.gpu_memory_utilization:g}"  # right after the memory
+    assert argv[late + 1:late + 3] == ("weights", "--limit-mm-per-prompt")
+
+
 def test_a_profile_with_an_unknown_placeholder_is_refused(monkeypatch):
     bad = dataclasses.replace(profiles.PROFILES["blackwell"],
                               node_env=(("NCCL_SOCKET_IFNAME", "${NODE_IFACE}"),))
