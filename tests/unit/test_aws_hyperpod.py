@@ -14,9 +14,36 @@ FACTS = yaml.safe_load((Path(__file__).resolve().parents[1] / "contracts" / "hyp
 HP = {"kimi-k3:serving": "hyperpod", "kimi-k3:hyperpodClusterName": "hp-eks"}
 
 
+def _schema_problems(spec):
+    """`spec` against the v1 spec schema of the CRD as recorded (tests/contracts/upstream): every
+    type, enum, pattern, maxLength and required keyword the record keeps (jsonschema), and every
+    field unknown where the record lists the properties."""
+    import jsonschema
+
+    crd = upstream.load_yaml(*upstream.HYPERPOD_CRD)
+    schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
+    schema = schema["properties"]["spec"]
+    problems = [f"spec.{'.'.join(map(str, e.path))}: {e.message}"
+                for e in jsonschema.Draft7Validator(schema).iter_errors(spec)]
+
+    def unknown(obj, sch, where):
+        if isinstance(obj, dict) and sch.get("properties"):
+            for k, v in obj.items():
+                if k not in sch["properties"]:
+                    problems.append(f"{where}.{k} is not in the CRD")
+                else:
+                    unknown(v, sch["properties"][k], f"{where}.{k}")
+        elif isinstance(obj, list) and isinstance(sch.get("items"), dict):
+            for i, v in enumerate(obj):
+                unknown(v, sch["items"], f"{where}[{i}]")
+    unknown(spec, schema, "spec")
+    return problems
+
+
 def check_against_crd(iec):
-    """Problems of `iec` under the recorded CRD facts (unknown fields, required, patterns)."""
-    problems = []
+    """Problems of `iec` under the recorded CRD facts (unknown fields, required, patterns) and
+    under the recorded CRD's own schema (`_schema_problems`)."""
+    problems = _schema_problems(iec["spec"])
 
     def fields(obj, allowed, required, where):
         for k in obj:
@@ -181,6 +208,21 @@ def test_the_kubeconfig_uses_the_stacks_profile():
     # --profile on the command line: AWS_PROFILE in the environment would lose to ambient keys
     assert user["args"][-2:] == ["--profile", "kk3-deploy"] and "env" not in user
     assert user["args"][user["args"].index("--region") + 1] == "us-east-2"
+
+
+def test_the_crd_check_catches_wrong_types_enums_and_unknown_nested_fields(with_secrets):
+    import copy
+
+    good = iec_of(with_secrets)
+    assert check_against_crd(good) == []
+    bad = copy.deepcopy(good)
+    bad["spec"]["metrics"]["modelMetrics"]["port"] = "8000"  # a string where the CRD wants an integer
+    bad["spec"]["loadBalancer"]["routingAlgorithm"] = "random"  # not in the CRD's enum
+    bad["spec"]["worker"]["modelInvocationPort"]["containerPrt"] = 8000  # a typo the operator would drop
+    problems = check_against_crd(bad)
+    assert any(p.startswith("spec.metrics.modelMetrics.port: '8000' is not of type 'integer'") for p in problems)
+    assert any(p.startswith("spec.loadBalancer.routingAlgorithm: 'random' is not one of") for p in problems)
+    assert "spec.worker.modelInvocationPort.containerPrt is not in the CRD" in problems
 
 
 def test_recorded_facts_match_the_crd_upstream():
