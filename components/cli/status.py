@@ -54,10 +54,10 @@ def snapshot(reader: RecordReader, title: str, now: float, include_all: bool = F
     lines = view_lines(title, marker, views, now, compact)
     clock = None if include_all else clocks.for_run(marker, views)
     if clock is not None:  # the phases from `pulumi up` to the first accepted token
-        started = marker.get("ts") if marker and isinstance(marker.get("ts"), (int, float)) else None
-        cost = marker.get("usd_per_hour") if marker else None
+        started = clocks.recorded_number(marker.get("ts")) if marker else None
+        cost = clocks.recorded_number(marker.get("usd_per_hour")) if marker else None
         lines += clocks.status_lines(clock, views, started, now,
-                                     cost if isinstance(cost, (int, float)) else None,
+                                     cost if cost is not None and cost >= 0 else None,
                                      clocks.billing_of(phase_records))
     lines = [[(terminal_text(text), style) for text, style in line] for line in lines]
     return lines, any(v.state == "failed" for v in views)

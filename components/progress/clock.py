@@ -25,6 +25,7 @@ AWS's nodes, staging and engine are measured together by the readiness gate).
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -237,11 +238,46 @@ def unestimated(target: str) -> Dict[str, Any]:
     return document([ClockPhase(p.name, None, "", None, p.measured_by) for p in phases])
 
 
+#: the largest magnitude a time or price read back from a progress file may have: the file is
+#: read as found (another version's, truncated, edited), and inf or 1e308 is neither
+MAX_RECORDED = 1e12
+
+
+def recorded_number(value: Any) -> Optional[float]:
+    """A number read from a progress record: finite and plausible, else None."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        f = float(value)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) and abs(f) <= MAX_RECORDED else None
+
+
+def _recorded_phases(clock: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The phases of a clock read from a run marker, each with the fields `measure` and
+    `status_lines` use and of their types; an entry that is not a phase is left out."""
+    phases = clock.get("phases")
+    out: List[Dict[str, Any]] = []
+    for p in phases if isinstance(phases, list) else ():
+        if not isinstance(p, Mapping) or not isinstance(p.get("name"), str):
+            continue
+        by = p.get("measured_by")
+        estimate = recorded_number(p.get("estimate_s"))
+        out.append({**p, "estimate_s": None if estimate is None else max(0.0, estimate),
+                    "measured_by": [b for b in by if isinstance(b, str)]
+                    if isinstance(by, list) else []})
+    return out
+
+
 def for_run(marker: Optional[Mapping[str, Any]], views: Sequence[Any]) -> Optional[Dict[str, Any]]:
-    """The clock of a run: the one `pulumi up` recorded in its run marker, else the target's
-    phases without estimates (told by the progress phases seen), else None."""
-    if marker and isinstance(marker.get("clock"), Mapping) and marker["clock"].get("phases"):
-        return dict(marker["clock"])
+    """The clock of a run: the one `pulumi up` recorded in its run marker (its phases checked,
+    _recorded_phases), else the target's phases without estimates (told by the progress phases
+    seen), else None."""
+    if marker and isinstance(marker.get("clock"), Mapping):
+        phases = _recorded_phases(marker["clock"])
+        if phases:
+            return {**marker["clock"], "phases": phases}
     names = {v.name for v in views}
     for target, tells in _TELLS.items():
         if names & set(tells):
@@ -259,8 +295,8 @@ def billing_of(records: Sequence[Mapping[str, Any]]) -> Optional[Mapping[str, An
     """The latest `billing` record (ProgressLog.billing_started) among a run's records."""
     found = None
     for rec in records:
-        if rec.get("event") == "billing" and isinstance(rec.get("billing_start"), (int, float)) \
-                and not isinstance(rec.get("billing_start"), bool) and isinstance(rec.get("basis"), str):
+        if rec.get("event") == "billing" and recorded_number(rec.get("billing_start")) is not None \
+                and rec["billing_start"] > 0 and isinstance(rec.get("basis"), str):
             found = rec
     return found
 

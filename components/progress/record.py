@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import math
 import os
 import re
 import socket
@@ -49,6 +50,9 @@ MIN_UPDATE_INTERVAL_S = 5.0
 HEARTBEAT_S = 60.0
 #: a running phase prints one line to stderr (what `pulumi up` shows) this often
 ECHO_INTERVAL_S = 600.0
+#: the longest text a record keeps per field (a log line or a server's answer can be megabytes;
+#: the status view shows one line of it), cut after scrubbing so no prefix of a secret shows
+MAX_TEXT_CHARS = 2000
 #: where the program puts progress files, below the project directory
 PROGRESS_DIR = ".kimi-k3/progress"
 #: the input naming the progress file; `EXPECT_INPUT` carries the plan's expectations
@@ -78,9 +82,17 @@ def without_steering(props: Mapping[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in props.items() if k not in STEERING_INPUTS}
 
 
+def clip(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
 def fmt_duration(seconds: Optional[float]) -> str:
-    """`1h02m`, `12m05s`, `45s` (a person reads these; `?` when unknown)."""
-    if seconds is None:
+    """`1h02m`, `12m05s`, `45s` (a person reads these; `?` when unknown or not a finite
+    number: a progress file is read as found, and int(inf) raises)."""
+    if seconds is None or not math.isfinite(float(seconds)):
         return "?"
     s = int(round(max(0.0, float(seconds))))
     if s >= 3600:
@@ -149,7 +161,8 @@ class ProgressLog:
         if not self.path or self.broken:
             return
         record = {**record, "pid": os.getpid(), "host": socket.gethostname()}
-        clean = {k: redact_text(v, self.secrets) if isinstance(v, str) else v for k, v in record.items()}
+        clean = {k: clip(redact_text(v, self.secrets)) if isinstance(v, str) else v
+                 for k, v in record.items()}
         line = json.dumps(clean, ensure_ascii=False, sort_keys=True) + "\n"
         try:
             os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
@@ -375,7 +388,7 @@ class RecordReader:
         for line in chunk[:end].splitlines():
             try:
                 rec = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
                 continue
             if isinstance(rec, dict) and "phase" in rec and "event" in rec:
                 self.records.append(rec)

@@ -13,12 +13,13 @@ A running phase is also judged, so a reader can tell slow from stuck:
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .record import HEARTBEAT_S, SLOW_FACTOR, fmt_duration
+from .record import HEARTBEAT_S, SLOW_FACTOR, clip, fmt_duration
 
 QUIET_AFTER_S = 3 * HEARTBEAT_S
 BAR_WIDTH = 20
@@ -106,8 +107,25 @@ def summarize(records: Sequence[Dict[str, Any]], now: float,
     return sorted(views, key=lambda v: v.started)
 
 
+#: the largest magnitude a time read from a record may have (about 31,700 years, in seconds):
+#: a file is read as found, and 1e308 or inf is no time
+MAX_SECONDS = 1e12
+
+
 def _num(value: Any) -> Optional[float]:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A record's number, or None when it is not a finite, plausible one (bool, NaN, inf)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        f = float(value)
+    except OverflowError:  # an int beyond float
+        return None
+    return f if math.isfinite(f) and abs(f) <= MAX_SECONDS else None
+
+
+def _text(value: Any) -> str:
+    """A record's text field for display, cut to one screenful (record.clip)."""
+    return clip(str(value or ""))
 
 
 def _view(name: str, recs: List[Dict[str, Any]], now: float, alive) -> PhaseView:
@@ -118,7 +136,7 @@ def _view(name: str, recs: List[Dict[str, Any]], now: float, alive) -> PhaseView
     started = (_num(first.get("ts")) or ts) - (_num(first.get("elapsed_s")) or 0.0)
     expected = _num(last.get("expected_s"))
     event = last.get("event")
-    detail = next((str(r.get("detail")) for r in reversed(recs) if r.get("detail")), "")
+    detail = next((_text(r.get("detail")) for r in reversed(recs) if r.get("detail")), "")
     age = max(0.0, now - ts)
     if event in ("done", "failed"):
         state = event
@@ -134,9 +152,9 @@ def _view(name: str, recs: List[Dict[str, Any]], now: float, alive) -> PhaseView
         else:
             state = "running"
     return PhaseView(
-        name=name, state=state, waiting_for=str(last.get("waiting_for") or ""), started=started,
+        name=_text(name), state=state, waiting_for=_text(last.get("waiting_for")), started=started,
         elapsed_s=elapsed, expected_s=expected, deadline_s=_num(last.get("deadline_s")),
-        assumption=str(last.get("assumption") or ""), detail=detail, unchanged_s=unchanged,
+        assumption=_text(last.get("assumption")), detail=detail, unchanged_s=unchanged,
         fraction=_num(last.get("fraction")), news_age_s=age)
 
 

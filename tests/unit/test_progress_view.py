@@ -178,3 +178,42 @@ def test_the_live_view_is_compact_and_fits_the_terminal_keeping_the_newest(tmp_p
     fitted = fit(compact, 12)
     assert len(fitted) == 12 and "earlier lines (--once shows all)" in plain(fitted)
     assert plain(fitted).rstrip().endswith("it may be stuck")        # the newest phase stays
+
+
+#: lines a progress file can hold after a crash, an edit or another version's writer: each one
+#: made `status` end in a traceback before (RecursionError, OverflowError, AttributeError)
+HOSTILE_LINES = [
+    b"\xff\xfe not UTF-8\n",
+    b"[" * 100_000 + b"\n",                                        # nested past json's depth
+    b'{"event":"start","phase":"inf-phase","ts":1e400,"elapsed_s":1e400,"expected_s":1e400}\n',
+    b'{"event":"update","phase":"nan-phase","ts":NaN,"expected_s":NaN,"deadline_s":-Infinity}\n',
+    b'{"event":"update","phase":"big","expected_s":' + b"9" * 400 + b"}\n",     # int beyond float
+    json.dumps({"event": "update", "phase": "long", "detail": "x" * 1_000_000}).encode() + b"\n",
+    b'{"event":"billing","phase":"b","billing_start":1e400,"basis":"block"}\n',
+]
+MARKER = {"event": "run", "phase": "", "ts": T0, "stack": "s", "usd_per_hour": 1e400,
+          "clock": {"phases": [5, {"name": "order", "estimate_s": 1e400, "measured_by": 7},
+                               {"name": "engine", "estimate_s": 60, "measured_by": ["nan-phase"]},
+                               {"estimate_s": 3}]}}
+
+
+def test_status_reads_a_hostile_progress_file_without_a_traceback(tmp_path, capsys):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(json.dumps(MARKER).encode() + b"\n" + b"".join(HOSTILE_LINES))
+    assert main(["status", "--file", str(path), "--once"]) == 0
+    out = capsys.readouterr().out
+    assert "inf-phase" in out and "nan-phase" in out and "big" in out
+    assert max(len(line) for line in out.splitlines()) < 2100     # the megabyte detail is cut
+    assert "more characters)" in out
+    # the marker's clock: its two phases kept, without the impossible estimate, no spend line
+    assert "  order " in out and "  engine " in out and "spend" not in out
+
+
+def test_the_writer_cuts_a_huge_detail_after_scrubbing(tmp_path):
+    path = tmp_path / "p.jsonl"
+    key = "sk-" + "k" * 40
+    with ProgressLog(str(path), secrets=[key], echo=False).phase("x", "y") as p:
+        p.update("y" * 1998 + key + "z" * 5000, force=True)
+    detail = [json.loads(line) for line in path.read_text().splitlines()][-1]["detail"]
+    assert len(detail) < 2100 and detail.endswith("more characters)")
+    assert "sk-k" not in detail    # scrubbed whole first: no prefix of the key is left
