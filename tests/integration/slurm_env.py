@@ -27,6 +27,9 @@ from components.ctyun_hcc.service import fingerprint
 ROOT = Path(__file__).resolve().parents[2]
 START = ROOT / ".ci" / "services" / "start.sh"
 IMAGE = "quay.io/ascend/vllm-ascend:kimi-k3-a3"
+#: how often the steps poll the test cluster (pollIntervalS): a remote command costs ~0.05 s
+#: here, so a short interval only trims the wait past the moment a job or node is ready
+POLL_S = 0.25
 
 
 def services_env(ci_dir: str = "") -> Dict[str, str]:
@@ -131,7 +134,7 @@ def ensure_master_in_queue(env: Dict[str, str]) -> None:
     from components.ctyun_hcc.bootstrap import MasterInQueueProvider
     MasterInQueueProvider().create(ssh_props(
         env, nodeName="kk3n0", queueName="batch", launcherConf=env["KK3_LAUNCHER_CONF"],
-        timeoutS=60, pollIntervalS=1))
+        timeoutS=60, pollIntervalS=POLL_S))
 
 
 def squeue_names() -> str:
@@ -169,7 +172,7 @@ def prepare(services, base: Path, model_ok: bool = True, nodes: int = 4, **runti
         apiKey=API_KEY if "VLLM_API_KEY" in spec.secret_env else "",
         hfToken=HF_TOKEN if "HF_TOKEN" in spec.secret_env else "",
         headHost="kk3n0", publicHost="127.0.0.1", publicInnerIp="10.77.0.10",
-        startupTimeoutS=90, pollIntervalS=1, cancelTimeoutS=60)
+        startupTimeoutS=90, pollIntervalS=POLL_S, cancelTimeoutS=60)
     return props
 
 

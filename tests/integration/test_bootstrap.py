@@ -72,7 +72,7 @@ def test_master_joins_queue_idempotently_and_after_failure(services):
     clear_faults(services)
     props = ssh_props(services, hostKey=host_key(services), nodeName="kk3n0",
                       queueName="batch", launcherConf=services["KK3_LAUNCHER_CONF"],
-                      timeoutS=30, pollIntervalS=1)
+                      timeoutS=30, pollIntervalS=0.25)
     inject_fault(services, "launcher_add_node")
     with pytest.raises(CommandFailed, match="add_node"):
         MasterInQueueProvider().create(props)
@@ -131,7 +131,7 @@ def test_broadcast_job_success_and_failure_with_log_tail(services, workspace):
     Path(lay.sif_dir).mkdir(parents=True)
     props = ssh_props(services, hostKey=host_key(services), script=render_bcast_sh(p, spec, lay),
                       workDir=lay.work_dir, sourceHost=services["KK3_MASTER_HOST"],
-                      contentKey="v1", timeoutS=120, pollIntervalS=1)
+                      contentKey="v1", timeoutS=120, pollIntervalS=0.25)
     inject_fault(services, "cthpc_model_bcast")
     with pytest.raises(JobFailed) as err:
         BroadcastProvider().create(props)
@@ -222,7 +222,7 @@ def test_job_the_partition_can_never_run_fails_fast(services, workspace):
         props = ssh_props(services, hostKey=host_key(services),
                           script=render_bcast_sh(p, spec, lay), workDir=lay.work_dir,
                           nodes=["kk3n0", "kk3n1", "kk3n2", "kk3n3"],
-                          method="cthpc_model_bcast", timeoutS=600, pollIntervalS=1)
+                          method="cthpc_model_bcast", timeoutS=600, pollIntervalS=0.25)
         with pytest.raises(JobFailed, match="can never start"):
             BroadcastProvider().create(props)
         assert "kimi-k3-bcast" not in sh("squeue -h -o %j").stdout  # cancelled, not left pending

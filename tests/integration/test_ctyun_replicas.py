@@ -41,7 +41,7 @@ def _replica_props(services, lay, p, spec):
         launchFingerprint=fingerprint(spec.to_dict()),
         devicesPerNode=p.devices_per_node, nodeCount=spec.nodes, port=spec.port,
         servedModelName=spec.served_model_name, headHost="kk3n0", publicHost="127.0.0.1",
-        publicInnerIp="10.77.0.10", startupTimeoutS=90, pollIntervalS=1, cancelTimeoutS=60,
+        publicInnerIp="10.77.0.10", startupTimeoutS=90, pollIntervalS=0.25, cancelTimeoutS=60,
         ownerTag="kimi-k3/replicas-test")
 
 

@@ -68,7 +68,7 @@ def test_bootstrap_steps_record_failure_retry_and_the_bcast_job(services, worksp
     Path(lay.sif_dir).mkdir(parents=True, exist_ok=True)
     bprops = ssh_props(services, hostKey=host_key(services), script=render_bcast_sh(p, spec, lay),
                        workDir=lay.work_dir, sourceHost=services["KK3_MASTER_HOST"],
-                       contentKey="v1", timeoutS=120, pollIntervalS=1, **prog)
+                       contentKey="v1", timeoutS=120, pollIntervalS=0.25, **prog)
     out = BroadcastProvider().create(bprops).outs
     recs = phases(path, "weights-broadcast")
     assert recs[0]["event"] == "start" and recs[-1]["event"] == "done"
