@@ -18,13 +18,13 @@ never printed. Exit 0 when every check passes, 1 when one fails (its name on the
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import sys
 from pathlib import Path
 
-from ..config import api_key
+from ..config import api_key, values
+from ..inference.errors import ConfigError
 
 EXIT_USAGE = 2
 
@@ -91,25 +91,24 @@ def _key(var):
     return value, None
 
 
-#: a plain ASCII decimal number: float() would also take '٥', '1_0', 'nan' or 'infinity'
-_DECIMAL = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
-
-
 def _timeout(text):
-    """`--timeout`: seconds from 1 to 86400, as typed in the error (not Python's `-1.0`)."""
-    value = float(text) if _DECIMAL.fullmatch(text.strip()) else None
-    if value is None or not 1 <= value <= 86400:
-        return None, f"--timeout {text!r} is not a number of seconds from 1 to 86400; give " \
-                     "e.g. --timeout 120"
-    return value, None
+    """`--timeout`: seconds from 1 to 86400 (config/values.py grammar: the error quotes the text
+    as typed, not Python's `-1.0`; no 'nan', '٥')."""
+    try:
+        return values.number_in("--timeout", text, 1, 86400, "120", "seconds"), None
+    except ConfigError as e:
+        return None, str(e)
 
 
 def _usd_per_hour(text):
     """`--usd-per-hour`: a positive, finite number of USD (None when not given)."""
     if text is None:
         return None, None
-    value = float(text) if _DECIMAL.fullmatch(text.strip()) else None
-    if value is None or not math.isfinite(value) or value <= 0:
+    try:
+        value = values.number("--usd-per-hour", text, "98.5", " of USD per hour")
+    except ConfigError:
+        value = None
+    if value is None or value <= 0:
         return None, f"--usd-per-hour {text!r} is not a price; give USD per hour as a positive " \
                      "number, e.g. --usd-per-hour 98.5"
     return value, None

@@ -14,12 +14,13 @@ as `\\x1b...`, never acted on by the terminal.
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from pathlib import Path
 from typing import Callable
 
+from ..config.values import number_in
+from ..inference.errors import ConfigError
 from ..inference.quoting import terminal_text
 from ..progress import clock as clocks
 from ..progress.record import RecordReader, progress_file_for
@@ -39,7 +40,7 @@ def register(sub) -> None:
     where.add_argument("--file", type=Path, help="a progress file (what `pulumi up` printed)")
     p.add_argument("--once", action="store_true", help="print one plain snapshot and exit")
     p.add_argument("--all", action="store_true", help="include phases of earlier runs")
-    p.add_argument("--interval", type=float, default=2.0, help="seconds between redraws (live view)")
+    p.add_argument("--interval", default="2", help="seconds between redraws (live view; 0.1 to 3600)")
     p.set_defaults(func=run)
 
 
@@ -66,9 +67,11 @@ def snapshot(reader: RecordReader, title: str, now: float, include_all: bool = F
 def run(args, clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep) -> int:
     """The command; `clock` and `sleep` are the real ones unless a test hands in its own."""
-    if not (math.isfinite(args.interval) and MIN_INTERVAL_S <= args.interval <= MAX_INTERVAL_S):
-        print(f"error: --interval {args.interval} must be {MIN_INTERVAL_S:g} to "
-              f"{MAX_INTERVAL_S:g} seconds, e.g. --interval 2", file=sys.stderr)
+    try:  # the grammar of config values: the error quotes the flag as typed
+        interval = number_in("--interval", args.interval, MIN_INTERVAL_S, MAX_INTERVAL_S, "2",
+                             "seconds")
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     path = str(args.file) if args.file else progress_file_for(args.stack)
     name = args.stack or Path(path).stem
@@ -81,10 +84,10 @@ def run(args, clock: Callable[[], float] = time.time,
         lines, failed = snapshot(RecordReader(path), title, clock(), args.all)
         sys.stdout.write(plain(lines))
         return EXIT_FAILED_PHASE if failed else 0
-    return _live(path, title, args, clock, sleep)
+    return _live(path, title, args, interval, clock, sleep)
 
 
-def _live(path: str, title: str, args, clock: Callable[[], float] = time.time,
+def _live(path: str, title: str, args, interval: float, clock: Callable[[], float] = time.time,
           sleep: Callable[[float], None] = time.sleep) -> int:
     from rich.console import Console, Group
     from rich.live import Live
@@ -104,7 +107,7 @@ def _live(path: str, title: str, args, clock: Callable[[], float] = time.time,
     try:
         with Live(render(), console=console, auto_refresh=False, screen=False) as live:
             while True:
-                sleep(args.interval)
+                sleep(interval)
                 live.update(render(), refresh=True)
     except KeyboardInterrupt:
         pass

@@ -102,6 +102,17 @@ def number(key: str, value: object, example: str = "0.9", unit: str = "") -> flo
     return f
 
 
+def number_in(key: str, value: object, lo: float, hi: float, example: str, unit: str = "") -> float:
+    """A finite decimal number from `lo` to `hi` of `unit` (a plain word: "seconds").
+    Command-line flags use it too: the error quotes the flag as typed (`--timeout=-1`), not
+    Python's spelling of what it parsed (`-1.0`)."""
+    f = number(key, value, example, f" of {unit}" if unit else "")
+    if not lo <= f <= hi:
+        raise ConfigError(key, value, f"use {lo:g} to {hi:g}{' ' + unit if unit else ''}, e.g. "
+                          f"{example}", "is out of range")
+    return f
+
+
 def boolean(key: str, value: object) -> bool:
     """true/false, yes/no, 1/0 in any case: the same words for every flag."""
     text = text_of(value).lower()

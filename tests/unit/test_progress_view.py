@@ -158,8 +158,8 @@ def test_the_live_view_redraws_every_interval_until_ctrl_c(tmp_path, monkeypatch
         if len(fake_clock.slept) == 3:
             raise KeyboardInterrupt
 
-    args = Namespace(interval=2.5, all=False, once=False, stack="aws-eks", file=None)
-    assert status._live(path, "t", args, fake_clock, sleep) == 0
+    args = Namespace(interval="2.5", all=False, once=False, stack="aws-eks", file=None)
+    assert status._live(path, "t", args, 2.5, fake_clock, sleep) == 0
     t0 = fake_clock.start
     assert drawn == [t0, t0 + 2.5, t0 + 5.0] and fake_clock.slept == [2.5] * 3
 

@@ -42,8 +42,18 @@ def test_the_stderr_echo_of_a_phase_shows_controls(tmp_path, capsys):
     assert _controls(err) == [] and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-1", "1e9", "0.01"])
-def test_status_interval_must_be_a_sane_number_of_seconds(value, tmp_path, capsys):
+@pytest.mark.parametrize("value,problem", [
+    ("nan", "'nan' is not finite"), ("inf", "'inf' is not finite"), ("-inf", "'-inf' is not finite"),
+    ("0", "0 is out of range"), ("-1", "-1 is out of range"), ("1e9", "1e9 is out of range"),
+    ("0.01", "0.01 is out of range"), ("٢", "'٢' is not a number"), ("2s", "'2s' is not a number")])
+def test_status_interval_must_be_a_sane_number_of_seconds(value, problem, tmp_path, capsys):
+    """One line quoting the value as typed (issue 18: `-1`, not Python's `-1.0`), no traceback."""
     assert main(["status", "--file", str(tmp_path / "x.jsonl"), f"--interval={value}"]) == 2
     err = capsys.readouterr().err
-    assert f"--interval {float(value)}" in err and "seconds" in err and "Traceback" not in err
+    assert err.startswith(f"error: --interval={problem}; ") and err.count("\n") == 1
+    assert "seconds" in err and "Traceback" not in err
+
+
+def test_status_interval_as_typed_is_used(tmp_path, capsys):
+    assert main(["status", "--file", str(tmp_path / "x.jsonl"), "--interval", " 0.5 "]) == 2
+    assert "does not exist" in capsys.readouterr().err   # the interval passed, the file did not
