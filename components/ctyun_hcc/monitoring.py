@@ -292,11 +292,13 @@ def _heredoc(text: str) -> str:
     return f"<<'{_HEREDOC}'\n{text.rstrip(chr(10))}\n{_HEREDOC}"
 
 
-#: the supervising loop where systemd is not the init (a container, a test node): its own
-#: session and process group (setsid), so it outlives the SSH session or Slurm step that
-#: started it and is stopped as a group; restarts the binary `restart_s` after it exits
-_SUPERVISE = ('setsid bash -c \'echo $$ > "$0.pid"; while :; do "$@"; sleep {r}; done\' '
-              '"$state/{unit}" {argv} </dev/null >>"$state/{unit}.log" 2>&1 &')
+#: where systemd is not the init (a container, a test node): the one restart loop
+#: (components/systemd/units.py `supervise_sh`, written to the state directory), started in its
+#: own session and process group (setsid), so it outlives the SSH session or Slurm step that
+#: started it and is stopped as a group; as the user in `<unit>.user` (setpriv)
+_SUPERVISE = ('printf "%s\\n" "$as" > "$state/{unit}.user"; rm -f "$state/{unit}.stop"; '
+              'KK3_RESTART_S={r} KK3_LOG_FILE="$state/{unit}.log" KK3_PID_FILE="$state/{unit}.pid" '
+              'setsid "$state/supervise.sh" {unit} "$state" -- {argv} </dev/null >/dev/null 2>&1 &')
 
 
 def _run_as_block(svc: Service) -> List[str]:
@@ -320,10 +322,10 @@ def _run_as_block(svc: Service) -> List[str]:
               'who=$as; [ "$(id -u)" = 0 ] || who=$(id -un)']
     for d in svc.owns_dirs:
         lines.append(f'mkdir -p {shell_word(d)}; if [ "$as" != root ]; then chown -R "$as:$as" '
-                     f'{shell_word(d)}; fi')
+                     f'{shell_word(d)} || {{ note="chown {d} failed"; as=root; }}; fi')
     for f in svc.owns_files:
         lines.append(f'if [ "$as" != root ] && [ -e {shell_word(f)} ]; then chown "$as:$as" '
-                     f'{shell_word(f)}; fi')
+                     f'{shell_word(f)} || {{ note="chown {f} failed"; as=root; }}; fi')
     return lines
 
 
@@ -336,15 +338,12 @@ def _service_block(svc: Service, restart_s: int, wait_s: int) -> List[str]:
             *_run_as_block(svc),
             'case "$bin" in']
     for c in svc.candidates:
-        as_root = _SUPERVISE.format(r=restart_s, unit=u, argv=shell_words((c,) + svc.args))
-        as_user = _SUPERVISE.format(r=restart_s, unit=u, argv=units.setpriv_words(
-            svc.run_as.user) + " " + shell_words((c,) + svc.args)) \
-            if svc.run_as.user != units.ROOT else as_root
+        supervise = _SUPERVISE.format(r=restart_s, unit=u, argv=shell_words((c,) + svc.args))
         pick.append(
             f"{shell_word(c)}) if [ \"$as\" = root ]; then "
             f"unit=$(cat {_heredoc(systemd_unit(svc, c, restart_s, units.ROOT))}\n)\n"
             f"  else unit=$(cat {_heredoc(systemd_unit(svc, c, restart_s))}\n); fi\n"
-            f"  start() {{ if [ \"$as\" = root ]; then {as_root} else {as_user} fi; }} ;;")
+            f"  start() {{ {supervise} }} ;;")
     pick.append("esac")
     pick += [
         'uc=0',
@@ -398,6 +397,9 @@ def install_script(services: Sequence[Service], *, state_dir: str = "/var/lib/ki
            'put() { if cmp -s "$1.kk3tmp" "$1"; then rm -f "$1.kk3tmp"; return 1; fi; '
            'mv -f "$1.kk3tmp" "$1"; }',
            'if [ -d /run/systemd/system ]; then mode=systemd; else mode=supervise; fi',
+           f'if [ "$mode" = supervise ]; then (umask 022; cat > "$state/supervise.sh.kk3tmp" '
+           f'{_heredoc(units.supervise_sh())}\n); put "$state/supervise.sh" || true; '
+           'chmod 0755 "$state/supervise.sh"; fi',
            'echo "mode $mode"']
     for path, text in sorted((files or {}).items()):
         check_path(path, "a config file")

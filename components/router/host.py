@@ -141,40 +141,9 @@ echo "installed vllm-router {ROUTER_VERSION}"
 
 
 def supervise_sh() -> str:
-    """`supervise.sh NAME DIR -- ARGV...`: run ARGV again RESTART_S after every exit, until
-    DIR/NAME.stop exists; its output goes to DIR/logs/NAME.log."""
-    return f"""#!/bin/bash
-# Rendered by kimi-k3 (components/router/host.py); do not edit by hand.
-# the restart loop where the host has no systemd: runs the command again after every exit
-set -uo pipefail
-name=$1 dir=$2
-shift 3
-restart_s=${{KK3_RESTART_S:-{RESTART_S}}}
-export PYTHONPATH="$dir/site" PYTHONUNBUFFERED=1
-# not as root: setpriv to the uid in $dir/$name.user (components/router/host.py)
-as=$(cat "$dir/$name.user" 2>/dev/null || echo root)
-drop=()
-if [ "$as" != root ] && [ "$(id -u)" = 0 ]; then
-  if command -v setpriv >/dev/null 2>&1; then  # units.setpriv_words, with the uid read here
-    drop=(setpriv "--reuid=$as" "--regid=$as" --clear-groups --)
-  else
-    echo "$(date -u +%FT%TZ) setpriv not found: $name runs as root" >>"$dir/logs/$name.log"
-  fi
-fi
-child=""
-trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 0' TERM INT
-while [ ! -e "$dir/$name.stop" ]; do
-  ${{drop[@]+"${{drop[@]}}"}} "$@" >>"$dir/logs/$name.log" 2>&1 &
-  child=$!
-  echo "$child" >"$dir/$name.child"
-  wait "$child"
-  code=$?
-  child=""
-  [ -e "$dir/$name.stop" ] && break
-  echo "$(date -u +%FT%TZ) $name exited with $code; restarting in $restart_s s" >>"$dir/logs/$name.log"
-  sleep "$restart_s"
-done
-"""
+    """`supervise.sh NAME DIR -- ARGV...`: the one restart loop (components/systemd/units.py),
+    its output in DIR/logs/NAME.log."""
+    return units.supervise_sh()
 
 
 def service_sh(directory: str, job_name: str, restart_s: int = RESTART_S) -> str:
@@ -221,7 +190,8 @@ case "${{1:-}}" in
         s=${{services[$i]}}
         loop_stop "$s"
         rm -f "$dir/$s.stop"
-        KK3_RESTART_S={int(restart_s)} setsid nohup "$dir/supervise.sh" "$s" "$dir" -- \\
+        PYTHONPATH="$dir/site" PYTHONUNBUFFERED=1 KK3_RESTART_S={int(restart_s)} \\
+          setsid nohup "$dir/supervise.sh" "$s" "$dir" -- \\
           $(cat "$dir/$s.argv") </dev/null >/dev/null 2>&1 &
         echo $! >"$dir/$s.loop"
       done

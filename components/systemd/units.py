@@ -24,9 +24,9 @@ https://www.freedesktop.org/software/systemd/man/latest/systemd.service.html),
 With `bind_low_port` the service may bind a port below 1024
 (`AmbientCapabilities=CAP_NET_BIND_SERVICE`, capabilities(7)).
 
-Where systemd is not the init (a container; the test nodes), the caller's restart loop runs
-the command through `SETPRIV` + the user (util-linux setpriv(1),
-https://man7.org/linux/man-pages/man1/setpriv.1.html: `--reuid`/`--regid` take a uid or a
+Where systemd is not the init (a container; the test nodes), `supervise_sh` is the one
+restart loop: it runs the command as the user through util-linux setpriv(1)
+(https://man7.org/linux/man-pages/man1/setpriv.1.html: `--reuid`/`--regid` take a uid or a
 name, `--clear-groups` drops root's supplementary groups).
 
 Every value here reaches a unit line: the callers hold them to their grammars first; `unit`
@@ -43,9 +43,6 @@ DYNAMIC = "dynamic"
 ROOT = "root"
 #: seconds between a service's exit and its restart (the default of every caller)
 RESTART_S = 2
-#: the words that run a command as another user where a root loop (not systemd) starts it;
-#: followed by `--reuid=U --regid=U --clear-groups --` (`setpriv_words`)
-SETPRIV = "setpriv"
 #: a user name (useradd(8)'s default: lowercase, digits, `_`, `-`, at most 32; upper case too,
 #: as in the MindX DL guide's `hwMindX`) or a numeric uid
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,31}|[0-9]{1,10}")
@@ -56,15 +53,6 @@ def check_user(user: str) -> str:
     if not isinstance(user, str) or not _USER.fullmatch(user):
         raise ValueError(f"user {user!r} is not a user name")
     return user
-
-
-def setpriv_words(user: str) -> str:
-    """`setpriv --reuid=U --regid=U --clear-groups --`: what a root restart loop puts before
-    the command to run it as `user` (empty for root)."""
-    if user == ROOT:
-        return ""
-    u = check_user(user)
-    return f"{SETPRIV} --reuid={u} --regid={u} --clear-groups --"
 
 
 def unit(description: str, exec_start: Sequence[str], *, user: str = DYNAMIC,
@@ -102,3 +90,48 @@ def unit(description: str, exec_start: Sequence[str], *, user: str = DYNAMIC,
         + ("AmbientCapabilities=CAP_NET_BIND_SERVICE\n" if bind_low_port else "")
         + "\n[Install]\n"
         "WantedBy=multi-user.target\n")
+
+
+def supervise_sh() -> str:
+    """`supervise.sh NAME DIR -- ARGV...`: the restart loop where the host has no systemd, for
+    every caller. Runs ARGV again `$KK3_RESTART_S` (default RESTART_S) seconds after every
+    exit, until DIR/NAME.stop exists or the loop gets TERM/INT (then the command gets TERM
+    too); as the user in DIR/NAME.user when the loop runs as root (setpriv, see the module
+    docstring; without setpriv it says so in the log and runs as root); the command's pid in
+    DIR/NAME.child, its own in `$KK3_PID_FILE` (default DIR/NAME.loop), its output and every
+    restart in `$KK3_LOG_FILE` (default DIR/logs/NAME.log). Started detached (`setsid`), so it outlives the SSH session or the
+    Slurm step that started it; the environment it is started with is the command's."""
+    return f"""#!/bin/bash
+# Rendered by kimi-k3 (components/systemd/units.py); do not edit by hand.
+# the restart loop where the host has no systemd: runs the command again after every exit
+set -uo pipefail
+name=$1 dir=$2
+shift 3
+restart_s=${{KK3_RESTART_S:-{RESTART_S}}}
+log=${{KK3_LOG_FILE:-$dir/logs/$name.log}}
+mkdir -p "$(dirname "$log")"
+echo $$ >"${{KK3_PID_FILE:-$dir/$name.loop}}"
+# not as root: setpriv to the user in $dir/$name.user
+as=$(cat "$dir/$name.user" 2>/dev/null || echo root)
+drop=()
+if [ "$as" != root ] && [ "$(id -u)" = 0 ]; then
+  if command -v setpriv >/dev/null 2>&1; then
+    drop=(setpriv "--reuid=$as" "--regid=$as" --clear-groups --)
+  else
+    echo "$(date -u +%FT%TZ) setpriv not found: $name runs as root" >>"$log"
+  fi
+fi
+child=""
+trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 0' TERM INT
+while [ ! -e "$dir/$name.stop" ]; do
+  ${{drop[@]+"${{drop[@]}}"}} "$@" >>"$log" 2>&1 &
+  child=$!
+  echo "$child" >"$dir/$name.child"
+  wait "$child"
+  code=$?
+  child=""
+  [ -e "$dir/$name.stop" ] && break
+  echo "$(date -u +%FT%TZ) $name exited with $code; restarting in $restart_s s" >>"$log"
+  sleep "$restart_s"
+done
+"""

@@ -320,8 +320,8 @@ def test_the_shared_renderer_is_the_routers_and_the_metrics_units():
     (True, False, "hwMindX"), (False, False, "root"), (False, True, "kk3-test-user")])
 def test_the_install_script_runs_as_the_user_or_says_why_root(tmp_path, user_exists, create,
                                                                 want):
-    """The run-as part of the install script, in bash with `id`, `useradd` and `setpriv`
-    replaced by recorders on PATH (no user is created on this machine)."""
+    """The run-as part of the install script, in bash with `id`, `useradd`, `setpriv` and
+    `chown` replaced by recorders on PATH (no user is created on this machine)."""
     import os
 
     bin_dir = tmp_path / "bin"
@@ -330,6 +330,7 @@ def test_the_install_script_runs_as_the_user_or_says_why_root(tmp_path, user_exi
                                 "echo 0;; -un) echo root;; esac\n" % (0 if user_exists else 1))
     (bin_dir / "useradd").write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/useradd\n")
     (bin_dir / "setpriv").write_text("#!/bin/sh\n")
+    (bin_dir / "chown").write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path}/chown\n")
     for f in bin_dir.iterdir():
         f.chmod(0o755)
     run_as = monitoring.RunAs("hwMindX" if not create else "kk3-test-user", "why not", create)
@@ -344,3 +345,17 @@ def test_the_install_script_runs_as_the_user_or_says_why_root(tmp_path, user_exi
     assert (note == "why not") is (not user_exists and not create)
     assert (tmp_path / "useradd").exists() is (create and not user_exists)
     assert (tmp_path / "data").is_dir()
+    assert (tmp_path / "chown").exists() is (want != "root")  # the data dir given to the user
+
+
+def test_the_install_script_runs_twice_in_the_runners_strict_mode(tmp_path):
+    """SshRunner runs every script under `set -euo pipefail`: a second run, where the loop
+    supervisor's file is unchanged (`put` answers 1), must not stop the script there."""
+    script = monitoring.install_script([], state_dir=str(tmp_path / "state"),
+                                       unit_dir=str(tmp_path / "units"))
+    for _ in range(2):
+        done = subprocess.run(["bash", "-c", "set -euo pipefail; " + script], capture_output=True,
+                              text=True, timeout=30)
+        assert done.returncode == 0 and "mode " in done.stdout, done
+    if "mode supervise" in done.stdout:  # no systemd here: the one loop is in the state dir
+        assert (tmp_path / "state" / "supervise.sh").read_text().startswith("#!/bin/bash")
