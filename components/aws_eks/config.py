@@ -416,6 +416,16 @@ def parse(shared: SharedSettings) -> AwsEksConfig:
                             "is needed by the HyperPod cluster this stack builds: the inference operator's load "
                             "balancer decides its own exposure (it may be internet-facing), so kimi-k3 never "
                             "serves through it without a key")
+    if serving == "hyperpod" and shared.has_api_key and shared.api_key_public_problem:
+        # the operator's load balancer decides its exposure (it may be internet-facing): the key
+        # gets the floor of an endpoint open to public addresses (components/config/api_key.py)
+        from ..config import api_key as api_keys
+        from ..inference.errors import NOT_SHOWN
+
+        raise ConfigError(api_keys.KEY, NOT_SHOWN, f"{api_keys.GENERATE} and `pulumi config set --secret "
+                          f"{api_keys.KEY} <it>`", f"{shared.api_key_public_problem}: on serving=hyperpod the "
+                          "inference operator's load balancer decides the endpoint's exposure (it may be "
+                          "internet-facing)")
     api_cidrs, private_api = _api_access(shared, src)
     kms = src.matching("kmsKeyArn", _KMS_ARN, "give the ARN of a KMS key or alias in aws:region "
                        "(arn:aws:kms:REGION:ACCOUNT:key/ID)", "is not a KMS key ARN")

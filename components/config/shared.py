@@ -74,6 +74,10 @@ class SharedSettings:
     vision_chunks_per_prompt: int = 40
     model_overrides: Mapping[str, float] = field(default_factory=dict)
     has_api_key: bool = False
+    #: why the key would be too weak for an endpoint open to public addresses (config/api_key.py;
+    #: never the key), or None: for a target whose exposure is not `allowedCidrs` (a load
+    #: balancer an operator decides) to apply the same floor
+    api_key_public_problem: Optional[str] = None
     has_hf_token: bool = False
     #: `kimi-k3:allowInternet`: the explicit opt-in any internet-wide CIDR needs (check_exposure)
     allow_internet: bool = False
@@ -287,6 +291,14 @@ def _api_key(value: object, allowed_cidrs: Sequence[str]) -> Optional[str]:
     return api_keys.check(text, public=bool(public_cidrs(allowed_cidrs)))
 
 
+def _public_problem(value: object) -> Optional[str]:
+    """The strength floor's complaint about a set key (None when unset, strong, or encrypted in
+    the offline plan, where it is checked at deploy)."""
+    if value in (None, "") or str(value) == api_keys.OFFLINE_PLACEHOLDER:
+        return None
+    return api_keys.problem(str(value), public=True)
+
+
 def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
     """Typed, checked shared settings from a stack's raw `kimi-k3:*` config."""
     src = RawConfig("kimi-k3", {k: v for k, v in raw.items() if k in KNOWN_KEYS - SECRET_KEYS},
@@ -323,6 +335,7 @@ def parse_settings(raw: Mapping[str, object], stack: str) -> SharedSettings:
         vision_chunks_per_prompt=src.integer("visionChunksPerPrompt", 40, 0, 1000),
         model_overrides=overrides,
         has_api_key=bool(_api_key(raw.get("apiKey"), allowed_cidrs)),
+        api_key_public_problem=_public_problem(raw.get("apiKey")),
         has_hf_token=bool(raw.get("hfToken")),
         allow_internet=allow_internet,
         allow_plaintext=src.boolean("allowPlaintext"),

@@ -354,7 +354,7 @@ def test_the_api_key_guard_is_declared_before_the_workload_and_validates(adopt):
         guarded.inference.artifacts["manifests/configmap-kimi-k3-api-guard.yaml"]), "1.35.0", strict=True)
 
 
-@pytest.mark.parametrize("extra", [{}, {"kimi-k3:serving": "hyperpod", "kimi-k3:apiKey": "k" * 40}])
+@pytest.mark.parametrize("extra", [{}, {"kimi-k3:serving": "hyperpod", "kimi-k3:apiKey": "kk3-Strong-Api-Key-0123456789abcdef"}])
 def test_a_cluster_version_eks_no_longer_creates_is_refused_before_the_capacity_is_bought(extra):
     """1.31 left EKS extended support on 2026-11-26 (components/aws_eks/eks_versions.py): CreateCluster
     would refuse it only after the block or the training plan (neither can be cancelled) was bought."""

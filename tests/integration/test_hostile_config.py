@@ -66,7 +66,7 @@ CASES = [
     ("aws-eks", "kimi-k3:namespace", st.from_regex(r"[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?", fullmatch=True), {}, False),
     ("aws-eks", "kimi-k3:weightsS3Uri", st.from_regex(r"s3://[a-z0-9][a-z0-9-]{1,20}[a-z0-9](/[A-Za-z0-9._=+-]{1,8}){0,3}", fullmatch=True), {"kimi-k3:weightsSource": "s3"}, False),
     # an empty name means "build the HyperPod cluster" (issue 24), a path that needs an API key
-    ("aws-eks", "kimi-k3:hyperpodClusterName", st.from_regex(r"[A-Za-z][A-Za-z0-9-]{0,20}", fullmatch=True), {"kimi-k3:serving": "hyperpod", "kimi-k3:apiKey": "kk3-Secret-Api-Key-0123456789ab"}, False),
+    ("aws-eks", "kimi-k3:hyperpodClusterName", st.from_regex(r"[A-Za-z][A-Za-z0-9-]{0,20}", fullmatch=True), {"kimi-k3:serving": "hyperpod", "kimi-k3:apiKey": "kk3-Secret-Api-Key-0123456789abcd"}, False),
     ("aws-eks", "kimi-k3:model", st.sampled_from(["mxfp4", "nvfp4"]), {}, False),
     ("aws-eks", "kimi-k3:apiKey", SECRETS, {}, True),
     ("aws-eks", "kimi-k3:hfToken", SECRETS, {}, True),

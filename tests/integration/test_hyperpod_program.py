@@ -185,3 +185,15 @@ def test_a_certificate_of_another_region_is_refused_before_the_training_plan():
         run_program("aws-eks", {**E2E, "kimi-k3:tlsDomain": "k3.example.com", "kimi-k3:tlsCertificateArn": cert,
                                 "kimi-k3:maxUpfrontFeeUsd": "150000"})
     assert str(e.value).startswith(f"kimi-k3:tlsCertificateArn={cert!r} is in us-west-2, not in aws:region")
+
+
+@pytest.mark.parametrize("mode", [{}, {"kimi-k3:hyperpodClusterName": "hp"}], ids=["end-to-end", "your-cluster"])
+def test_a_weak_api_key_is_refused_on_hyperpod_where_the_operator_decides_the_exposure(mode):
+    """The operator's load balancer may be internet-facing (its decision, not allowedCidrs'), so
+    the key gets the floor of a public endpoint (components/config/api_key.py); never shown."""
+    with pytest.raises(RunError) as e:
+        run_program("aws-eks", {**E2E, **mode, "kimi-k3:apiKey": "sk-short-key-1"})
+    text = str(e.value)
+    assert text.startswith("kimi-k3:apiKey=<not shown> is too weak for an endpoint open to public addresses "
+                           "(14 characters") and "sk-short-key-1" not in text
+    assert "on serving=hyperpod the inference operator's load balancer decides" in text

@@ -124,7 +124,7 @@ def check_against_crd(iec):
 
 @pytest.fixture(scope="module")
 def with_secrets():
-    return run_program("aws-eks", {**HP, "kimi-k3:apiKey": "sk-hp-do-not-leak", "kimi-k3:hfToken": "hf_hp_do_not_leak"})
+    return run_program("aws-eks", {**HP, "kimi-k3:apiKey": "sk-hp-do-not-leak-0123456789abcdefg", "kimi-k3:hfToken": "hf_hp_do_not_leak"})
 
 
 def iec_of(run):
@@ -149,7 +149,7 @@ def test_the_api_key_and_hub_token_reach_the_endpoint_from_a_kubernetes_secret(w
     deps = {r["name"]: r["dependencies"] for r in with_secrets.resources}
     assert "kimi-k3-secrets" in deps["kimi-k3-endpoint-config"]
     text = repr(with_secrets.resources) + repr(with_secrets.outputs) + repr(with_secrets.inference.artifacts)
-    assert "sk-hp-do-not-leak" not in text and "hf_hp_do_not_leak" not in text
+    assert "sk-hp-do-not-leak-0123456789abcdefg" not in text and "hf_hp_do_not_leak" not in text
 
 
 def test_exactly_one_model_argument_and_an_explicit_entrypoint(with_secrets):
