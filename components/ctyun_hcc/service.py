@@ -55,7 +55,8 @@ from .scripts import API_GUARD_FILE
 from ..dynamic.provider import redacted_logger
 from ..progress.record import STEERING_INPUTS, current_phase
 from .health import ensure_watchdog, net_preflight, stop_watchdog
-from .resize import job_owner as owner_prefix, mark_stopped, removed_nodes, take_stop_mark
+from .resize import ServiceJobs, job_owner as owner_prefix, mark_stopped, removed_nodes, \
+    stop_service_for, take_stop_mark
 from .slurm_jobs import ACTIVE, NOT_IN_PARTITION, JobFailed, cancel, check_startable, gres_counts, job, \
     jobs_named, log_tail, node_states, partition_nodes, preflight, split_usable, stop_instances, \
     submit
@@ -76,6 +77,10 @@ STEP_INPUTS: Dict[str, Any] = {
     # watchdog (watchdog.sh) and `sbatch --requeue`, so a node failure is recovered by Slurm
     "preflightSh": "", "watchdogSh": "", "rpcPort": 13389, "requeue": True,
     "preflightWaitS": 30,
+    # every replica's job name, replica 0's first (target.service_job_names): a job of this
+    # stack's replica no longer declared is stopped before this one submits (steering: its
+    # change alone is no change of this replica)
+    "serviceJobNames": [],
 }
 #: what makes a different replica: a change means cancel, then submit
 REPLACE_KEYS = ("workDir", "jobName", "partition", "srunSh", "nodeSh", "checkSh", "apiGuardPy",
@@ -101,6 +106,7 @@ class SlurmServiceProvider(SshStepProvider):
     DELETE_BEFORE_REPLACE = True
 
     SECRET_INPUTS = ("apiKey", "hfToken")
+    STEERING_KEYS = SshStepProvider.STEERING_KEYS + ("serviceJobNames",)
 
     def resource_id(self, p, outs):
         return f"{p['sshHost']}:{p['workDir']}:job-{outs['jobId']}"
@@ -115,6 +121,12 @@ class SlurmServiceProvider(SshStepProvider):
         if stop_superseded_router(runner, wd, int(p["port"])):  # replicas lowered to 1
             log.warning("stopped this stack's router on the master: its front held port %s, "
                         "which the single replica serves on now", p["port"])
+        if p.get("serviceJobNames"):  # replicas lowered: their jobs would hold nodes until the
+            # end of the update (Pulumi deletes their services last); this job may need them
+            stop_service_for(runner, ServiceJobs(tuple(p["serviceJobNames"]), p["ownerTag"], wd,
+                                                 p.get("sshUser")), [], "a replica the stack "
+                             "keeps", time.monotonic() + float(p["cancelTimeoutS"]),
+                             float(p["pollIntervalS"]))
         tag = f"{job_owner(p)}{p['launchFingerprint']}"
         job_id = self._adopt(runner, p, tag)
         if job_id is None:
@@ -310,7 +322,8 @@ class SlurmServiceProvider(SshStepProvider):
 
     def update(self, id_, olds, news):
         o, n = self.inputs(olds), self.inputs(news)
-        changed = any(o.get(k) != n.get(k) for k in STEP_INPUTS if k not in STEERING_INPUTS)
+        changed = any(o.get(k) != n.get(k) for k in STEP_INPUTS
+                      if k not in STEERING_INPUTS and k not in self.STEERING_KEYS)
         if changed or self.live_state(olds) not in ACTIVE | {"UNKNOWN"}:
             outs = self._apply(n)  # adopts the running job, or submits a new one
         else:  # only how we reach the cluster changed: keep the job

@@ -385,7 +385,8 @@ def _service_inputs(deployment, infrastructure, i: int, layout: SlurmLayout, api
         "publicHost": infrastructure.master_public_ip,
         "publicInnerIp": infrastructure.master_inner_ip,
         "startupTimeoutS": spec.startup_timeout_s,
-        "ownerTag": f"{pulumi.get_project()}/{pulumi.get_stack()}"}
+        "ownerTag": f"{pulumi.get_project()}/{pulumi.get_stack()}",
+        "serviceJobNames": service_job_names(deployment.rendered)}
 
 
 def _router(name: str, deployment, infrastructure, services, parent):

@@ -725,3 +725,50 @@ def test_the_service_create_frees_the_port_before_its_preflight_and_submission(m
     with pytest.raises(RuntimeError, match="stop here"):
         prov.apply(R(), p)
     assert order == [("router", "/home/kimi-k3", 11025), "submit"]
+
+
+def test_a_replica_stops_the_jobs_of_replicas_no_longer_declared_before_it_submits(monkeypatch):
+    """2 x 4 nodes -> 1 x 8: the cluster keeps its size (no shrink step stops anything), and
+    replica 1's service is deleted only at the end of the update; replica 0's new 8-node job
+    would pend behind replica 1's job until its start-up deadline. Its create stops that job
+    first (this stack's owner comment, the `-r1` name); jobs of replicas still declared and
+    other stacks' are left. A change of the name list alone changes nothing (steering)."""
+    from components.ctyun_hcc import resize, service
+
+    order = []
+    listed = [("5", "RUNNING", "kimi-k3-r1", "kk3:kimi-k3/prod:b"),
+              ("6", "RUNNING", "kimi-k3-r2", "kk3:kimi-k3/other:c")]
+    monkeypatch.setattr(resize, "jobs_of", lambda runner, user=None: listed)
+    monkeypatch.setattr(resize, "job", lambda runner, jid: JobInfo(jid, "RUNNING", ("n4",)))
+    monkeypatch.setattr(resize, "cancel", lambda runner, jid, d, i: order.append(("cancel", jid)))
+    monkeypatch.setattr(service, "gres_counts", lambda runner, part: {})
+    monkeypatch.setattr(service, "jobs_named", lambda *a, **kw: [])
+    monkeypatch.setattr(service, "stop_superseded_router", lambda *a: False)
+
+    def submit(self, runner, p, tag, gres):
+        order.append("submit")
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(service.SlurmServiceProvider, "_submit", submit)
+
+    class R:
+        def run(self, cmd, **kw):
+            return type("Res", (), {"stdout": "", "stderr": "", "code": 0})()
+
+        def upload(self, *a, **kw):
+            pass
+
+    prov = service.SlurmServiceProvider()
+    p = prov.inputs({"sshHost": "h", "workDir": "/home/kimi-k3", "ownerTag": "kimi-k3/prod",
+                     "srunSh": "x", "nodeSh": "x", "checkSh": "x",
+                     "serviceJobNames": ["kimi-k3"]})
+    with pytest.raises(RuntimeError, match="stop here"):
+        prov.apply(R(), p)
+    assert order == [("cancel", "5"), "submit"]
+    order.clear()
+    with pytest.raises(RuntimeError, match="stop here"):  # both still declared: nothing stopped
+        prov.apply(R(), {**p, "serviceJobNames": ["kimi-k3", "kimi-k3-r1"]})
+    assert order == ["submit"]
+    olds = {**p, "jobId": "9"}
+    monkeypatch.setattr(service.SlurmServiceProvider, "live_state", lambda self, props: "RUNNING")
+    assert not prov.diff("x", olds, {**p, "serviceJobNames": ["kimi-k3", "kimi-k3-r1"]}).changes
