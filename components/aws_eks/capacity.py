@@ -55,7 +55,8 @@ USABLE_STATES = ("payment-pending", "scheduled", "active")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 #: states of a reservation that will never run instances again
 GONE_STATES = ("expired", "cancelled", "failed", "payment-failed", "unsupported", "unavailable", "unlisted")
-#: tag on every block this stack buys: value = "<organization>/<project>/<stack>"
+#: tag on every block this stack buys: value = the stack's ownership token (StackOwner, owner.py), never
+#: "<organization>/<project>/<stack>", which two users of one stack name share (that goes in `Name`)
 IDENTITY_TAG = "kimi-k3:stack"
 #: the zone type kimi-k3 buys in unless `allow_local_zones` (AvailabilityZone.ZoneType values:
 #: "availability-zone | local-zone | wavelength-zone", EC2 API model, botocore 1.44.8)
