@@ -24,11 +24,17 @@ class Entry:
     defaults: Tuple[str, int, int]  # kimi-k3:model, kimi-k3:nodes, kimi-k3:port when unset
     #: config namespaces of its own besides kimi-k3 (their near-misses are refused: config/keys.py)
     namespaces: Tuple[str, ...] = ()
+    #: `python -m components logs`: the module whose `show_logs(args, outputs)` reads the
+    #: stack's logs, and the stack outputs that tell a stack of this target (cli/logs.py)
+    logs_module: str = ""
+    logs_outputs: Tuple[str, ...] = ()
 
 
 REGISTRY: Dict[str, Entry] = {
-    "ctyun-hcc": Entry("components.ctyun_hcc.target", ("ascend-910c",), ("w4a8", 4, 11025), ("ctyun",)),
-    "aws-eks": Entry("components.aws_eks.target", ("b300", "b200", "h200", "h100"), ("mxfp4", 1, 8000)),
+    "ctyun-hcc": Entry("components.ctyun_hcc.target", ("ascend-910c",), ("w4a8", 4, 11025), ("ctyun",),
+                       "components.ctyun_hcc.logs_command", ("slurmJobId", "ssh")),
+    "aws-eks": Entry("components.aws_eks.target", ("b300", "b200", "h200", "h100"), ("mxfp4", 1, 8000),
+                     (), "components.aws_eks.logs_command", ("kubernetes", "kubeconfig")),
 }
 
 

@@ -106,7 +106,6 @@ TARGET_NAMES = frozenset({"ctyun-hcc", "aws-eks", "aws-eks-hyperpod"})
 NAMES_TARGETS = {
     "program/registry.py": "the registry: one line per target",
     "cli/plan.py": "the stacks `plan` writes when none is given (stack names, not a branch)",
-    "cli/logs.py": "`logs` reads each target's outputs its own way (not in the contract yet)",
     "progress/clock.py": "runs recorded before the plan's clock was (`unestimated`); a target's "
                          "runs record their clock (Target.clock_phases)",
 }
@@ -129,9 +128,9 @@ def _names_a_target(path: Path):
 
 
 def test_only_the_listed_shared_modules_name_a_target():
-    """Cost parts and clock phases are contract methods (Target.cost_parts, clock_phases) and a
-    target's config namespaces are in its registry line: a shared module that branches on a
-    target's name again fails here."""
+    """Cost parts and clock phases are contract methods (Target.cost_parts, clock_phases), a
+    target's config namespaces and its `logs` reader are in its registry line: a shared module
+    that branches on a target's name again fails here."""
     found = {rel: list(_names_a_target(path)) for rel, path in _shared_modules()}
     found = {rel: hits for rel, hits in found.items() if hits}
     assert sorted(found) == sorted(NAMES_TARGETS), found

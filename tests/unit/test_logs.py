@@ -104,7 +104,8 @@ def test_hostile_pod_names(value):
 @pytest.mark.parametrize("outputs,fragment", [
     ("not json", "is not readable JSON"),
     ("[1]", "not a JSON object"),
-    ('{"endpoint": "x"}', "neither a ctyun-hcc nor an aws-eks stack"),
+    ('{"endpoint": "x"}', "no registered target's (none of the outputs that tell them: "
+                           "ctyun-hcc: slurmJobId or ssh; aws-eks: kubernetes or kubeconfig)"),
     ('{"slurmJobId": "1"}', "have no `ssh`"),
     ('{"slurmJobId": "1", "ssh": {"host": "h"}, "sshLoginKey": "k"}', "no pinned hostKey"),
     ('{"slurmJobId": "1", "ssh": {"host": "h", "hostKey": "ssh-ed25519 AAAA", "logDir": "/etc/../x"}, '

@@ -1,0 +1,77 @@
+"""`python -m components logs` on an aws-eks stack: the vLLM pods' logs through the Kubernetes
+API, with an EKS token from your AWS credentials; on HyperPod the pods the inference operator
+labelled (the `InferenceEndpointConfig`'s `status.selector`) and their worker container. The
+command line and the outputs it reads: components/cli/logs.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Mapping
+
+from ..cli.logs import EXIT_NOTHING, UsageError, need
+
+
+def show_logs(args, outputs) -> int:
+    """`python -m components logs` on an aws-eks stack (cli/logs.py calls it)."""
+    import boto3
+
+    from .kube_api import eks_token, ssl_context
+    from .logs import PodLogs, check_lines, check_node, pick_container, pick_pod
+
+    k = need(outputs, "kubernetes")
+    if not isinstance(k, Mapping):
+        raise UsageError("the stack's `kubernetes` output is not an object: run `pulumi up`")
+    try:
+        check_node(args.node)
+        check_lines(args.lines)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    import httpx
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    session = boto3.Session()
+    logs = PodLogs(str(k["apiEndpoint"]),
+                   lambda: eks_token(session, str(k["clusterName"]), str(k["region"])),
+                   verify=ssl_context(str(k["caData"])) if k.get("caData") else True)
+    ns = str(k.get("namespace") or "kimi-k3")
+    selector = dict(k.get("podSelector") or {})
+    try:
+        if not selector and k.get("inferenceEndpointConfig"):  # HyperPod: the operator's labels
+            selector = logs.operator_selector(ns, str(k["inferenceEndpointConfig"]))
+        pods = logs.pods(ns, selector)
+        pod = pick_pod(pods, args.node)
+        container = pick_container(next(p for p in pods if p["metadata"]["name"] == pod),
+                                   k.get("container"), k.get("port"))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_NOTHING
+    except RuntimeError as e:  # the API said no (HTTP 403: your identity; 404: no such object)
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except (httpx.TransportError, BotoCoreError, ClientError) as e:
+        return _unreachable(str(k["apiEndpoint"]), e)
+
+    def write(data: bytes) -> None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+    print(f"== pod {pod} (namespace {ns}) ==", file=sys.stderr)
+    try:
+        logs.read(ns, pod, container, args.lines, args.follow, write)
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except (httpx.TransportError, BotoCoreError, ClientError) as e:
+        return _unreachable(str(k["apiEndpoint"]), e)
+    return 0
+
+
+def _unreachable(endpoint: str, e: BaseException) -> int:
+    """The Kubernetes API could not be reached, or no AWS token made for it: one line, exit 1
+    (the endpoint is public data of the stack; the error's text names no secret: the token is
+    sent only in a header)."""
+    print(f"error: the cluster's Kubernetes API {endpoint} could not be asked "
+          f"({type(e).__name__}: {str(e)[:200]}): check your network path to it (kimi-k3:apiAccessCidrs, "
+          "a VPN for a private endpoint) and your AWS credentials", file=sys.stderr)
+    return 1
