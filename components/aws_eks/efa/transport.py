@@ -130,7 +130,11 @@ NCCL_NET_EFA = "Libfabric"
 def efa_env(efa_devices: int) -> List[Tuple[str, str]]:
     """The serving container's environment for NCCL over EFA (the library path is prepended by
     efa_check.sh, which keeps the image's own). `NCCL_NET` makes a plugin or EFA failure at
-    NCCL's initialisation an error, never a silent fall back to TCP (NCCL_NET_EFA)."""
+    NCCL's initialisation an error, never a silent fall back to TCP (NCCL_NET_EFA). The three
+    FI_* settings are what AWS's samples set; aws-ofi-nccl's EFA cheatsheet (doc/efa-env-var.md
+    at 2daf7d303aa139a03140aa530957d10521e4478d) says its current versions need none of them
+    (FI_PROVIDER=efa "for aws-ofi-nccl<=1.5.0", FI_EFA_FORK_SAFE "not needed anymore",
+    FI_EFA_USE_DEVICE_RDMA=1 "not harmful to set it on p4/p5 instances with the newer software")."""
     return [("FI_PROVIDER", "efa"), ("FI_EFA_USE_DEVICE_RDMA", "1"), ("FI_EFA_FORK_SAFE", "1"),
             ("NCCL_NET_PLUGIN", "ofi"), ("NCCL_NET", NCCL_NET_EFA), ("NCCL_DEBUG", "INFO"),
             ("NCCL_DEBUG_SUBSYS", "INIT,NET"), ("KK3_EFA_DEVICES", str(efa_devices)), ("KK3_EFA_PREFIX", EFA_PREFIX)]
