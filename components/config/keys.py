@@ -93,6 +93,9 @@ def check_namespaces(keys: Iterable[str]) -> None:
         ns, sep, key = full.partition(":")
         if not sep:
             continue
+        if not ns.strip() or not key.strip():  # `kimi-k3:`, `:nodes`: read by no parser
+            raise ConfigError(full, NOT_SHOWN, "write namespace:key, e.g. kimi-k3:nodes",
+                              "has an empty namespace or key")
         if ns in OURS or ns in OTHER_PACKAGES:
             continue
         if ns == "aws":

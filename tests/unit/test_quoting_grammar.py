@@ -124,6 +124,14 @@ def test_misspelt_namespaces_refused_without_their_value(key):
     assert e.value.key == key and "<not shown>" in str(e.value) and "looks like" in str(e.value)
 
 
+@pytest.mark.parametrize("key", ["kimi-k3:", "ctyun:", ":nodes", ":", " :x", "kimi-k3: "])
+def test_an_empty_namespace_or_key_is_refused_not_ignored(key):
+    """`--set kimi-k3:=x` or `--set :x=1` was read by no parser and planned as if not given."""
+    with pytest.raises(ConfigError, match="has an empty namespace or key") as e:
+        check_namespaces(["kimi-k3:target", key])
+    assert e.value.key == key and "<not shown>" in str(e.value)
+
+
 def test_aws_keys_near_misses_refused_provider_keys_pass():
     keys = aws_provider_keys()
     assert keys and {"region", "profile", "defaultTags", "skipCredentialsValidation"} <= keys
