@@ -10,8 +10,7 @@ rewrites them all (tests/golden_files.py): `KK3_UPDATE_GOLDEN=1 ./run test tests
 
 Parallel runs (`./run test` runs pytest-xdist workers, `--dist loadscope`): a module per worker
 at a time, and every module with a test on the shared sshd + Slurm on one worker, first, one
-test after the other (tests/xdist_groups.py); the other workers give that chain the CPU first
-(tests/worker_priority.py).
+test after the other (tests/xdist_groups.py).
 """
 
 import os
@@ -19,7 +18,7 @@ import os
 import pytest
 from hypothesis import settings
 
-from tests import worker_priority, xdist_groups
+from tests import xdist_groups
 from tests.fake_clock import FakeClock
 from tests.golden_files import Golden, update_golden
 
@@ -43,10 +42,8 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
-    """The controller names the file its workers write the services modules to, and says
-    whether its scheduler puts them first on one worker (tests/worker_priority.py)."""
+    """The controller names the file its workers write the services modules to."""
     node.workerinput[xdist_groups.KEY] = xdist_groups.groups_file(node.config)
-    node.workerinput[worker_priority.SERVICES_FIRST] = node.config.getvalue("dist") == "loadscope"
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -54,27 +51,6 @@ def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") == "loadscope":
         return xdist_groups.ServicesFirstScheduling(config, log)
     return None
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item, nextitem):
-    worker_priority.on_first_test(item)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node, error):
-    """The controller keeps what each worker did about its CPU priority, for the summary."""
-    what = getattr(node, "workeroutput", {}).get(worker_priority.KEY)
-    if what:
-        reports = getattr(node.config, "_kk3_priority_reports", {})
-        reports[node.gateway.id] = what
-        node.config._kk3_priority_reports = reports
-
-
-def pytest_terminal_summary(terminalreporter, config):
-    line = worker_priority.summary_line(getattr(config, "_kk3_priority_reports", {}))
-    if line:
-        terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")

@@ -59,7 +59,6 @@ def on_worker(config, items: list) -> None:
     if not workerinput or KEY not in workerinput:
         return
     services = services_modules(items)
-    config._kk3_services = services  # for tests/worker_priority.py
     items.sort(key=lambda i: module_of(i.nodeid) not in services)  # stable within each part
     path = Path(workerinput[KEY])
     tmp = path.with_name(f"{path.name}.{workerinput['workerid']}")
