@@ -82,3 +82,30 @@ def warning(version: str, today: date) -> Optional[str]:
                 "that EKS offers it in aws:region (aws eks describe-cluster-versions) before the capacity is "
                 "bought")
     return None
+
+
+#: AWS: "Because Amazon EKS runs a highly available control plane, you can update only one minor
+#: version at a time" and "Once you upgrade a cluster, you can't downgrade to a previous version"
+#: (awsdocs/amazon-eks-user-guide latest/ug/clusters/update-cluster.adoc, commit
+#: 7b9bf3d4ea24805944cf5534d9cfbe07ee04d076)
+UPDATE_SOURCE = "Amazon EKS User Guide, 'Update existing cluster to new Kubernetes version'"
+
+
+def update_refusal(old: str, new: str) -> Optional[Tuple[str, str]]:
+    """Why EKS would refuse to take a running cluster from `old` to `new`, and what to do
+    instead (None: it would not): more than one minor version up, or any step down."""
+    try:
+        (o_major, o_minor), (n_major, n_minor) = _minor(old), _minor(new)
+    except (AttributeError, TypeError, ValueError):
+        return None  # not a version this module reads: the config grammar has the last word
+    if (n_major, n_minor) < (o_major, o_minor):
+        return (f"EKS cannot downgrade a cluster ({old} -> {new}; {UPDATE_SOURCE})",
+                f"set it back to {old} (the cluster's version)")
+    if n_major != o_major or n_minor > o_minor + 1:
+        steps = " -> ".join(f"{o_major}.{m}" for m in range(o_minor, n_minor + 1)) \
+            if n_major == o_major else f"{old} -> {new}"
+        return (f"EKS updates a cluster one minor version at a time ({UPDATE_SOURCE}): "
+                f"{old} -> {new} needs one `pulumi up` per step ({steps})",
+                f"set it to {o_major}.{o_minor + 1}, run `pulumi up`, then go on one minor version "
+                "per `pulumi up`")
+    return None

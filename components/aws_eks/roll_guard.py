@@ -36,7 +36,9 @@ from pulumi.dynamic import CreateResult, UpdateResult
 
 from . import aws_api
 from ..dynamic.provider import Deadline, DynamicResource, is_unknown
+from ..inference.errors import ConfigError
 from .capacity import TERMINATION_LEAD, _utc
+from .eks_versions import update_refusal
 
 #: rollKey fields, and the DescribeNodegroup field each is compared with
 ROLL_FIELDS = {"kubernetesVersion": "version", "amiType": "amiType", "releaseVersion": "releaseVersion",
@@ -154,6 +156,21 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def refuse_version_skip(olds: Mapping[str, Any], news: Mapping[str, Any]) -> None:
+    """At preview, before anything changes: a `kimi-k3:clusterVersion` EKS would refuse to update
+    to (two minors up, or down). Left to the update, the guard would first take the GPU node
+    group to 0 while the block runs, then the control plane's UpdateClusterVersion would fail and
+    the group would stay at 0 (BlockScaling waits for the node group update) until a later `up`."""
+    old = ((olds.get("rollKey") or {}).get("kubernetesVersion"))
+    new = ((news.get("rollKey") or {}).get("kubernetesVersion"))
+    if not isinstance(old, str) or not isinstance(new, str) or old == new:
+        return
+    refusal = update_refusal(old, new)
+    if refusal:
+        why, fix = refusal
+        raise ConfigError("kimi-k3:clusterVersion", new, fix, problem=f"is refused: {why}")
+
+
 class GpuRollGuardProvider(aws_api.AwsProvider):
     """Scales the GPU node group to 0 before an update rolls it while its block runs."""
 
@@ -168,6 +185,7 @@ class GpuRollGuardProvider(aws_api.AwsProvider):
         return canonical(old) == canonical(new)
 
     def diff(self, id_, olds, news):
+        refuse_version_skip(olds, news)
         result = super().diff(id_, olds, news)
         if "rollKey" in self.changed(self.inputs(olds), self.inputs(news)) and \
                 block_running(news.get("startDate"), news.get("endDate"), _now()):

@@ -145,3 +145,32 @@ def test_preview_says_it_when_the_block_runs(monkeypatch):
     assert not said
     monkeypatch.setattr(rg, "_now", lambda: START - timedelta(days=1))
     assert p.diff("id", olds, PROPS).changes is True and not said  # before the block: nothing to say
+
+
+@pytest.mark.parametrize("old, new, says", [
+    ("1.33", "1.35", "1.33 -> 1.35 needs one `pulumi up` per step (1.33 -> 1.34 -> 1.35); set it to 1.34"),
+    ("1.35", "1.34", "EKS cannot downgrade a cluster (1.35 -> 1.34"),
+    ("1.9", "1.11", "(1.9 -> 1.10 -> 1.11); set it to 1.10"),  # minors compare as numbers
+])
+def test_a_version_eks_would_refuse_to_update_to_stops_the_preview(monkeypatch, old, new, says):
+    """Refused in diff (preview), before the guard could take the group to 0 for an update the
+    control plane then refuses (awsdocs update-cluster.adoc: one minor at a time, no downgrade)."""
+    from components.inference.errors import ConfigError
+
+    touched = []
+    monkeypatch.setattr(rg, "guard", lambda *a, **k: touched.append(a))
+    monkeypatch.setattr(rg, "_now", lambda: RUNNING)
+    p = rg.GpuRollGuardProvider()
+    olds = {**PROPS, "rollKey": {**WANT, "kubernetesVersion": old}}
+    news = {**PROPS, "rollKey": {**WANT, "kubernetesVersion": new}}
+    with pytest.raises(ConfigError) as err:
+        p.diff("id", olds, news)
+    assert str(err.value).startswith(f"kimi-k3:clusterVersion={new} is refused: ")
+    assert says in str(err.value) and not touched
+
+
+def test_one_minor_up_is_an_ordinary_roll(monkeypatch):
+    monkeypatch.setattr(rg, "_now", lambda: START - timedelta(days=1))
+    p = rg.GpuRollGuardProvider()
+    olds = {**PROPS, "rollKey": {**WANT, "kubernetesVersion": "1.34"}}
+    assert p.diff("id", olds, {**PROPS, "rollKey": {**WANT, "kubernetesVersion": "1.35"}}).changes is True
