@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from ..offline import order
-from ..offline.runner import ProgramRun, StackNotFound, run_program
+from ..offline.runner import ROOT as PROJECT_ROOT, ProgramRun, StackNotFound, run_program
 from . import plan_ops
 
 EXIT_BAD_INPUT = 2
@@ -87,10 +87,12 @@ def plan_document(run: ProgramRun) -> Dict:
         # every resource with its engine URN and the URNs of what it waits for on a real
         # `pulumi up` (explicit dependencies, those through its inputs, its provider: order.py)
         # in a stable order (order.stable: after its parent and what it waits for, ties by URN)
-        # with inputs' keys sorted: two plans of one config are the same file
+        # with inputs' keys sorted and paths in the project relative: two plans of one config
+        # are the same file, from any checkout
         "resources": [
             {"type": r["type"], "name": r["name"], "parent": r["parent"],
-             "inputs": order.sorted_keys(r["inputs"]), "urn": r["urn"], "dependsOn": order.waits_for(r)}
+             "inputs": order.sorted_keys(order.portable(r["inputs"], str(PROJECT_ROOT))), "urn": r["urn"],
+             "dependsOn": order.waits_for(r)}
             for r in order.stable(run.resources)
         ],
         "outputs": order.sorted_keys(run.outputs),

@@ -124,3 +124,21 @@ def sorted_keys(value: Any) -> Any:
     if isinstance(value, list):
         return [sorted_keys(v) for v in value]
     return value
+
+
+def portable(value: Any, root: str) -> Any:
+    """`value` with absolute paths below the project directory `root` written relative to it.
+
+    The program names a few files by absolute path (the progress file: `pulumi up` runs the
+    providers in another process), so a plan written from another checkout, or on another
+    machine, would differ only there; plan.json shows them as `pulumi up` would find them from
+    the project directory."""
+    prefix = root.rstrip("/") + "/"
+    if isinstance(value, str) and value.startswith(prefix):
+        return value[len(prefix):]
+    if isinstance(value, dict):
+        return {k: portable(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [portable(v, root) for v in value]
+    return value
+

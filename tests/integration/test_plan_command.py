@@ -164,3 +164,23 @@ def test_public_openings_are_warned_about(capsys, tmp_path):
     code, _, err = plan(capsys, "--stack", "aws-eks", "--out", str(tmp_path / "p"),
                         "--set", "kimi-k3:allowedCidrs=10.0.0.0/8")
     assert code == 0 and "opens" not in err
+
+
+def test_plan_json_names_no_path_of_this_checkout(capsys, tmp_path):
+    """The same config gives the same plan.json from any checkout: paths in the project (the
+    progress file `pulumi up` passes by absolute path) are written relative to it."""
+    from components.offline.runner import ROOT
+
+    code, _, _ = plan(capsys, "--out", str(tmp_path))
+    assert code == 0
+    for stack in ("ctyun-hcc", "aws-eks"):
+        text = (tmp_path / stack / "plan.json").read_text()
+        assert str(ROOT) not in text
+        assert f'"progressFile": ".kimi-k3/progress/{stack}.jsonl"' in text
+
+
+def test_portable_paths_only_rewrites_paths_below_the_project():
+    from components.offline.order import portable
+
+    got = portable({"a": "/p/x/.kimi-k3/f", "b": ["/p/x/y", "/p/xy/z", "/other"], "c": 3}, "/p/x")
+    assert got == {"a": ".kimi-k3/f", "b": ["y", "/p/xy/z", "/other"], "c": 3}
