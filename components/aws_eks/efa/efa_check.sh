@@ -33,7 +33,7 @@ plugin=
 for d in "$prefix/ofi-nccl/lib" "$prefix/aws-ofi-nccl/lib" /opt/aws-ofi-nccl/install/lib; do
     if [[ -e $d/libnccl-net-ofi.so ]]; then plugin=$d; break; fi
 done
-[[ -n $plugin ]] || die 3 "aws-ofi-nccl missing: no libnccl-net-ofi.so under $prefix/ofi-nccl/lib, $prefix/aws-ofi-nccl/lib or /opt/aws-ofi-nccl/install/lib; NCCL would fall back to TCP sockets"
+[[ -n $plugin ]] || die 3 "aws-ofi-nccl missing: no libnccl-net-ofi.so under $prefix/ofi-nccl/lib, $prefix/aws-ofi-nccl/lib or /opt/aws-ofi-nccl/install/lib; NCCL (NCCL_NET=Libfabric) would fail to initialise its network (without NCCL_NET it would fall back to TCP sockets)"
 export LD_LIBRARY_PATH="$lib:$plugin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 if [[ -x $prefix/efa/bin/fi_info ]]; then
