@@ -136,7 +136,13 @@ def test_an_interrupt_stops_what_it_started(ci, sig, code):
     os.killpg(p.pid, sig)   # as a terminal's Ctrl-C (or a CI job's cancel) reaches the group
     assert p.wait(timeout=30) == code
     assert _calls(state) == ["start", "stop"]
-    assert _pids(state) == [] and not any(_alive(pid) for pid in daemons)
+    assert _pids(state) == []
+    # stop.sh signalled them; a signalled process is gone once it has been scheduled to die
+    # (on a busy machine, not always before the next line: seen once in a full run)
+    end = time.monotonic() + 10
+    while any(_alive(pid) for pid in daemons):
+        assert time.monotonic() < end, [pid for pid in daemons if _alive(pid)]
+        time.sleep(0.05)
 
 
 def test_services_already_running_are_used_and_left_up(ci):
