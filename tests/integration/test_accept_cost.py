@@ -39,7 +39,7 @@ def test_without_a_price_the_fields_are_null(capsys):
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", "nan", "inf", "1e309", "infinity", "١٠", "98.5$",
-                                 "", " ", "1_0", "0x10", "--5"])
+                                 "", " ", "1__0", "_10", "10_", "0x10", "--5"])
 def test_a_price_that_is_not_one_is_refused_before_any_request(bad, capsys):
     with VllmOpenAIDouble(DoubleConfig()) as d:
         code = cli.main(["accept", "--endpoint", d.url, "--model", "Kimi-K3",
@@ -49,6 +49,14 @@ def test_a_price_that_is_not_one_is_refused_before_any_request(bad, capsys):
     assert code == 2 and seen == []
     assert err == (f"error: --usd-per-hour {bad!r} is not a price; give USD per hour as a "
                    "positive number, e.g. --usd-per-hour 98.5")
+
+
+def test_the_price_takes_the_config_grammar_digit_groups():
+    """--usd-per-hour reads numbers as kimi-k3:usdPerHour does (components/config/values.py
+    NUMBER: `1_000.25` is 1000.25, as in Python; a stray underscore is refused above)."""
+    from components.cli.accept import _usd_per_hour
+
+    assert _usd_per_hour("1_000.25") == (1000.25, None)
 
 
 def test_the_deploy_gate_prices_the_load_with_the_stacks_figure():

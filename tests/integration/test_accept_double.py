@@ -65,9 +65,12 @@ def test_healthy_double_passes_every_check_and_timing_matches(tmp_path, capsys, 
     assert all(c["ok"] for c in report["checks"])
     load = report["load"]
     assert (load["requests"], load["errors"], load["concurrency"]) == (8, 0, 4)
-    # within reason: TTFT adds a connection and the request's own trip; TPOT is a difference
+    # what is measured, not how fast this machine is: the double sleeps at least ttft/tpot, so
+    # a figure below them is a measuring error; the upper bounds only catch a wrong quantity
+    # (the whole answer's time as TTFT is ttft + 0.38 s, TTFT taken for TPOT 7.5 x tpot) and
+    # leave room for a loaded 2-core machine (a worker's scheduling delay lengthens each gap)
     assert ttft <= load["ttft_s"]["p50"] <= ttft + 0.2
-    assert tpot * 0.9 <= load["tpot_s"]["p50"] <= tpot * 1.3
+    assert tpot * 0.9 <= load["tpot_s"]["p50"] <= tpot * 2.5
     assert load["output_tokens"] == 8 * n
     assert load["output_tokens_per_s"] > 0
     assert [p["match"] for p in load["reference_points"]] == ["exact"]

@@ -39,3 +39,32 @@ def test_the_link_check_finds_a_link_to_a_missing_file(tmp_path):
     page.write_text("[ok](there.md) [anchor](there.md#a) [web](https://example.com/x) "
                     "[gone](missing.md) [self](#top)")
     assert broken_links(page) == ["missing.md"]
+
+
+#: what only a build machine has: the briefing folder beside the repository, and its work tree
+OUTSIDE = re.compile("|".join([re.escape("../" + "shared/"), r"(?<![\w.])/" + "work/"]))
+#: not ours to edit (upstream files kept verbatim as contracts), or not the repository's
+SKIP_DIRS = {".git", ".venv", "out", "__pycache__", ".kimi-k3", "contracts", ".pytest_cache", ".hypothesis",
+             "mutants", ".ruff_cache", "tmp"}
+
+
+def outside_references(root: Path):
+    found = []
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or SKIP_DIRS & set(path.relative_to(root).parts):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        found += [f"{path.relative_to(root)}:{m.group(0)}" for m in OUTSIDE.finditer(text)]
+    return found
+
+
+def test_nothing_refers_to_a_path_outside_the_repository():
+    assert outside_references(ROOT) == []
+
+
+def test_the_outside_check_finds_both_kinds(tmp_path):
+    (tmp_path / "a.md").write_text("see ../" + "shared/REFERENCE.md and /" + "work/main/x, not ./work/y")
+    assert outside_references(tmp_path) == ["a.md:../" + "shared/", "a.md:/" + "work/"]
