@@ -697,18 +697,20 @@ def test_a_single_replica_stops_the_router_front_that_holds_its_port(tmp_path, p
     assert stop_superseded_router(_LocalRunner(), str(tmp_path / "none"), 11025) is False
 
 
+class _OkRunner:
+    """A master where every command succeeds silently (the steps around it are monkeypatched)."""
+
+    def run(self, cmd, **kw):
+        return type("Res", (), {"stdout": "", "stderr": "", "code": 0})()
+
+    def upload(self, *a, **kw):
+        pass
+
+
 def test_the_service_create_frees_the_port_before_its_preflight_and_submission(monkeypatch):
     from components.ctyun_hcc import service
 
     order = []
-
-    class R:
-        def run(self, cmd, **kw):
-            return type("Res", (), {"stdout": "", "stderr": "", "code": 0})()
-
-        def upload(self, *a, **kw):
-            pass
-
     prov = service.SlurmServiceProvider()
     monkeypatch.setattr(service, "gres_counts", lambda runner, part: {})
     monkeypatch.setattr(service, "jobs_named", lambda *a, **kw: [])
@@ -723,7 +725,7 @@ def test_the_service_create_frees_the_port_before_its_preflight_and_submission(m
     p = prov.inputs({"sshHost": "h", "workDir": "/home/kimi-k3", "port": 11025,
                      "srunSh": "x", "nodeSh": "x", "checkSh": "x"})
     with pytest.raises(RuntimeError, match="stop here"):
-        prov.apply(R(), p)
+        prov.apply(_OkRunner(), p)
     assert order == [("router", "/home/kimi-k3", 11025), "submit"]
 
 
@@ -750,24 +752,16 @@ def test_a_replica_stops_the_jobs_of_replicas_no_longer_declared_before_it_submi
         raise RuntimeError("stop here")
 
     monkeypatch.setattr(service.SlurmServiceProvider, "_submit", submit)
-
-    class R:
-        def run(self, cmd, **kw):
-            return type("Res", (), {"stdout": "", "stderr": "", "code": 0})()
-
-        def upload(self, *a, **kw):
-            pass
-
     prov = service.SlurmServiceProvider()
     p = prov.inputs({"sshHost": "h", "workDir": "/home/kimi-k3", "ownerTag": "kimi-k3/prod",
                      "srunSh": "x", "nodeSh": "x", "checkSh": "x",
                      "serviceJobNames": ["kimi-k3"]})
     with pytest.raises(RuntimeError, match="stop here"):
-        prov.apply(R(), p)
+        prov.apply(_OkRunner(), p)
     assert order == [("cancel", "5"), "submit"]
     order.clear()
     with pytest.raises(RuntimeError, match="stop here"):  # both still declared: nothing stopped
-        prov.apply(R(), {**p, "serviceJobNames": ["kimi-k3", "kimi-k3-r1"]})
+        prov.apply(_OkRunner(), {**p, "serviceJobNames": ["kimi-k3", "kimi-k3-r1"]})
     assert order == ["submit"]
     olds = {**p, "jobId": "9"}
     monkeypatch.setattr(service.SlurmServiceProvider, "live_state", lambda self, props: "RUNNING")

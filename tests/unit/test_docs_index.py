@@ -66,5 +66,5 @@ def test_nothing_refers_to_a_path_outside_the_repository():
 
 
 def test_the_outside_check_finds_both_kinds(tmp_path):
-    (tmp_path / "a.md").write_text("see ../" + "shared/REFERENCE.md and /" + "work/main/x, not ./work/y")
+    (tmp_path / "a.md").write_text("see ../" + "shared/REFERENCE.md and /" + "work/main/x, not ." + "/" + "work/y")
     assert outside_references(tmp_path) == ["a.md:../" + "shared/", "a.md:/" + "work/"]
