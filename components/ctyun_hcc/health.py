@@ -2,15 +2,21 @@
 before a submission, and the resume watchdog's life (installed with the service, removed with it).
 
 The watchdog runs as a systemd service where the master runs systemd (`/run/systemd/system`
-exists: sd_booted(3)), else as one detached process whose pid is kept in the work dir; each
-`ensure` restarts it, so a changed script is picked up and a dead loop comes back with the next
-`pulumi up`.
+exists: sd_booted(3)), else as one detached process (its own session: `setsid`) whose pid is
+kept in the work dir; each `ensure` restarts it, so a changed script is picked up and a dead loop
+comes back with the next `pulumi up`. Stopping it waits until it is gone (`systemctl stop` waits
+for the unit's processes; the detached loop and its `sleep` are signalled as one process group
+and waited for, then killed), so a delete that returns leaves no watchdog that could still
+resume a node of a cluster being torn down, and a restart never runs two loops at once.
 """
 
 from __future__ import annotations
 
 import re
 from typing import List
+
+#: how long a stop waits for the detached watchdog to end after SIGTERM before SIGKILL
+STOP_WAIT_S = 10
 
 from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
@@ -59,7 +65,7 @@ def ensure_watchdog(runner: SshRunner, work_dir: str, job_name: str) -> str:
         f"&& systemctl restart {shell_word(unit)}\n"
         f"  echo \"systemd {unit}\"\n"
         "else\n"
-        f"  {_kill_own(script, pidfile)}\n"
+        f"  {_stop_own(script, pidfile)}\n"
         f"  setsid nohup bash {script} >> {logfile} 2>&1 < /dev/null &\n"
         f"  echo $! > {pidfile}\n"
         "  echo \"process $!\"\n"
@@ -80,15 +86,23 @@ def stop_watchdog(runner: SshRunner, work_dir: str, job_name: str) -> None:
         f"  systemctl disable --now {shell_word(unit)} >/dev/null 2>&1 || true\n"
         f"  rm -f {unit_file}; systemctl daemon-reload || true\n"
         "fi\n"
-        f"{_kill_own(script, pidfile)}\n"
+        f"{_stop_own(script, pidfile)}\n"
         f"rm -f {pidfile}", label="stop the resume watchdog")
 
 
-def _kill_own(script: str, pidfile: str) -> str:
-    """Shell: kill the process in `pidfile` only if it still runs `script` (a pid is reused)."""
+def _stop_own(script: str, pidfile: str, wait_s: int = STOP_WAIT_S) -> str:
+    """Shell: stop the process in `pidfile` only if it still runs `script` (a pid is reused):
+    SIGTERM to its process group (the loop and the `sleep` it waits on), wait until it no longer
+    runs the script (a zombie's cmdline is empty), SIGKILL after `wait_s`; fails if it survives."""
+    runs = (f"tr '\\0' ' ' < \"/proc/$pid/cmdline\" 2>/dev/null | grep -qF -- {script}")
+    ticks = int(wait_s) * 5
     return (f"pid=$(cat {pidfile} 2>/dev/null || true); "
-            f"if [ -n \"$pid\" ] && tr '\\0' ' ' < \"/proc/$pid/cmdline\" 2>/dev/null "
-            f"| grep -qF -- {script}; then kill \"$pid\" 2>/dev/null || true; fi")
+            f"if [ -n \"$pid\" ] && {runs}; then "
+            f"kill -TERM -- \"-$pid\" 2>/dev/null || kill -TERM \"$pid\" 2>/dev/null || true; "
+            f"i=0; while {runs} && [ $i -lt {ticks} ]; do sleep 0.2; i=$((i+1)); done; "
+            f"if {runs}; then kill -KILL -- \"-$pid\" 2>/dev/null || kill -KILL \"$pid\" "
+            f"2>/dev/null || true; sleep 0.5; fi; "
+            f"if {runs}; then echo \"watchdog $pid did not end\" >&2; exit 1; fi; fi")
 
 
 def net_preflight(runner: SshRunner, work_dir: str, head: str, nodes: int, rpc_port: int,

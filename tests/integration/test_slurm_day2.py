@@ -203,7 +203,24 @@ def test_the_watchdog_resumes_nodes_slurm_downed_for_a_reboot_and_nothing_else(
         sh("scontrol update NodeName=kk3n2,kk3n3 State=RESUME", check=False)
 
 
-def test_the_service_starts_the_watchdog_and_its_delete_stops_it(services, workspace):
+def _watchdog_group(pid: int) -> list:
+    """The live (not zombie) processes of the watchdog's process group `pid`: the loop itself
+    and the `sleep` it waits on."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended while we looked
+        if fields[0] != "Z" and int(fields[2]) == pid:
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+def test_the_service_starts_the_watchdog_and_its_delete_stops_it_and_waits(services, workspace):
+    """The update restarts the watchdog and the delete stops it; both return only once the old
+    loop and the `sleep` it waits on have ended (no wait here: a stop that only signals leaves
+    the orphaned `sleep`, or a loop that could still resume a node of a cluster being deleted)."""
     prov = SlurmServiceProvider()
     props = {**prepare(services, workspace), "ownerTag": OWNER}
     out = prov.create(props).outs
@@ -211,16 +228,16 @@ def test_the_service_starts_the_watchdog_and_its_delete_stops_it(services, works
     try:
         pid = int(pidfile.read_text())
         assert "watchdog.sh" in Path(f"/proc/{pid}/cmdline").read_text()
+        wait_until(lambda: len(_watchdog_group(pid)) >= 2, 10, "the watchdog's sleep")
         # `pulumi up` again (an update): restarted, one watchdog, not two
         prov.update("x", out, {**props, "pollIntervalS": 2})
         pid2 = int(pidfile.read_text())
-        wait_until(lambda: not Path(f"/proc/{pid}").exists(), 10, "the old watchdog to end")
-        assert Path(f"/proc/{pid2}").exists()
+        assert pid2 != pid and _watchdog_group(pid) == []
+        assert pid2 in _watchdog_group(pid2)
     finally:
         prov.delete("x", out)
-    # the delete signals it; it is gone once its parent (init) has reaped it, as after the update
     assert not pidfile.exists()
-    wait_until(lambda: not Path(f"/proc/{pid2}").exists(), 10, "the watchdog to end")
+    assert _watchdog_group(pid2) == []
     no_leftovers(services)
 
 
