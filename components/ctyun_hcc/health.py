@@ -20,6 +20,7 @@ STOP_WAIT_S = 10
 
 from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
+from ..systemd import units
 from .slurm_jobs import JobFailed
 from .ssh import SshRunner
 
@@ -35,6 +36,20 @@ def unit_name(job_name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "-", job_name) + "-watchdog"
 
 
+def watchdog_unit(script: str) -> str:
+    """The watchdog's systemd unit (components/systemd/units.py: `Restart=always`, never given
+    up on, started at boot, so it comes back after the master reboots), for an unquoted
+    heredoc: `$PATH` and `$SLURM_CONF` are the installing shell's. As root: `scontrol update
+    ... State=RESUME` is for root or SlurmUser (scontrol(1), "update": node state changes need
+    an operator; https://slurm.schedmd.com/scontrol.html, read 2026-12-02). What it resumes goes
+    to the journal (`journalctl -u <unit>`); without systemd to `<workDir>/logs/<unit>.log`."""
+    return units.unit(
+        "kimi-k3: return Slurm nodes to service after they stop answering or reboot",
+        ["/bin/bash", script], user=units.ROOT, restart_s=10,
+        environment="PATH=$PATH${SLURM_CONF:+ SLURM_CONF=$SLURM_CONF}",
+        rendered_by="components/ctyun_hcc/health.py")
+
+
 def ensure_watchdog(runner: SshRunner, work_dir: str, job_name: str) -> str:
     """(Re)start the watchdog (`<work_dir>/watchdog.sh`, already uploaded); returns how it runs:
     `systemd <unit>` or `process <pid>`."""
@@ -46,20 +61,8 @@ def ensure_watchdog(runner: SshRunner, work_dir: str, job_name: str) -> str:
     res = runner.run(
         f"mkdir -p {shell_word(work_dir + '/logs')}\n"
         "if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then\n"
-        f"  cat > {unit_file}.kk3tmp <<UNIT\n"
-        "[Unit]\n"
-        "Description=kimi-k3: return Slurm nodes to service after they stop answering or reboot\n"
-        "After=network-online.target\n"
-        "[Service]\n"
-        f"ExecStart=/bin/bash {script}\n"
-        f"StandardOutput=append:{logfile}\n"
-        f"StandardError=append:{logfile}\n"
-        "Environment=PATH=$PATH${SLURM_CONF:+ SLURM_CONF=$SLURM_CONF}\n"
-        "Restart=always\n"
-        "RestartSec=10\n"
-        "[Install]\n"
-        "WantedBy=multi-user.target\n"
-        "UNIT\n"
+        # unquoted: the master's PATH and SLURM_CONF (where Slurm's tools are) go into the unit
+        f"  cat > {unit_file}.kk3tmp <<UNIT\n{watchdog_unit(script)}UNIT\n"
         f"  mv -f {unit_file}.kk3tmp {unit_file}\n"
         f"  systemctl daemon-reload && systemctl enable {shell_word(unit)} >/dev/null 2>&1 "
         f"&& systemctl restart {shell_word(unit)}\n"

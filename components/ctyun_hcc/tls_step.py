@@ -27,6 +27,7 @@ import pulumi
 import pulumi.dynamic
 
 from ..inference.quoting import shell_word as q
+from ..systemd import units
 from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider
 
 UNIT = "kimi-k3-tls.service"
@@ -167,11 +168,14 @@ class TlsProxyProvider(SshStepProvider):
             "--cert", f"{d}/cert.pem", "--key", f"{d}/key.pem", "--user", p["runAs"] or ""))
 
     def unit_text(self, p) -> str:
-        return "\n".join([
-            "[Unit]", "Description=kimi-k3 TLS front for vLLM (components/ctyun_hcc/tls_proxy.py)",
-            "After=network-online.target", "Wants=network-online.target", "",
-            "[Service]", f"ExecStart={self.command(p)}", "Restart=always", "RestartSec=2",
-            "", "[Install]", "WantedBy=multi-user.target"])
+        """The shared unit (components/systemd/units.py): `Restart=always` and
+        `StartLimitIntervalSec=0`, so a proxy that exits fast after the master reboots (its
+        directory on a file system not mounted yet) is retried until it runs instead of being
+        given up on after systemd's default 5 starts in 10 s. As root: it binds the port (443)
+        and reads the root-only key, then drops to `runAs` itself (tls_proxy.py)."""
+        return units.unit("kimi-k3 TLS front for vLLM (components/ctyun_hcc/tls_proxy.py)",
+                          [self.command(p)], user=units.ROOT,
+                          rendered_by="components/ctyun_hcc/tls_step.py").rstrip("\n")
 
     def apply(self, runner, p):
         """Three round trips (each costs a channel and a bash): the proxy and the key (root-only
