@@ -183,9 +183,10 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
                           "credentials or API flaws against it")]
 
     def pins(self, settings: Settings, rendered: K8sRendered) -> List[Any]:
-        """The serving image (`kimi-k3:image`), the helper images kimi-k3's objects run, and AWS's
-        EFA installer where the pods unpack it (config/pins.py)."""
-        from ..config.pins import helper_image_pins, image_pin, images_in
+        """The serving image (`kimi-k3:image`), the helper images kimi-k3's objects run, AWS's
+        EFA installer where the pods unpack it, the router's PyPI packages with several
+        replicas, and the Helm charts the cluster installs (config/pins.py)."""
+        from ..config.pins import chart_pins, helper_image_pins, image_pin, images_in, router_pin
         from .efa.transport import installer_pin
 
         objs = [*rendered.objects, *rendered.weights, *rendered.efa, *rendered.router,
@@ -194,7 +195,18 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
         out = [image_pin(image), *helper_image_pins(images_in(objs), image)]
         if rendered.layout.efa_install:
             out.append(installer_pin(rendered.layout.efa_installer_sha256))
-        return out
+        if rendered.router:
+            from ..router.settings import ROUTER_REQUIREMENTS
+            from ..router.wheels import hashes
+            out.append(router_pin(ROUTER_REQUIREMENTS, hashes()))
+        if settings.target.eks.serving == "hyperpod":  # the user's cluster: kimi-k3 installs no chart
+            return out
+        from . import addons, monitoring
+        charts = [(c.chart.rsplit("/", 1)[-1], c.version, c.repo or c.chart.rsplit("/", 1)[0])
+                  for c in addons.charts(bool(rendered.layout.inter_node_transport))]
+        if settings.target.eks.monitoring:
+            charts += [(m["chart"], m["version"], m["repo"]) for m in (monitoring.KPS, monitoring.DCGM)]
+        return out + chart_pins(charts)
 
     def unpinned_weights(self, settings: Settings) -> str:
         """Your own bucket (weightsSource=s3) is served as it is: kimi-k3 cannot pin it."""

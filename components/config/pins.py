@@ -10,7 +10,7 @@ says how to pin it (`how`), and the warning says what is at stake.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Dict, Iterable, List
+from typing import Dict, Iterable, List, Tuple
 
 from .values import IMAGE_DIGEST, MODEL_COMMIT
 
@@ -99,3 +99,40 @@ def images_in(obj) -> List[str]:
 
 def warnings(pins: Iterable[Pin]) -> List[str]:
     return [p.warning for p in pins if p.state == UNPINNED and p.warning]
+
+
+def router_pin(requirements: Iterable[str], table) -> Pin:
+    """vllm-router and its dependencies from PyPI (components/router/wheels.py): pinned, every
+    wheel by its sha256 and installed with pip's `--require-hashes`."""
+    reqs = list(requirements)
+    router = next(r for r in reqs if r.startswith("vllm-router=="))
+    wheels = sum(len(table[r]) for r in reqs)
+    return Pin("the router (PyPI vllm-router and the packages it pulls in)",
+               f"{router} and {len(reqs) - 1} dependencies from PyPI, {wheels} wheels by sha256",
+               PINNED, "",
+               "a code change: components/router/settings.py ROUTER_REQUIREMENTS, then "
+               "tools/router_wheels.py (re-reads the digests PyPI publishes; --check compares)")
+
+
+def chart_pins(charts: Iterable[Tuple[str, str, str]]) -> List[Pin]:
+    """Helm charts (`(chart, version, repository)`): a version, not a digest. Helm installs
+    whatever archive the repository's index.yaml lists under that version (the index carries
+    a `digest`, but a repository may republish; kimi-k3 could not read those indexes from here),
+    so each is recorded `unpinned` with the way to check it; no warning: the version is fixed."""
+    return [Pin(f"the Helm chart {chart}", f"{chart} {version} from {repo}", UNPINNED, "",
+                f"helm pull {chart} --repo {repo} --version {version} and compare its sha256 with "
+                f"the `digest` of {chart} {version} in {repo.rstrip('/')}/index.yaml"
+                if not repo.startswith("oci://") else
+                f"helm pull {repo}/{chart} --version {version} (an OCI chart: the registry's "
+                "manifest digest is what `helm pull` prints as Digest)")
+            for chart, version, repo in charts]
+
+
+def found_binary_pins(binaries: Iterable[Tuple[str, Tuple[str, ...]]]) -> List[Pin]:
+    """Programs kimi-k3 runs but does not fetch (`(name, paths it looks at)`): whatever the node
+    has installed there; recorded so that nothing run is missing from `pins`."""
+    return [Pin(f"{name} (found on the node; kimi-k3 installs none)", " or ".join(paths),
+                UNPINNED, "",
+                f"install the release you reviewed at {paths[0]} (a distribution package by "
+                "version, or the upstream archive checked against its published sha256)")
+            for name, paths in binaries]

@@ -130,11 +130,13 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         how = (f"sha256sum {path} on the master (an image you reviewed), then pulumi config set "
                "kimi-k3:sifSha256 <its 64 hex digits>")
         if cfg.sif_sha256:
-            return [Pin("the Apptainer image (SIF)", source, PINNED, "kimi-k3:sifSha256", how)]
-        return [Pin("the Apptainer image (SIF)", source, UNPINNED, "kimi-k3:sifSha256", how,
-                    f"the Apptainer image {cfg.sif_name} runs as root on every node and is not checked "
-                    f"against a sha256 (kimi-k3:sifSha256 is not set; its source {source} publishes "
-                    f"none); pin it: {how}")]
+            out = [Pin("the Apptainer image (SIF)", source, PINNED, "kimi-k3:sifSha256", how)]
+        else:
+            out = [Pin("the Apptainer image (SIF)", source, UNPINNED, "kimi-k3:sifSha256", how,
+                       f"the Apptainer image {cfg.sif_name} runs as root on every node and is not checked "
+                       f"against a sha256 (kimi-k3:sifSha256 is not set; its source {source} publishes "
+                       f"none); pin it: {how}")]
+        return out + _service_pins(settings)
 
     def unpinned_weights(self, settings: Settings) -> str:
         """`cthpc model install` (the default source) takes no revision: CTyun's copy."""
@@ -445,6 +447,29 @@ def _replica_outputs(served) -> Dict[str, Any]:
             "router": pulumi.Output.all(served.router.supervisor,
                                         served.router.workerUrls).apply(
                 lambda r: {"supervisor": r[0], "workers": r[1]})}
+
+
+def _service_pins(settings: Settings) -> list:
+    """The router's PyPI packages (several replicas) and the metrics programs the master and
+    nodes run (monitoring.CANDIDATES: found there, never fetched by kimi-k3)."""
+    from ..config.pins import found_binary_pins, router_pin
+    from . import monitoring
+
+    out = []
+    if settings.shared.replicas > 1:
+        from ..router.settings import ROUTER_REQUIREMENTS
+        from ..router.wheels import hashes
+        out.append(router_pin(ROUTER_REQUIREMENTS, hashes()))
+    if settings.target.serve.monitoring:
+        out += found_binary_pins(sorted(monitoring.CANDIDATES.items()))
+    if settings.target.serve.model_source == "modelscope":
+        from ..config.pins import UNPINNED, Pin
+        from .fetch_commands import MODELSCOPE_PIP, SEED_PIP_INDEX
+        out.append(Pin("the ModelScope CLI (pip, only when the master has no `modelscope`)",
+                       f"{MODELSCOPE_PIP} and the dependencies pip resolves, from {SEED_PIP_INDEX}",
+                       UNPINNED, "", "install the CLI you reviewed on the master first: a "
+                       "`modelscope` on its PATH is used as it is (fetch_commands.py)"))
+    return out
 
 
 def _check_pins(shared: SharedSettings, cfg: HccServeConfig) -> None:

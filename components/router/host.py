@@ -29,7 +29,9 @@ service's log). `<service>.user` holds the uid the loop uses.
 
 vllm-router and what it pulls in (settings.ROUTER_REQUIREMENTS, the versions the tests ran)
 are installed by `install.sh` with the master's python3 into `<dir>/site` (`pip install
---no-deps --target`, as the aws-eks init container does); a python3 that already imports the
+--no-deps --target --require-hashes --only-binary :all:`, as the aws-eks init container does:
+every wheel checked against its sha256 from wheels.json, nothing built from source); the
+closure needs Python 3.11 or later (wheels.json `requires_python`); a python3 that already imports the
 pinned release there is left alone. The router exits when no replica answers /health within
 its start-up timeout (settings.py): the supervisor starts it again.
 
@@ -47,6 +49,7 @@ from ..inference.quoting import shell_word
 from ..systemd import units
 from .k8s import FRONT_FILE, front_source
 from .settings import ROUTER_REQUIREMENTS, ROUTER_VERSION, RouterSettings
+from .wheels import PIP_HASH_OPTIONS, requirements_txt, requires_python
 
 REQUIREMENTS_FILE = "requirements.txt"
 #: the uid and gid the loop runs the services as (see the module docstring)
@@ -118,6 +121,8 @@ def unit(description: str, directory: str, argv: Sequence[str], restart_s: int =
 def install_sh(directory: str, python: str = "/usr/bin/python3") -> str:
     """Install the pinned router packages into `<dir>/site` unless they are there already."""
     d, py = shell_word(directory), shell_word(python)
+    major, minor = requires_python()
+    hashed = " ".join(PIP_HASH_OPTIONS)
     return f"""#!/bin/bash
 # Rendered by kimi-k3 (components/router/host.py); do not edit by hand.
 # vllm-router {ROUTER_VERSION} and its pinned dependencies, into {directory}/site
@@ -128,12 +133,12 @@ if [ "$have" = {shell_word(ROUTER_VERSION)} ]; then
   echo "vllm-router $have already installed"
   exit 0
 fi
-if ! {py} -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
-  echo "the router needs python3 3.9 or later on $(hostname -s) (vllm-router's dependencies)" >&2
+if ! {py} -c 'import sys; sys.exit(sys.version_info < ({major}, {minor}))' 2>/dev/null; then
+  echo "the router needs python3 {major}.{minor} or later on $(hostname -s) (vllm-router's pinned dependencies; found $({py} --version 2>&1 || echo none))" >&2
   exit 1
 fi
 rm -rf site.new
-{py} -m pip install --no-cache-dir --no-deps --disable-pip-version-check --target site.new -r {REQUIREMENTS_FILE}
+{py} -m pip install --no-cache-dir --no-deps --disable-pip-version-check {hashed} --target site.new -r {REQUIREMENTS_FILE}
 rm -rf site
 mv site.new site
 echo "installed vllm-router {ROUTER_VERSION}"
@@ -233,7 +238,7 @@ def render(directory: str, job_name: str, worker_urls: Sequence[str], port: int,
         raise ValueError(f"router directory {directory!r} is not absolute")
     plain(python, "python")
     argv = commands(directory, worker_urls, port, python, settings)
-    files = {REQUIREMENTS_FILE: "\n".join(ROUTER_REQUIREMENTS) + "\n",
+    files = {REQUIREMENTS_FILE: requirements_txt(ROUTER_REQUIREMENTS),
              FRONT_FILE: front_source(), "install.sh": install_sh(directory, python),
              "supervise.sh": supervise_sh(),
              "service.sh": service_sh(directory, job_name, restart_s)}

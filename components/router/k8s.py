@@ -10,7 +10,8 @@ router pod instead of the vLLM pods:
   restarts it with back-off if it dies), on the system nodes (it requests no GPU and tolerates
   no GPU taint);
 - an init container installs vllm-router and what it pulls in, at ROUTER_REQUIREMENTS' pinned
-  versions, from PyPI into a shared emptyDir (the nodes reach PyPI through the VPC's NAT), into
+  versions and wheels.json's sha256 of each wheel (`--require-hashes --only-binary :all:`), from
+  PyPI into a shared emptyDir (the nodes reach PyPI through the VPC's NAT), into
   the stock Python image PYTHON_IMAGE; the router and kimi-k3's front (kk3_front.py, from a
   ConfigMap) run from there;
 - the router finds the replicas by Kubernetes service discovery (`--service-discovery`): Running
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Tuple
 
 from .settings import ROUTER_PORT, ROUTER_REQUIREMENTS, RouterSettings
+from .wheels import PIP_HASH_OPTIONS, requirements_txt
 
 #: the stock Python image the router pod installs into (the version the tests ran under)
 PYTHON_IMAGE = "python:3.11-slim-bookworm"
@@ -72,7 +74,7 @@ def render(namespace: str, name: str, port: int, replica_selector: Mapping[str, 
                "subjects": [{"kind": "ServiceAccount", "name": rname, "namespace": namespace}]}
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(namespace, rname, labels),
               "data": {FRONT_FILE: front_source(),
-                       REQUIREMENTS_FILE: "\n".join(ROUTER_REQUIREMENTS) + "\n"}}
+                       REQUIREMENTS_FILE: requirements_txt(ROUTER_REQUIREMENTS)}}
     s = RouterSettings(**{**settings.__dict__, "host": "127.0.0.1", "port": ROUTER_PORT})
     argv = s.argv(selector=dict(replica_selector), namespace=namespace, discovery_port=port)
     env = [{"name": "PYTHONPATH", "value": SITE_DIR}, {"name": "PYTHONUNBUFFERED", "value": "1"}]
@@ -81,7 +83,7 @@ def render(namespace: str, name: str, port: int, replica_selector: Mapping[str, 
     install = {
         "name": "install-router", "image": PYTHON_IMAGE,
         "command": ["python", "-m", "pip", "install", "--no-cache-dir", "--no-deps",
-                    "--disable-pip-version-check", "--target", SITE_DIR, "-r",
+                    "--disable-pip-version-check", *PIP_HASH_OPTIONS, "--target", SITE_DIR, "-r",
                     f"{FRONT_DIR}/{REQUIREMENTS_FILE}"],
         "volumeMounts": [{"name": "site", "mountPath": SITE_DIR},
                          {"name": "front", "mountPath": FRONT_DIR, "readOnly": True}],

@@ -63,7 +63,10 @@ def test_a_two_node_default_plan_records_and_warns_every_unpinned_artifact():
     recorded = {p.artifact: p.state for p in run.deployment.pins}
     assert recorded == {"the model repository (weights and --trust-remote-code code)": "unpinned",
                         "the serving image": "unpinned", "a helper image": "unpinned",
-                        "AWS's EFA installer 1.51.0": "unpinned"}
+                        "AWS's EFA installer 1.51.0": "unpinned",
+                        **{f"the Helm chart {c}": "unpinned" for c in (
+                            "nvidia-device-plugin", "aws-efa-k8s-device-plugin", "lws",
+                            "kube-prometheus-stack", "dcgm-exporter")}}
     text = "\n".join(run.warnings)
     assert "kimi-k3:image=vllm/vllm-openai:kimi-k3 is a tag, not a digest" in text
     assert "helper images run by tag" in text and "public.ecr.aws/aws-cli/aws-cli:" in text
@@ -75,7 +78,8 @@ def test_everything_pinned_is_said_once_and_the_installer_is_checked():
     run = run_program("aws-eks", {**AWS2, "kimi-k3:efaInstallerSha256": SHA,
                                   "kimi-k3:modelRevision": COMMIT,
                                   "kimi-k3:image": f"vllm/vllm-openai:kimi-k3@{DIGEST}"})
-    states = {p.artifact: p.state for p in run.deployment.pins}
+    states = {p.artifact: p.state for p in run.deployment.pins
+              if not p.artifact.startswith("the Helm chart")}  # a version, never a digest here
     assert states.pop("a helper image") == "unpinned"  # kimi-k3's own tags: a code change pins them
     assert set(states.values()) == {"pinned"}
     assert not [w for w in run.warnings if "not a digest" in w or "EFA installer" in w or "modelRevision" in w]
@@ -117,3 +121,54 @@ def test_ctyun_records_the_sif_and_warns_until_its_sha256_is_set():
     pinned = run_program("ctyun-hcc", {"kimi-k3:sifSha256": SHA})
     assert next(p for p in pinned.deployment.pins if p.key == "kimi-k3:sifSha256").state == "pinned"
     assert not any("Apptainer image" in w for w in pinned.warnings)
+
+
+# ---- nothing the deployment fetches is missing from `pins` -----------------------------------------
+
+def _fetched_images(run):
+    return {i for r in run.resources if r["type"].startswith("kubernetes:")
+            for i in pins.images_in(r.get("inputs") or {})}
+
+
+@pytest.mark.parametrize("raw", [AWS2, {**AWS2, "kimi-k3:replicas": "2"},
+                                 {**AWS2, "kimi-k3:monitoring": "false", "kimi-k3:nodes": "1"}])
+def test_every_image_chart_and_package_the_aws_stack_fetches_is_in_pins(raw):
+    run = run_program("aws-eks", raw)
+    recorded = run.deployment.pins
+    sources = {p.source for p in recorded}
+    assert _fetched_images(run) <= sources
+    releases = [r["inputs"] for r in run.of_type("kubernetes:helm.sh/v3:Release")]
+    assert releases
+    charts = {(p.artifact, p.source.split(" from ")[0]) for p in recorded if "Helm chart" in p.artifact}
+    assert {(f"the Helm chart {r['chart'].rsplit('/', 1)[-1]}", f"{r['chart'].rsplit('/', 1)[-1]} {r['version']}")
+            for r in releases} == charts
+    router = [p for p in recorded if p.artifact.startswith("the router")]
+    if raw.get("kimi-k3:replicas") == "2":
+        # pinned: the version and every wheel's sha256, installed with --require-hashes
+        assert [p.state for p in router] == ["pinned"]
+        assert router[0].source.startswith("vllm-router==0.1.17 and 28 dependencies from PyPI")
+        init = next(c for r in run.of_type("kubernetes:apps/v1:Deployment")
+                    for c in r["inputs"]["spec"]["template"]["spec"].get("initContainers", [])
+                    if c["name"] == "install-router")
+        assert "--require-hashes" in init["command"]
+    else:
+        assert router == []
+
+
+def test_every_program_the_ctyun_stack_runs_is_in_pins():
+    run = run_program("ctyun-hcc", {"kimi-k3:replicas": "2", "kimi-k3:modelSource": "modelscope"})
+    by = {p.artifact: p for p in run.deployment.pins}
+    assert by["the router (PyPI vllm-router and the packages it pulls in)"].state == "pinned"
+    for name in ("prometheus", "node-exporter", "npu-exporter"):
+        p = by[f"{name} (found on the node; kimi-k3 installs none)"]
+        assert p.state == "unpinned" and p.source.startswith("/usr/")
+    assert "modelscope==" in by["the ModelScope CLI (pip, only when the master has no `modelscope`)"].source
+    bare = {p.artifact for p in run_program("ctyun-hcc", {"kimi-k3:monitoring": "false"}).deployment.pins}
+    assert not any("router" in a or "found on the node" in a or "ModelScope" in a for a in bare)
+
+
+def test_a_chart_pin_says_how_to_check_its_digest():
+    p, = pins.chart_pins([("lws", "0.7.0", "oci://registry.k8s.io/lws/charts")])
+    assert p.state == "unpinned" and "helm pull oci://registry.k8s.io/lws/charts/lws --version 0.7.0" in p.how
+    q, = pins.chart_pins([("dcgm-exporter", "4.8.2", "https://nvidia.github.io/dcgm-exporter/helm-charts")])
+    assert "https://nvidia.github.io/dcgm-exporter/helm-charts/index.yaml" in q.how and q.warning == ""

@@ -8,6 +8,7 @@ import pytest
 from components.ctyun_hcc.router_service import STEP_INPUTS, RouterServiceProvider, files_of
 from components.router import host
 from components.router.settings import ROUTER_REQUIREMENTS
+from components.router.wheels import requirements_txt
 
 URLS = ["http://10.0.0.2:11026", "http://10.0.0.6:11026"]
 
@@ -31,7 +32,7 @@ def test_units_restart_for_ever_and_run_the_router_on_loopback():
     assert "--prometheus-host 127.0.0.1" in exec_router
     assert f["front.argv"] == ("/usr/bin/python3 /home/kimi-k3/router/kk3_front.py --listen "
                                "0.0.0.0:11025 --upstream http://127.0.0.1:30000\n")
-    assert f["requirements.txt"].splitlines() == list(ROUTER_REQUIREMENTS)
+    assert f["requirements.txt"] == requirements_txt(ROUTER_REQUIREMENTS)  # every pin with its hashes
     assert f["kk3_front.py"] == host.front_source()
 
 

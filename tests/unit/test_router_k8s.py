@@ -12,6 +12,7 @@ from components.inference.planner import PlanRequest, plan
 from components.router import k8s as rkube
 from components.router.kk3_front import ALLOWED
 from components.router.settings import ROUTER_PORT, ROUTER_REQUIREMENTS
+from components.router.wheels import requirements_txt
 
 K8S_VERSION = "1.35.0"
 
@@ -50,12 +51,14 @@ def test_several_replicas_serve_behind_the_router(nodes):
     assert front_c["command"][-4:] == ["--listen", "0.0.0.0:8000", "--upstream",
                                        f"http://127.0.0.1:{ROUTER_PORT}"]
     cm = router[3]["data"]
-    assert cm[rkube.REQUIREMENTS_FILE].split() == list(ROUTER_REQUIREMENTS)
+    assert cm[rkube.REQUIREMENTS_FILE] == requirements_txt(ROUTER_REQUIREMENTS)
     assert "ALLOWED" in cm[rkube.FRONT_FILE] and set(ALLOWED) == {
         "/v1/chat/completions", "/v1/completions", "/v1/models", "/health"}
     # the install is pinned and takes nothing but the list
     install = pod["spec"]["initContainers"][0]["command"]
     assert "--no-deps" in install and install[-1].endswith(rkube.REQUIREMENTS_FILE)
+    # every wheel checked against wheels.json's sha256, nothing built from an sdist
+    assert install[install.index("--require-hashes"):][:3] == ["--require-hashes", "--only-binary", ":all:"]
     # the router reads pods in its namespace only
     role = router[1]
     assert role["kind"] == "Role" and role["rules"] == [

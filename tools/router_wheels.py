@@ -1,0 +1,85 @@
+"""Regenerate components/router/wheels.json: the sha256 of every wheel the router's pinned
+requirements (components/router/settings.py ROUTER_REQUIREMENTS) may install, read from PyPI's
+simple index (PEP 503: each file link ends in `#sha256=<hex>`, the digest pip itself checks).
+
+Run by hand when a pin in ROUTER_REQUIREMENTS changes, then let the tests say what moved:
+
+    .venv/bin/python tools/router_wheels.py            # rewrites components/router/wheels.json
+    .venv/bin/python tools/router_wheels.py --check    # exit 1 if the file differs from PyPI
+
+Kept: CPython wheels for glibc Linux (manylinux) on x86_64 and aarch64, and pure-Python wheels
+(the master's python3 and the aws-eks router pod's python image); no sdists (`pip install
+--only-binary :all:`: nothing is built, so no build code runs unverified on the master).
+To confirm one digest by its bytes: `pip download vllm-router==0.1.17 --no-deps --only-binary
+:all: --platform manylinux_2_28_x86_64 -d /tmp/w && sha256sum /tmp/w/*`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+import sys
+import urllib.request
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from components.router.wheels import WHEELS_FILE, keep_wheel  # noqa: E402
+from components.router.settings import ROUTER_REQUIREMENTS  # noqa: E402
+
+INDEX = "https://pypi.org/simple"
+_LINK = re.compile(r'<a href="([^"]+)"([^>]*)>([^<]+)</a>')
+
+
+def files_of(requirement: str):
+    """{filename: sha256} of the pinned release's kept wheels, and their Requires-Python."""
+    name, version = requirement.split("==")
+    norm = re.sub(r"[-_.]+", "-", name).lower()
+    stem = re.sub(r"[-_.]+", "_", name).lower()
+    page = urllib.request.urlopen(f"{INDEX}/{norm}/", timeout=60).read().decode()
+    out, requires = {}, set()
+    for href, attrs, filename in _LINK.findall(page):
+        if not filename.lower().startswith(f"{stem}-{version}-") or not keep_wheel(filename):
+            continue
+        digest = re.search(r"#sha256=([0-9a-f]{64})$", href)
+        if not digest:
+            raise SystemExit(f"{filename}: the index gives no sha256")
+        out[filename] = digest.group(1)
+        rp = re.search(r'data-requires-python="([^"]*)"', attrs)
+        if rp:
+            requires.add(html.unescape(rp.group(1)))
+    if not out:
+        raise SystemExit(f"{requirement}: no wheel kept on {INDEX}/{norm}/")
+    return out, requires
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args(argv)
+    wheels, floors = {}, {}
+    for r in ROUTER_REQUIREMENTS:
+        wheels[r], floors[r] = files_of(r)
+    current = json.loads(WHEELS_FILE.read_text())
+    if a.check:
+        same = current["wheels"] == wheels
+        print("components/router/wheels.json matches PyPI" if same else
+              "components/router/wheels.json differs from PyPI: rerun without --check")
+        return 0 if same else 1
+    current["wheels"] = wheels
+    current["source"] = (f"PyPI's simple index (PEP 503: each file's #sha256= fragment), "
+                         f"{INDEX}/<name>/, read {date.today().isoformat()}; regenerate with "
+                         "tools/router_wheels.py")
+    WHEELS_FILE.write_text(json.dumps(current, indent=1) + "\n")
+    print("Requires-Python per requirement:",
+          {r: sorted(f) for r, f in floors.items() if f})
+    print(f"{sum(len(v) for v in wheels.values())} wheels of {len(wheels)} requirements")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
