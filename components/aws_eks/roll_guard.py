@@ -187,8 +187,10 @@ class GpuRollGuardProvider(aws_api.AwsProvider):
     def diff(self, id_, olds, news):
         refuse_version_skip(olds, news)
         result = super().diff(id_, olds, news)
-        if "rollKey" in self.changed(self.inputs(olds), self.inputs(news)) and \
-                block_running(news.get("startDate"), news.get("endDate"), _now()):
+        start, end = news.get("startDate"), news.get("endDate")
+        # at preview the block's dates are unknown while the block itself changes: it may run
+        may_run = is_unknown(start) or is_unknown(end) or block_running(start, end, _now())
+        if "rollKey" in self.changed(self.inputs(olds), self.inputs(news)) and may_run:
             self.warn("this update may roll the GPU node group while its Capacity Block runs: if the "
                       "group has nodes, `pulumi up` scales it to 0 first and back after (EKS's rule for "
                       "Capacity Blocks), so serving stops until the new nodes serve again")

@@ -63,8 +63,9 @@ class RouterServiceProvider(SshStepProvider):
         """A replica URL or path that is not a plain word is refused before any call."""
         p = self.inputs(news)
         urls = p.get("workerUrls") or []
-        if not urls or not all(isinstance(u, str) for u in urls):
-            return []  # unknown during preview
+        # unknown during preview: the whole list (the jobs are not submitted yet) or a URL
+        if not isinstance(urls, list) or not urls or not all(isinstance(u, str) for u in urls):
+            return []
         try:
             files_of(p)
         except ValueError as e:

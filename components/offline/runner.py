@@ -161,16 +161,45 @@ def load_stack_config(stack: str, overrides: Optional[Mapping[str, str]] = None)
     return config, secret_keys
 
 
+class KnownOutputs:
+    """The mock engine's answers as after a `pulumi up`: every resource has an id and its
+    outputs are known (its inputs, plus the target's offline stand-ins, `MOCK_OUTPUTS`).
+
+    `preview` is what the SDK is told (`pulumi.runtime.is_dry_run()`). Another engine (the
+    tests' preview, tests/preview_engine.py) subclasses this and answers as a real preview of a
+    new stack does; the plan command always runs this one."""
+
+    preview = False
+
+    def __init__(self, extra: Mapping[str, Callable[[Mapping[str, Any]], Dict[str, Any]]]):
+        self.extra = extra
+
+    def new_resource(self, args) -> tuple:
+        state = dict(args.inputs)
+        state.pop("__provider", None)
+        if args.typ in self.extra:
+            state.update(self.extra[args.typ](args.inputs))
+        return (f"{args.name}-id" if args.custom else None), state
+
+    def call(self, args) -> Dict[str, Any]:
+        if args.token in self.extra:
+            return self.extra[args.token](args.args)
+        return {}
+
+
 def run_program(stack: str, overrides: Optional[Mapping[str, str]] = None,
-                main: Optional[Path] = None, as_deployed: bool = False) -> ProgramRun:
+                main: Optional[Path] = None, as_deployed: bool = False,
+                engine: Optional[Callable[..., KnownOutputs]] = None) -> ProgramRun:
     """Run `__main__.py` for `stack` under mocks and return what it registered.
 
     `as_deployed=True` makes the program behave as under a real `pulumi preview`/`up` (`OFFLINE`
-    false), so tests can see the refusals a deployment would stop on.
+    false), so tests can see the refusals a deployment would stop on. `engine` (a `KnownOutputs`
+    subclass, made with the target's stand-ins) answers instead of `KnownOutputs`.
     """
     config, secret_keys = load_stack_config(stack, overrides)
     ctx = contextvars.Context()  # fresh Pulumi runtime state for every run
-    return ctx.run(_run_offline, not as_deployed, stack, config, secret_keys, main or ROOT / "__main__.py")
+    return ctx.run(_run_offline, not as_deployed, stack, config, secret_keys, main or ROOT / "__main__.py",
+                   engine or KnownOutputs)
 
 
 def _run_offline(is_offline: bool, *args) -> ProgramRun:
@@ -178,26 +207,22 @@ def _run_offline(is_offline: bool, *args) -> ProgramRun:
     return _run(*args)
 
 
-def _run(stack, config, secret_keys, main: Path) -> ProgramRun:
+def _run(stack, config, secret_keys, main: Path, engine=KnownOutputs) -> ProgramRun:
     import pulumi
     from pulumi.runtime import mocks as pmocks
     from google.protobuf import json_format
 
     run = ProgramRun(stack=stack, config=dict(config))
-    extra = _mock_outputs(config)
+    answers = engine(_mock_outputs(config))
 
     class Mocks(pulumi.runtime.Mocks):
+        preview = answers.preview
+
         def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-            state = dict(args.inputs)
-            state.pop("__provider", None)
-            if args.typ in extra:
-                state.update(extra[args.typ](args.inputs))
-            return (f"{args.name}-id" if args.custom else None), state
+            return answers.new_resource(args)
 
         def call(self, args: pulumi.runtime.MockCallArgs):
-            if args.token in extra:
-                return extra[args.token](args.args)
-            return {}
+            return answers.call(args)
 
     class RecordingMonitor(pmocks.MockMonitor):
         def make_urn(self, parent: str, type_: str, name: str) -> str:
@@ -254,7 +279,7 @@ def _register(run: "ProgramRun", main: Path, config, secret_keys, stack, Mocks, 
 
     mocks = Mocks()
     set_all_config(config, secret_keys)
-    set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=RecordingMonitor(mocks),
+    set_mocks(mocks, project=PROJECT, stack=stack, preview=mocks.preview, monitor=RecordingMonitor(mocks),
               logger=_recording_logger(run))
     old_cwd = os.getcwd()
     os.chdir(main.parent)

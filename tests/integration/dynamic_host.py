@@ -72,6 +72,10 @@ class ProviderError(Exception):
 class DynamicProviderHost:
     """`python -m pulumi.dynamic` as a child process, with typed calls over gRPC."""
 
+    #: how the host is started after the interpreter: the engine's `-m pulumi.dynamic`
+    #: (a subclass may start the same module after a prelude: `-c ... runpy.run_module(...)`)
+    LAUNCH: Sequence[str] = ("-m", "pulumi.dynamic")
+
     def __init__(self, env: Optional[Mapping[str, str]] = None, cwd: Path = ROOT,
                  timeout_s: float = 120.0, args: Sequence[str] = ()):
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
@@ -82,7 +86,7 @@ class DynamicProviderHost:
         self.stub: Optional[provider_pb2_grpc.ResourceProviderStub] = None
 
     def start(self) -> "DynamicProviderHost":
-        self.proc = subprocess.Popen([sys.executable, "-m", "pulumi.dynamic", *self.args],
+        self.proc = subprocess.Popen([sys.executable, *self.LAUNCH, *self.args],
                                      cwd=self.cwd,
                                      env=self.env, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)
