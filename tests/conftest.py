@@ -8,6 +8,9 @@ an explicit test).
 Golden files (tests/golden/): every comparison goes through the `golden` fixture, and one switch
 rewrites them all (tests/golden_files.py): `KK3_UPDATE_GOLDEN=1 ./run test tests/unit`.
 
+AWS answers (tests/botocore_fields.py): every field the code reads from a botocore answer must be
+in the pinned service model's output shape, in every test.
+
 Parallel runs (`./run test` runs pytest-xdist workers, `--dist loadscope`): a module per worker
 at a time, and every module with a test on the shared sshd + Slurm on one worker, first, one
 test after the other (tests/xdist_groups.py).
@@ -18,7 +21,7 @@ import os
 import pytest
 from hypothesis import settings
 
-from tests import xdist_groups
+from tests import botocore_fields, xdist_groups
 from tests.fake_clock import FakeClock
 from tests.golden_files import Golden, update_golden
 
@@ -29,6 +32,17 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 def pytest_configure(config):
     update_golden()   # a misspelt or retired switch stops the run before any test
+    botocore_fields.install()  # every field read from an AWS answer is in the pinned model
+
+
+@pytest.fixture(autouse=True)
+def _aws_reads_are_modeled():
+    """Fails a test whose code read a field an AWS answer's model does not have, also from a
+    thread (tests/botocore_fields.py)."""
+    botocore_fields.take()
+    yield
+    bad = botocore_fields.take()
+    assert not bad, f"read fields the pinned AWS model does not have: {bad}"
 
 
 def pytest_unconfigure(config):

@@ -252,6 +252,8 @@ def _run(stack, config, secret_keys, main: Path, engine=KnownOutputs) -> Program
                     "urn": response.urn,
                     "parent_urn": request.parent,
                     "aliases": [_alias(a) for a in request.aliases],
+                    # a replacement deletes the old one first (ResourceOptions.delete_before_replace)
+                    "delete_before_replace": bool(request.deleteBeforeReplace),
                 })
             return response
 

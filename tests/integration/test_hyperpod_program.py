@@ -90,6 +90,15 @@ def test_destroy_goes_endpoint_operator_cluster_proof_eks(run):
     assert after(("pulumi-python:dynamic/aws:HyperPodReadiness", "kimi-k3-readiness"), iec)
 
 
+def test_the_hyperpod_cluster_is_replaced_by_deleting_it_first(run):
+    """The next training plan in another zone moves the subnet (vpcConfig: create-only), which
+    replaces the cluster; its name is fixed and the plan holds one set of nodes, so the old one
+    must go first (hyperpod/cluster.py docstring)."""
+    hp = one(run, "aws-native:sagemaker:Cluster")
+    assert hp["delete_before_replace"] is True
+    assert hp["inputs"]["clusterName"] == "kimi-k3-aws-eks"  # fixed: a second one would collide
+
+
 def test_the_hyperpod_cluster_is_a_valid_create_cluster_request(run):
     inputs = one(run, "aws-native:sagemaker:Cluster")["inputs"]
 

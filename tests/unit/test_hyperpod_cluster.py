@@ -211,3 +211,86 @@ def test_the_proofs_fail_the_destroy_naming_what_is_left(monkeypatch, tmp_path):
         p.delete("hyperpod-gone/c", {"clusterName": "c", "region": "us-east-2", "waitS": 0.01, "pollS": 0.01})
     assert "HyperPod cluster c is still there" in str(e.value) and "HyperPod node i-0a (Running)" in str(e.value)
     assert "aws sagemaker delete-cluster --cluster-name c" in str(e.value)
+
+
+def _lb_round(s2, s1, ours: bool):
+    """One listing of both ELB APIs: the operator's ALB of this cluster, or nothing."""
+    arn = "arn:aws:elasticloadbalancing:us-east-2:111122223333:loadbalancer/app/k8s-kimik3/1"
+    lbs = [{"LoadBalancerArn": arn, "LoadBalancerName": "k8s-kimik3"}] if ours else []
+    s2.add_response("describe_load_balancers", {"LoadBalancers": lbs}, {})
+    if ours:
+        s2.add_response("describe_tags", {"TagDescriptions": [{"ResourceArn": arn, "Tags": [
+            {"Key": "elbv2.k8s.aws/cluster", "Value": "kimi-k3-aws-eks"}]}]}, {"ResourceArns": [arn]})
+    s1.add_response("describe_load_balancers", {"LoadBalancerDescriptions": []}, {})
+
+
+def test_destroy_waits_for_the_cluster_and_its_nodes_to_be_gone_then_passes(monkeypatch):
+    """The whole HyperPodGone delete through Stubber: still Deleting with a node listed, then
+    SageMaker no longer knows the cluster: the destroy goes on."""
+    sm = client("sagemaker")
+    monkeypatch.setattr(proof.aws_api, "client", lambda service, *a, **k: {"sagemaker": sm}[service])
+    with Stubber(sm) as stub:
+        stub.add_response("describe_cluster", {"ClusterArn": "arn:aws:sagemaker:us-east-2:111122223333:cluster/abc",
+                                               "ClusterStatus": "Deleting", "InstanceGroups": []}, {"ClusterName": "c"})
+        stub.add_response("list_cluster_nodes", {"ClusterNodeSummaries": [
+            {"InstanceGroupName": "serving", "InstanceId": "i-0a", "InstanceType": "ml.p6-b300.48xlarge",
+             "LaunchTime": datetime(2026, 12, 2, tzinfo=timezone.utc), "InstanceStatus": {"Status": "ShuttingDown"}}]},
+            {"ClusterName": "c"})
+        stub.add_client_error("describe_cluster", service_error_code="ResourceNotFound", http_status_code=400,
+                              expected_params={"ClusterName": "c"})
+        proof.HyperPodGoneProvider().delete("hyperpod-gone/c", {"clusterName": "c", "region": "us-east-2",
+                                                                 "waitS": 5, "pollS": 0.001})
+        stub.assert_no_pending_responses()
+
+
+def test_a_sagemaker_error_other_than_not_found_is_not_taken_for_gone():
+    sm = client("sagemaker")
+    with Stubber(sm) as stub:
+        stub.add_client_error("describe_cluster", service_error_code="AccessDeniedException", http_status_code=400)
+        with pytest.raises(Exception, match="AccessDenied"):
+            proof.cluster_left(sm, "c")
+
+
+def test_destroy_waits_for_the_operators_load_balancer_then_passes_or_names_it(monkeypatch):
+    elbv2, elb = client("elbv2"), client("elb")
+    monkeypatch.setattr(proof.OperatorLoadBalancersGoneProvider, "clients",
+                        staticmethod(lambda p: {"elbv2": elbv2, "elb": elb}))
+    p = {"clusterName": "kimi-k3-aws-eks", "region": "us-east-2", "waitS": 5, "pollS": 0.001}
+    with Stubber(elbv2) as s2, Stubber(elb) as s1:
+        _lb_round(s2, s1, ours=True)
+        _lb_round(s2, s1, ours=False)
+        proof.OperatorLoadBalancersGoneProvider().delete("operator-lbs-gone/kimi-k3-aws-eks", p)
+        s2.assert_no_pending_responses()
+    with Stubber(elbv2) as s2, Stubber(elb) as s1:
+        for _ in range(3):
+            _lb_round(s2, s1, ours=True)
+        with pytest.raises(RuntimeError) as e:
+            proof.OperatorLoadBalancersGoneProvider().delete("operator-lbs-gone/kimi-k3-aws-eks",
+                                                             {**p, "waitS": 0.0015})
+    assert "load balancer is still there" in str(e.value) and "k8s-kimik3" in str(e.value)
+    assert "the operator and the network cannot go before it" in str(e.value)
+
+
+def test_the_gate_reads_the_load_balancers_scheme_by_its_dns_name_across_pages(monkeypatch):
+    """hyperpod/readiness.py HyperPodCluster.scheme: DescribeLoadBalancers, every page."""
+    from components.aws_eks.hyperpod import readiness as hr
+
+    elbv2 = client("elbv2")
+    monkeypatch.setattr(hr.aws_api, "client", lambda service, *a, **k: {"elbv2": elbv2}[service])
+    cluster = object.__new__(hr.HyperPodCluster)
+    cluster.props = {"region": "us-east-2"}
+
+    def lb(name, dns, scheme):
+        return {"LoadBalancerArn": f"arn:aws:elasticloadbalancing:us-east-2:1:loadbalancer/app/{name}/1",
+                "LoadBalancerName": name, "DNSName": dns, "Scheme": scheme}
+
+    host = "k8s-kimik3-abc.us-east-2.elb.amazonaws.com"
+    with Stubber(elbv2) as stub:
+        stub.add_response("describe_load_balancers", {"LoadBalancers": [lb("other", "x.elb.amazonaws.com", "internal")],
+                                                      "NextMarker": "m2"}, {})
+        stub.add_response("describe_load_balancers", {"LoadBalancers": [lb("ours", host.upper(), "internet-facing")]},
+                          {"Marker": "m2"})
+        assert cluster.scheme(host) == "internet-facing"
+        stub.add_response("describe_load_balancers", {"LoadBalancers": []}, {})
+        assert cluster.scheme(host) is None
+        stub.assert_no_pending_responses()

@@ -20,6 +20,16 @@ aws-native 1.84.0 docstrings where they say more):
   LifeCycleConfig is optional in the model, and kimi-k3 has nothing to run on the nodes;
 - `nodeRecovery: Automatic` (a faulty node is replaced by HyperPod).
 
+Replacement. AWS::SageMaker::Cluster's createOnlyProperties (AWS
+CloudFormation User Guide, "AWS::SageMaker::Cluster", "Update requires: Replacement", and the
+registry schema's createOnlyProperties, both read 2026-12-02) include the name, `VpcConfig`,
+`Orchestrator` and the instance group's type and role; `TrainingPlanArn` and `InstanceCount`
+are updated in place. A change of the subnet (the next training plan in another zone), the
+EKS cluster or the accelerator therefore replaces the cluster, and Pulumi's default replacement
+creates the new one first: with the same fixed name (CreateCluster: ResourceInUse) and on a
+plan that holds one set of nodes, that cannot work, so the program asks for delete first
+(resources.py).
+
 The execution role (the nodes' identity): trusted by `sagemaker.amazonaws.com`, with
 `AmazonSageMakerClusterInstanceRolePolicy` (named by the model's LifeCycleConfig.SourceS3Uri
 doc as the HyperPod role's policy) and the managed policies every EKS node of this stack has

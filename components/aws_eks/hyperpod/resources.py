@@ -170,11 +170,13 @@ class HyperPodCluster(pulumi.ComponentResource):
                                           opts=pulumi.ResourceOptions(parent=self, depends_on=[plan]))
         group = hpc.instance_group(req.instance_type, req.instance_count, self.node_role.arn,
                                    plan.trainingPlanArn, GPU_NODE_LABELS)
+        # replaced (cluster.py's docstring: e.g. the next training plan in another zone moves the
+        # subnet) only by deleting first: its name is fixed, and the plan holds one set of nodes
         self.cluster = aws_native.sagemaker.Cluster(
             f"{name}-cluster", **hpc.cluster_args(self.name, cluster.info.arn, network.gpu_subnet_id,
                                                   cluster.security_group_id, group,
                                                   {"kimi-k3:stack-name": stack_identity}),
-            opts=pulumi.ResourceOptions(parent=self, provider=self.native,
+            opts=pulumi.ResourceOptions(parent=self, provider=self.native, delete_before_replace=True,
                                         depends_on=[gone, *attachments, cluster.system_nodes]))
         self.arn = self.cluster.cluster_arn
         self._operator(name, cluster, region, aws_inputs, stack_identity, plan)

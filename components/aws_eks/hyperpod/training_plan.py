@@ -100,9 +100,10 @@ class Reserved:
     kind: str = "Instance"
 
     @classmethod
-    def from_api(cls, d: Mapping[str, Any]) -> "Reserved":
-        count = d.get("InstanceCount", d.get("TotalInstanceCount"))
-        return cls(d.get("InstanceType", ""), int(count or 0), d.get("AvailabilityZone") or "",
+    def from_api(cls, d: Mapping[str, Any], count_key: str = "InstanceCount") -> "Reserved":
+        """`count_key`: `InstanceCount` in an offering's ReservedCapacityOffering,
+        `TotalInstanceCount` in a plan's ReservedCapacitySummary (each shape has only its own)."""
+        return cls(d.get("InstanceType", ""), int(d.get(count_key) or 0), d.get("AvailabilityZone") or "",
                    _utc(d["StartTime"]) if d.get("StartTime") else None,
                    _utc(d["EndTime"]) if d.get("EndTime") else None, d.get("ReservedCapacityType") or "Instance")
 
@@ -161,7 +162,7 @@ class TrainingPlan:
                    _utc(d["StartTime"]) if d.get("StartTime") else None,
                    _utc(d["EndTime"]) if d.get("EndTime") else None, fee(d.get("UpfrontFee")),
                    int(d.get("TotalInstanceCount") or 0), tuple(d.get("TargetResources") or ()),
-                   tuple(Reserved.from_api(r) for r in d.get("ReservedCapacitySummaries") or ()),
+                   tuple(Reserved.from_api(r, "TotalInstanceCount") for r in d.get("ReservedCapacitySummaries") or ()),
                    d.get("StatusMessage") or "")
 
     @property
