@@ -124,6 +124,31 @@ def test_a_resource_made_inside_an_apply_is_missing_from_the_preview(tmp_path):
     assert names[None] - names[PreviewOfCreate] == {"inside-apply"}
 
 
+def test_the_double_answers_a_create_as_a_preview_does(tmp_path):
+    """The engine double's own contract: under it the id and a computed output of a resource to
+    be created are unknown, an apply on them does not run, and inputs stay known; the same
+    program under the known-output engine sees all of them."""
+    main = tmp_path / "__main__.py"
+    main.write_text(
+        "import pulumi\n"
+        "from components.ctyun_hcc.network_provider import HccNetwork\n"
+        "net = HccNetwork('net', {'regionID': 'r1', 'vpc': 'create', 'subnet': 'create'})\n"
+        "pulumi.export('id', net.id)\n"
+        "pulumi.export('vpc', net.vpcID)\n"
+        "pulumi.export('applied', net.vpcID.apply(lambda v: 'ran'))\n"
+        "pulumi.export('region', net.regionID)\n"
+        "pulumi.export('dryRun', pulumi.runtime.is_dry_run())\n")
+    from components.offline.runner import run_program
+
+    stack, overrides = VARIANTS["ctyun-hcc shipped"]
+    outs = {engine: run_program(stack, overrides, main=main, as_deployed=True, engine=engine).outputs
+            for engine in (PreviewOfCreate, None)}
+    assert outs[PreviewOfCreate] == {"id": None, "vpc": None, "applied": None, "region": "r1",
+                                     "dryRun": True}
+    assert outs[None] == {"id": "net-id", "vpc": "vpc-mock", "applied": "ran", "region": "r1",
+                          "dryRun": False}
+
+
 # ---- (c) dynamic providers at preview: unknown inputs judged by nobody, nothing called ----------
 
 @pytest.fixture(scope="module")
@@ -254,6 +279,16 @@ REFUSALS = {
     # docs/aws-eks.md: "A version past the end of EKS extended support ... is refused at preview"
     "aws-eks version past extended support": (
         "aws-eks", {**EKS, "kimi-k3:clusterVersion": "1.31"}, "kimi-k3:clusterVersion=1.31 left EKS extended support"),
+    # docs/aws-eks.md: "`default`, any `kube-*` and the add-ons' `lws-system` are refused at preview"
+    "aws-eks namespace default": (
+        "aws-eks", {**EKS, "kimi-k3:namespace": "default"}, "kimi-k3:namespace='default' is a namespace of the cluster's own"),
+    # docs/aws-eks.md: "a Graviton type is refused at preview, where EKS would refuse it only after the block is bought"
+    "aws-eks Graviton system nodes": (
+        "aws-eks", {**EKS, "kimi-k3:systemInstanceType": "m7g.xlarge"}, "kimi-k3:systemInstanceType='m7g.xlarge' is an AWS Graviton"),
+    # docs/aws-eks.md: kmsKeyArn "in aws:region (EKS takes no other; another region's is refused at preview)"
+    "aws-eks KMS key of another region": (
+        "aws-eks", {**EKS, "kimi-k3:kmsKeyArn": "arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"},
+        "kimi-k3:kmsKeyArn='arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab' is in us-west-2"),
 }
 
 
@@ -278,3 +313,39 @@ def test_an_eks_version_skip_is_refused_by_the_roll_guard_at_preview(runs, host)
     with pytest.raises(ProviderError, match="kimi-k3:clusterVersion=1.35 is refused: EKS updates a cluster one minor version"):
         engine_at_preview(host, guard, up[guard.name])
     assert host.calls() == []
+
+
+#: docs/ctyun-hcc.md: `regionId`, `azName` "required by `pulumi up` (the offline plan runs without;
+#: `pulumi preview` stops naming them)"; the root password likewise (`pulumi config set --secret
+#: ctyun:rootPassword`). The program registers the resources; the engine's `check` of the first
+#: CTyun resource that needs the key stops the preview (check failures fail a preview).
+MISSING_AT_CHECK = {
+    "ctyun:regionId": ("regionID", "regionID is required: pulumi config set ctyun:regionId <region id>"),
+    "ctyun:azName": ("azName", "azName is required: pulumi config set ctyun:azName <availability zone>"),
+    "ctyun:rootPassword": ("rootPassword",
+                           "rootPassword is required: pulumi config set --secret ctyun:rootPassword <password>"),
+}
+
+
+@pytest.mark.parametrize("key", list(MISSING_AT_CHECK))
+def test_a_missing_ctyun_setting_stops_the_preview_at_check_without_a_call(host, key):
+    preview = run_preview("ctyun-hcc", {k: v for k, v in CTYUN.items() if k != key})
+    host.forget_calls()
+    failures = {}
+    for d in preview.dynamic:
+        urn = f"urn:pulumi:preview::kimi-k3::{d.type}::{d.name}"
+        failures[d.name] = host.check(urn, {}, d.inputs)[1]
+    assert MISSING_AT_CHECK[key] in failures["kimi-k3-hcc-order"], failures["kimi-k3-hcc-order"]
+    assert host.calls() == []
+
+
+def test_no_capacity_decision_is_said_at_preview_with_what_up_will_do(runs):
+    """docs/aws-eks.md, stacks/Pulumi.aws-eks.yaml: with neither a block to adopt nor a fee cap,
+    `pulumi up` lists the offerings and stops without buying; the preview says so, and its
+    Capacity Block input asks for no purchase (the check above calls nothing)."""
+    run = runs.get("aws-eks shipped, no capacity decision", "preview")
+    said = [w for w in run.program.warnings if w.startswith("no Capacity Block to adopt")]
+    assert len(said) == 1 and "`pulumi up` lists the matching offerings with their upfront fees and " \
+        "stops before anything is created" in said[0], said
+    [block] = [d for d in run.dynamic if d.type.endswith(":CapacityBlock")]
+    assert not block.inputs.get("reservationId") and not block.inputs.get("maxUpfrontFeeUsd")
