@@ -31,7 +31,7 @@ def readiness_gate(name: str, deployment, infra, serving, parent, aliases: List[
         "region": infra.region, "namespace": layout.namespace, "serviceName": svc["metadata"]["name"],
         "port": spec.port, "podSelector": dict(svc["spec"]["selector"]),
         "servedModelName": spec.served_model_name, "apiKey": api_key,
-        "blockStart": block.start_date, "reservationId": block.reservation_id,
+        "blockStart": block.start_date, "blockEnd": block.end_date, "reservationId": block.reservation_id,
         "budgetS": budget.deadline_s, "expectedS": budget.expected_s,
         "mirror": _mirror_input(plan, deployment.config.eks, infra.weights),
         "blockWaitMaxS": BLOCK_WAIT_MAX_S, "launchFingerprint": fingerprint,

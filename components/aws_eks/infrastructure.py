@@ -124,7 +124,7 @@ class AwsEksCluster(pulumi.ComponentResource):
         self.block, self.network, self.cluster = block, network, cluster
         from ..progress.program import BILLING_BLOCK, record_billing_start
 
-        record_billing_start(block.start_date, BILLING_BLOCK)  # `status`'s spend counts from it
+        record_billing_start(block.start_date, BILLING_BLOCK, block.end_date)  # `status`'s spend: from, to
         self.kubeconfig, self.provider = cluster.kubeconfig, cluster.provider
 
 

@@ -17,6 +17,12 @@ once. Any later `pulumi up` (its diff reports a change while not ready) or `pulu
 runs the gate. A block that starts within `blockWaitMaxS` is waited for (progress phase
 `block-start`), then gated.
 
+Once the block is over (input `blockEnd`, less `SERVING_STOPS_BEFORE_END`: kimi-k3's schedule
+scales the GPU node group to 0 an hour before the end, capacity.SCALE_DOWN_LEAD), nothing can
+serve: the gate says so at once (`state: block-ended`, naming the end and the way to the next
+block) instead of waiting for pods that have no node; a `pulumi refresh` records it, an `up`
+fails with it.
+
 `after_ready` is the hook where the acceptance checks run once the endpoint is ready (the
 accept helper wires components/accept's gate in there); it runs while the tunnel is open.
 """
@@ -34,7 +40,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 from ..dynamic.provider import DynamicResource
 from ..progress.record import ProgressLog
 from . import aws_api
-from .capacity import _utc, fmt
+from .capacity import SCALE_DOWN_LEAD, _utc, fmt
 from .gate_budget import NODE_JOIN_S, Budget, budget_now
 from .kube_api import pod_summary, serving_pod
 #: a block starting within this is waited for; later ones are gated by a later `up`/refresh
@@ -220,6 +226,16 @@ def expected_by(block_start: Optional[str], now: datetime, expected_s: float) ->
     return fmt(begin + timedelta(seconds=float(expected_s or 0)))
 
 
+def serving_over(block_end: Optional[str], now: datetime, lead: timedelta) -> bool:
+    """True once `block_end - lead` has passed (no node can serve any more); False without an end."""
+    return bool(block_end) and _utc(now) >= _utc(block_end) - lead
+
+
+def ended_outputs(text: str) -> Dict[str, Any]:
+    return {"ready": False, "state": "block-ended", "servingExpectedBy": None, "lastSeen": text, "via": None,
+            "readySeconds": None, "endpoint": None, "acceptance": None}
+
+
 def deferred_outputs(props: Mapping[str, Any], now: datetime) -> Dict[str, Any]:
     when = expected_by(props.get("blockStart"), now, props.get("expectedS") or 0)
     return {"ready": False, "state": "waiting-for-block", "servingExpectedBy": when,
@@ -273,11 +289,33 @@ class EndpointReadinessProvider(aws_api.AwsProvider):
     DIFF_KEYS = GATE_INPUTS
     DELETE_BEFORE_REPLACE = False
     cluster_factory = EksCluster
+    #: nothing serves from this long before the block's end (kimi-k3 scales the group to 0 then)
+    SERVING_STOPS_BEFORE_END = SCALE_DOWN_LEAD
+
+    def ended_text(self, p: Mapping[str, Any]) -> str:
+        stop = fmt(_utc(p["blockEnd"]) - self.SERVING_STOPS_BEFORE_END)
+        return (f"the Capacity Block {p.get('reservationId')} ends at {p['blockEnd']} and kimi-k3 scaled its nodes "
+                f"to 0 at {stop}: nothing serves until the next block. Run `pulumi up`: with "
+                "kimi-k3:maxUpfrontFeeUsd it buys the next one under that cap; an adopted block needs the next "
+                "one's id in kimi-k3:capacityReservationId")
+
+    def _over(self, p: Mapping[str, Any], log: ProgressLog, raise_on_fail: bool) -> Optional[Dict[str, Any]]:
+        """The outputs (or, during `up`, the failure) for a block that is over; None while it is not."""
+        if not serving_over(p.get("blockEnd"), _now(), self.SERVING_STOPS_BEFORE_END):
+            return None
+        text = self.ended_text(p)
+        if raise_on_fail:
+            raise GateFailed(text)
+        log.say(text)
+        return ended_outputs(text)
 
     def _gate(self, p: Dict[str, Any], deadline_of: Callable[[Optional[Budget]], float],
               raise_on_fail: bool = True) -> Dict[str, Any]:
         log = self.progress(p)
         now = _now()
+        over = self._over(p, log, raise_on_fail)
+        if over is not None:
+            return over
         timing = block_timing(p.get("blockStart"), now, float(p.get("blockWaitMaxS") or BLOCK_WAIT_MAX_S))
         if timing == "defer":
             outs = deferred_outputs(p, now)

@@ -312,6 +312,12 @@ def spend_line(usd_per_hour: float, started: Optional[float], now: float,
     if billing is not None:
         since = float(billing["billing_start"])
         when = datetime.fromtimestamp(since, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        end = recorded_number(billing.get("billing_end"))
+        if end is not None and since < end <= now:  # the block or plan is over: its nodes bill no more
+            until = datetime.fromtimestamp(end, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            return (f"  spend from {when} ({billing['basis']}) to its end at {until}: "
+                    f"${usd_per_hour * (end - since) / 3600:,.2f} at {rate}; since then its GPU nodes bill "
+                    "nothing, the rest of the stack (EKS control plane, NAT, system node) until `pulumi destroy`")
         if now < since:
             return (f"  spend: $0.00 so far: billing starts in {_dur(since - now)}, at {when} "
                     f"({billing['basis']}), at {rate}")

@@ -69,20 +69,23 @@ def parse_utc(value: Any) -> Optional[float]:
     return t.timestamp()
 
 
-def record_billing_start(when: Any, basis: str) -> None:
+def record_billing_start(when: Any, basis: str, ends: Any = None) -> None:
     """Once `when` (an Output of the start time, from AWS or the order at run time) is known
     during a real `pulumi up`, record it in the progress file for `status`'s spend; nothing at
-    preview, offline or while it is unknown (a block not bought yet)."""
+    preview, offline or while it is unknown (a block not bought yet). `ends`: when capacity
+    bought for a window stops billing (the Capacity Block's or training plan's end)."""
     if pulumi.runtime.is_dry_run() or _under_mocks():
         return
     path = progress_file_for(pulumi.get_stack())
-    pulumi.Output.from_input(when).apply(lambda v: write_billing_start(path, v, basis))
+    pulumi.Output.all(when, ends).apply(lambda v: write_billing_start(path, v[0], basis, v[1]))
 
 
-def write_billing_start(path: str, value: Any, basis: str) -> Any:
-    """The `billing` record for `value` (a provider's time string) in the progress file `path`;
-    nothing for a value that is not a time. Returns `value` (an apply's result)."""
+def write_billing_start(path: str, value: Any, basis: str, end: Any = None) -> Any:
+    """The `billing` record for `value` (a provider's time string) in the progress file `path`,
+    with `end` when that is a time after it; nothing for a value that is not a time. Returns
+    `value` (an apply's result)."""
     ts = parse_utc(value)
     if ts is not None:
-        ProgressLog(path, echo=False).billing_started(ts, basis)
+        end_ts = parse_utc(end)
+        ProgressLog(path, echo=False).billing_started(ts, basis, end_ts if end_ts and end_ts > ts else None)
     return value

@@ -197,12 +197,17 @@ class ProgressLog:
         self.write(rec)
 
 
-    def billing_started(self, start_ts: float, basis: str) -> None:
+    def billing_started(self, start_ts: float, basis: str, end_ts: Optional[float] = None) -> None:
         """Record when the stack's billing starts (or started), as the program learnt it at run
         time (`basis` says from what: the Capacity Block's start, the training plan's, the
-        cluster order): `status` counts the spend from there, not from `pulumi up`."""
-        self.write({"ts": self.clock(), "phase": "", "event": "billing",
-                    "billing_start": float(start_ts), "basis": str(basis)})
+        cluster order): `status` counts the spend from there, not from `pulumi up`; and, for
+        capacity bought for a window (the block's or the plan's end), when its nodes stop
+        billing: `status` stops counting the plan's rate there instead of growing forever."""
+        rec = {"ts": self.clock(), "phase": "", "event": "billing", "billing_start": float(start_ts),
+               "basis": str(basis)}
+        if end_ts is not None:
+            rec["billing_end"] = float(end_ts)
+        self.write(rec)
 
 
 class Phase:

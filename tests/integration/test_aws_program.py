@@ -291,6 +291,7 @@ def test_the_readiness_gate_follows_the_workload_with_the_plans_budget(adopt):
     assert gate["podSelector"] == one(adopt, "kubernetes:core/v1:Service")["spec"]["selector"]
     assert gate["apiKey"] == SECRET  # the key reaches the gate only as a secret
     assert gate["blockStart"] == adopt.outputs["reservationWindow"]["start"]
+    assert gate["blockEnd"] == adopt.outputs["reservationWindow"]["end"]  # nothing serves after it
     assert gate["progressFile"].endswith(".kimi-k3/progress/aws-eks.jsonl")
     assert gate["caData"] and gate["apiEndpoint"].startswith("https://")
     # neither the workload nor the Service is awaited by the Kubernetes provider

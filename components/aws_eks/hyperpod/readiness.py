@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import pulumi
@@ -200,10 +200,20 @@ def _now() -> datetime:
 class HyperPodReadinessProvider(EndpointReadinessProvider):
     OUTPUTS = EndpointReadinessProvider.OUTPUTS + ("curl", "loadBalancer")
     cluster_factory = HyperPodCluster
+    #: the training plan's instances serve until its end (nothing of kimi-k3 scales them down)
+    SERVING_STOPS_BEFORE_END = timedelta(0)
+
+    def ended_text(self, p: Mapping[str, Any]) -> str:
+        return (f"the training plan {p.get('reservationId')} ended at {p['blockEnd']}: its nodes are gone and "
+                "nothing serves until the next plan. Run `pulumi up`: with kimi-k3:maxUpfrontFeeUsd it buys the "
+                "next one under that cap; an adopted plan needs the next one's ARN in kimi-k3:trainingPlanArn")
 
     def _gate(self, p, deadline_of, raise_on_fail: bool = True):
         log = self.progress(p)
         now = _now()
+        over = self._over(p, log, raise_on_fail)
+        if over is not None:
+            return {**over, "curl": None, "loadBalancer": None}
         timing = block_timing(p.get("blockStart"), now, float(p.get("blockWaitMaxS") or BLOCK_WAIT_MAX_S))
         if timing == "defer":
             outs = deferred_outputs(p, now)

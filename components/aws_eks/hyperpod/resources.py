@@ -129,7 +129,7 @@ def build(infra, name: str, deployment) -> None:
     infra.plan, infra.hyperpod, infra.block = plan, hyperpod, None
     from ...progress.program import BILLING_TRAINING_PLAN, record_billing_start
 
-    record_billing_start(plan.startTime, BILLING_TRAINING_PLAN)  # `status`'s spend counts from it
+    record_billing_start(plan.startTime, BILLING_TRAINING_PLAN, plan.endTime)  # `status`'s spend: from, to
     infra.network, infra.cluster = network, cluster
     infra.add_ons = [*add_ons, hyperpod.operator]
     infra.kubeconfig, infra.provider = cluster.kubeconfig, cluster.provider

@@ -84,7 +84,7 @@ def gates(name: str, deployment, infra, served, parent):
         "serviceName": iec["metadata"]["name"], "port": spec.port, "podSelector": {},
         "servedModelName": spec.served_model_name,
         "apiKey": secrets.api_key if shared.has_api_key and secrets.api_key is not None else "",
-        "blockStart": tp.startTime, "reservationId": tp.trainingPlanName,
+        "blockStart": tp.startTime, "blockEnd": tp.endTime, "reservationId": tp.trainingPlanName,
         "budgetS": budget.deadline_s, "expectedS": budget.expected_s, "blockWaitMaxS": BLOCK_WAIT_MAX_S,
         "launchFingerprint": fingerprint,
         **_acceptance_inputs(plan, shared.accept_load), **price_input(shared.usd_per_hour),
