@@ -44,6 +44,41 @@ def _finite(result) -> bool:
     return any(math.isfinite(float(s["value"][1])) for s in result)
 
 
+def _shipped_queries(platform: str):
+    """Every `expr` of the dashboard JSON kimi-k3 writes (what Grafana runs), each with the
+    variables put in: never an empty list, never a variable left, the same set as
+    dashboards.queries (so a panel the JSON gained cannot escape the evaluation below)."""
+    import json
+
+    found = []
+
+    def walk(o):
+        if isinstance(o, dict):
+            if isinstance(o.get("expr"), str):
+                found.append(o["expr"])
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    for text in dashboards.build(platform).values():
+        walk(json.loads(text))
+    assert len(found) >= 10 and sorted(found) == sorted(dashboards.queries(platform))
+    out = [dashboards.evaluable(e) for e in found]
+    assert not [e for e in out if "$" in e]
+    return out
+
+
+def _alert_series_present(p) -> list:
+    """The metric names each alert rule selects that have no series at all (a rule on a name
+    the scraped release does not expose would never fire)."""
+    from components.observability.promql import metric_names
+
+    return [(r["alert"], n) for r in alerts.RULES for n in sorted(metric_names(r["expr"]))
+            if not p.query(n)]
+
+
 def _run(tmp_path: Path, platform: str, *, relabel: bool = True, guard: bool = False):
     """Prometheus scraping the stack's doubles; returns {query: result} and the raw lookups."""
     version, exporter_job, text, engines = STACKS[platform]
@@ -63,21 +98,22 @@ def _run(tmp_path: Path, platform: str, *, relabel: bool = True, guard: bool = F
             p.targets_up(2)
             _traffic(d, headers)
             p.scrapes(3, 1.0)
-            exprs = dashboards.queries(platform)
-            results = {e: p.query(dashboards.evaluable(e)) for e in exprs}
+            results = {e: p.query(e) for e in _shipped_queries(platform)}
+            dead_alert_names = _alert_series_present(p)
             extra = {e: p.query(e) for e in ("vllm_num_requests_running", "vllm:num_requests_running",
                                              'up{job="no-key"}')}
             rules = httpx.get(f"{p.url}/api/v1/rules", timeout=5).json()["data"]["groups"]
-    return results, extra, rules
+    return results, extra, rules, dead_alert_names
 
 
 #: ascend's run is the ctyun-hcc master's config with two replicas (the last test here: one
 #: Prometheus start less, each costs ~6 s before its first scrape)
 @pytest.mark.parametrize("platform", ["cuda"])
 def test_every_dashboard_query_returns_data_through_the_relabel_rule(tmp_path, platform):
-    results, extra, rules = _run(tmp_path, platform, guard=(platform == "cuda"))
+    results, extra, rules, dead = _run(tmp_path, platform, guard=(platform == "cuda"))
     empty = [e for e, r in results.items() if not r or not _finite(r)]
-    assert empty == [], f"queries without data on {platform}: {empty}"
+    assert results and empty == [], f"queries without data on {platform}: {empty}"
+    assert dead == [], f"alert rules on names with no series: {dead}"
     # Prometheus 2.42 did get `vllm_` names from the double: the rule renamed them back
     assert extra["vllm_num_requests_running"] == [] and extra["vllm:num_requests_running"]
     # the alert rules loaded and evaluate cleanly against the live series
@@ -89,7 +125,8 @@ def test_every_dashboard_query_returns_data_through_the_relabel_rule(tmp_path, p
 
 def test_without_the_relabel_rule_prometheus_2_sees_no_vllm_names(tmp_path):
     """The reason for the rule: a 2.x server stores vllm_* and every vllm: query is empty."""
-    results, extra, _ = _run(tmp_path, "ascend", relabel=False)
+    results, extra, _, dead = _run(tmp_path, "ascend", relabel=False)
+    assert dead  # the same check sees the vllm: names of the alerts go missing
     assert extra["vllm:num_requests_running"] == [] and extra["vllm_num_requests_running"]
     vllm_queries = [e for e in results if "vllm:" in e]
     assert vllm_queries and all(results[e] == [] for e in vllm_queries)
@@ -181,7 +218,8 @@ def test_every_replica_is_scraped_and_labelled_and_the_dashboards_filter_by_it(t
         p.scrapes(3, 1.0)
         up = {(s["metric"]["job"], s["metric"]["instance"]): s["metric"].get("replica")
               for s in p.query('up{job=~"vllm|npu-exporter"} == 1')}
-        everything = {e: p.query(dashboards.evaluable(e)) for e in dashboards.queries("ascend")}
+        everything = {e: p.query(e) for e in _shipped_queries("ascend")}
+        dead = _alert_series_present(p)
         tokens = next(e for e in dashboards.queries("ascend") if "generation_tokens_total" in e)
         per = {r: p.query(dashboards.evaluable(tokens, {**dashboards.EVALUATE, "$replica": r}))
                for r in ("0", "1")}
@@ -191,7 +229,8 @@ def test_every_replica_is_scraped_and_labelled_and_the_dashboards_filter_by_it(t
         rules = httpx.get(f"{p.url}/api/v1/rules", timeout=5).json()["data"]["groups"]
     assert up == {**{("vllm", f"{h}:{port}"): str(i) for i, h in enumerate(heads)},
                   **{("npu-exporter", f"{a}:8082"): str(i) for i, ns in enumerate(nodes) for a in ns}}
-    assert [e for e, r in everything.items() if not r or not _finite(r)] == []
+    assert everything and [e for e, r in everything.items() if not r or not _finite(r)] == []
+    assert dead == []
     assert float(per["1"][0]["value"][1]) > 0 and float(per["0"][0]["value"][1]) == 0
     assert by_replica["1"] > 0 and by_replica["0"] == 0
     # Prometheus 2.42 got `vllm_` names from the doubles: the rule renamed them back
