@@ -45,6 +45,8 @@ _USE_DEFAULT = object()
 
 #: the CA file every Client of this process verifies against (None: certifi's bundle)
 _CA_FILE: Optional[str] = None
+#: a pinned certificate (PEM): the only trust anchor, host name not checked (pin.py)
+_PINNED: Optional[str] = None
 
 
 @lru_cache(maxsize=1)
@@ -55,6 +57,10 @@ def _tls() -> ssl.SSLContext:
     Loading the bundle costs ~0.1 s; httpx would do it for every client, i.e. for every load
     worker, and that start-up would show up as the first requests' TTFT.
     """
+    if _PINNED is not None:
+        ctx = ssl.create_default_context(cadata=_PINNED)
+        ctx.check_hostname = False  # the key is the identity (pin.py); the chain is still verified
+        return ctx
     return ssl.create_default_context(cafile=_CA_FILE or certifi.where())
 
 
@@ -69,6 +75,14 @@ def use_ca_file(path: Optional[str]) -> None:
         except (OSError, ssl.SSLError) as e:
             raise ValueError(f"--ca-cert {path!r} holds no usable certificate ({e})") from None
     _CA_FILE = path
+    _tls.cache_clear()
+
+
+def use_pinned_certificate(pem: Optional[str]) -> None:
+    """Trust only `pem` (a certificate whose public key matched `accept --pin`, pin.py) for
+    every endpoint of this process, host name unchecked; None: back to the CA bundle."""
+    global _PINNED
+    _PINNED = pem
     _tls.cache_clear()
 
 

@@ -27,6 +27,8 @@ from ..config import api_key, values
 from ..inference.errors import ConfigError
 
 EXIT_USAGE = 2
+#: the endpoint failed (a check, or its key is not the pinned one)
+EXIT_FAIL = 1
 
 
 def register(sub) -> None:
@@ -69,6 +71,10 @@ def register(sub) -> None:
     p.add_argument("--ca-cert", metavar="PEM", help="verify the endpoint's TLS certificate "
                    "against this file (e.g. a ctyun-hcc stack's self-signed one: pulumi stack "
                    "output tls --json | jq -r .certificate > k3.pem) instead of the public CAs")
+    p.add_argument("--pin", metavar="sha256//BASE64", help="trust the https endpoint by its "
+                   "public key, as the printed curl line does (a ctyun-hcc stack's self-signed "
+                   "certificate: pulumi stack output tls --json | jq -r .pinSha256); checked "
+                   "before anything is sent; host name not checked")
     p.set_defaults(func=run)
 
 
@@ -118,7 +124,8 @@ def run(args) -> int:
     from ..accept import report as rep
     from ..accept.runner import AcceptConfig, accept
 
-    from ..accept.client import use_ca_file
+    from ..accept.client import use_ca_file, use_pinned_certificate
+    from ..accept.pin import check_pin, pinned_certificate
 
     key, problem = _key(args.api_key_env)
     usd_per_hour, bad_price = _usd_per_hour(args.usd_per_hour)
@@ -126,6 +133,10 @@ def run(args) -> int:
     problem = problem or bad_price or bad_timeout
     try:
         use_ca_file(args.ca_cert)
+        if args.pin is not None and args.ca_cert is not None:
+            raise ValueError("--pin and --ca-cert both say whom to trust; give one")
+        if args.pin is not None:
+            check_pin(args.pin)
     except ValueError as e:
         problem = problem or str(e)
     if problem:
@@ -151,6 +162,13 @@ def run(args) -> int:
         print(f"error: --out {str(args.out)!r}: directory {str(args.out.parent)!r} does not "
               "exist", file=sys.stderr)
         return EXIT_USAGE
+    if args.pin is not None:  # before any request: a wrong key gets nothing, not even a probe
+        try:
+            use_pinned_certificate(pinned_certificate(args.endpoint.strip(), args.pin,
+                                                      min(timeout_s, 30.0)))
+        except ValueError as e:
+            print(f"error: {e}\nFAIL", file=sys.stderr)
+            return EXIT_FAIL
     report = rep.price(accept(cfg), usd_per_hour)
     print(rep.summary(report))
     if args.out is not None:
