@@ -19,8 +19,8 @@ router pod instead of the vLLM pods:
   `src/service_discovery.rs`), so it needs to get/list/watch pods there (a Role, namespaced)
   and it never waits for workers at start (no start-up timeout to outlast Kimi K3's load);
 - the router listens on 127.0.0.1 inside the pod: only the front's port is a container port, and
-  the Service targets it. Readiness is the front's `/health` (the router's: 200 once a replica
-  is healthy); liveness asks the router's `/liveness` from inside the container.
+  the Service targets it. Readiness is the front's `/health` (the router's `/readiness`: 200
+  while a replica is healthy, kk3_front.py); liveness asks the router's `/liveness` from inside the container.
 """
 
 from __future__ import annotations

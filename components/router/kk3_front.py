@@ -24,6 +24,16 @@ a vLLM data-parallel rank; vllm-router reads `x-session-id`, `x-worker-priority`
 clients have no business steering them. The answer is streamed back as it comes (SSE).
 `/v1/responses` is not passed: its stored state (`previous_response_id`) lives on one replica.
 
+`GET /health` asks the router's `/readiness`, not its `/health`, and answers with the status
+alone. vllm-router 0.1.17's `/health` is 503 as soon as *any* worker is unhealthy, its body
+listing the unhealthy workers' URLs; `/readiness` is 200 while at least one is healthy
+(`src/routers/http/router.rs` `health` and `readiness`, sdist 0.1.17). Passed through, one dead
+replica out of two would make the front look down (the aws-eks router pod NotReady, so the
+Service would drop the one pod that still serves) and would show clients the replicas' cluster
+addresses. Likewise a 5xx the router writes itself (plain text, e.g. "Request failed: error
+sending request for url (http://10.0.0.5:11026/v1/chat/completions)") reaches the client as a
+JSON error without that text; vLLM's own errors are JSON and pass as they are.
+
 It is shipped as one file and runs beside the router with the Python packages vllm-router itself
 installs (aiohttp is one of its dependencies, vllm-router 0.1.17 METADATA), so it needs nothing
 else: `python3 kk3_front.py --listen 0.0.0.0:8000 --upstream http://127.0.0.1:30000`. It imports
@@ -57,6 +67,12 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
                         "te", "trailer", "transfer-encoding", "upgrade", "content-length"})
 #: a needle prompt at a 1M-token context is ~6 MB of JSON; generous above that
 DEFAULT_MAX_BODY_MIB = 64
+#: the router path each client path is asked on (others: the same path)
+UPSTREAM_PATH: Mapping[str, str] = {"/health": "/readiness"}
+#: what the front says instead of a router-written 5xx body
+ROUTER_ERRORS: Mapping[int, str] = {
+    503: "no replica is available right now (all unhealthy or their circuits open); retry later",
+}
 
 
 def decide(method: str, raw_target: str) -> Optional[tuple]:
@@ -75,6 +91,14 @@ def decide(method: str, raw_target: str) -> Optional[tuple]:
 def _refusal(status: int, message: str) -> web.Response:
     return web.json_response({"error": {"message": message, "type": "NotFound" if status == 404
                                         else "MethodNotAllowed", "code": status}}, status=status)
+
+
+def _router_error(status: int) -> web.Response:
+    """A 5xx the router wrote itself, without its text (it names the replicas' addresses)."""
+    message = ROUTER_ERRORS.get(status, f"the router could not get an answer from a replica "
+                                        f"(HTTP {status}); retry later")
+    return web.json_response({"error": {"message": message, "type": "RouterError",
+                                        "code": status}}, status=status)
 
 
 def make_app(upstream: str, max_body_mib: int = DEFAULT_MAX_BODY_MIB) -> web.Application:
@@ -98,9 +122,14 @@ def make_app(upstream: str, max_body_mib: int = DEFAULT_MAX_BODY_MIB) -> web.App
         body = await request.read() if request.method == "POST" else None
         out = None
         try:
-            async with request.app[HTTP].request(request.method, upstream + path,
+            async with request.app[HTTP].request(request.method, upstream + UPSTREAM_PATH.get(path, path),
                                                    headers=headers, data=body,
                                                    allow_redirects=False) as up:
+                if path == "/health":  # the status only (see the module docstring)
+                    return web.Response(status=200 if up.status == 200 else 503,
+                                        text="ok\n" if up.status == 200 else "no healthy replica\n")
+                if up.status >= 500 and up.content_type != "application/json":
+                    return _router_error(up.status)
                 out = web.StreamResponse(status=up.status, reason=up.reason)
                 for k, v in up.headers.items():
                     if k.lower() not in HOP_BY_HOP:

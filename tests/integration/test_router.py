@@ -136,3 +136,83 @@ def test_a_killed_replica_is_routed_around_and_taken_back(stream):
     # lost: at most the requests that were on the replica when it died
     assert len(lost) <= marks["in_flight"], (lost[:3], marks)
     assert all(r["started"] <= marks["kill"] + 0.5 for r in lost), lost[:3]
+
+
+# ---- past the first token: every replica down, one back, the API key rotated -----------------
+
+def _wait_for(ok, bound_s: float):
+    """Poll `ok` until true; the seconds it took (AssertionError past `bound_s`)."""
+    t0 = time.monotonic()
+    while not ok():
+        assert time.monotonic() - t0 <= bound_s, f"not within {bound_s} s"
+        time.sleep(0.05)
+    return time.monotonic() - t0
+
+
+BODY = {"model": "Kimi-K3", "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}
+
+
+def test_one_replica_down_keeps_the_front_healthy_and_every_replica_down_answers_at_once():
+    """One replica of two dead: the front's /health stays 200 (it asks the router's /readiness:
+    the router's own /health is 503 then, and names the dead replica's address). Every replica
+    dead: each request gets a 5xx at once (never a hang into the client's timeout), with no
+    replica address in it, and /health turns 503 (what the aws-eks readiness probe and a load
+    balancer read) within the stated route-around time. One replica back serves within the
+    stated readmit time, and /health says so."""
+    from tests.doubles.router_rig import get, post
+
+    s = FAST_SETTINGS
+    with RouterRig(replicas=2) as rig:
+        assert post(rig.front_url + "/chat/completions", BODY)[0] == 200
+        rig.kill(0)
+        _wait_for(lambda: not any(w["url"] == rig.replica_url(0) and w["is_healthy"]
+                                  for w in rig.workers()["workers"]), s.route_around_s() + 1)
+        router_health = get(rig.router_root + "/health")
+        assert router_health[0] == 503 and rig.replica_url(0) in router_health[1]  # the reason
+        assert get(rig.front_root + "/health") == (200, "ok\n")
+        assert post(rig.front_url + "/chat/completions", BODY)[0] == 200
+        rig.kill(1)
+        answers = []
+        _wait_for(lambda: answers.append(post(rig.front_url + "/chat/completions", BODY,
+                                              timeout=20)) or answers[-1][0] == 503,
+                  s.route_around_s() + 1)
+        assert all(code in (500, 502, 503) for code, _ in answers), answers
+        assert not any("127.0.0.1" in text for _, text in answers), answers
+        _wait_for(lambda: get(rig.front_root + "/health")[0] == 503, s.route_around_s() + 1)
+        assert "127.0.0.1" not in get(rig.front_root + "/health")[1]
+        rig.revive(1)
+        _wait_for(lambda: post(rig.front_url + "/chat/completions", BODY)[0] == 200, s.readmit_s() + 1)
+        _wait_for(lambda: get(rig.front_root + "/health")[0] == 200, s.readmit_s() + 1)
+        assert rig.served(1) >= 1 and rig.procs["router"].poll() is None
+
+
+def test_a_rotated_key_needs_no_router_restart_and_stale_keys_do_not_trip_the_breaker():
+    """The key lives on the replicas only (the router and the front hold none): restart the
+    replicas with the new key and the same router serves it. Clients still sending the old
+    key get 401s, many more than the circuit breaker's threshold: a 401 is an answer, not a
+    replica failure, so nobody else is locked out (an attacker without a key cannot open the
+    breakers either)."""
+    from dataclasses import replace
+
+    from tests.doubles.router_rig import post
+
+    old, new = "kk3-router-old-key-0123456789abcdefgh", "kk3-router-new-key-0123456789abcdefgh"
+    cfg = DoubleConfig(enable_scale_out=True, api_key=old)
+    with RouterRig(replicas=2, double=cfg) as rig:
+        router_pid = rig.procs["router"].pid
+
+        def chat_as(key):
+            return post(rig.front_url + "/chat/completions", BODY,
+                        headers={"Authorization": f"Bearer {key}"})[0]
+
+        assert chat_as(old) == 200
+        rig.cfg = replace(cfg, api_key=new)
+        for i in range(2):  # a rolling restart of the replicas with the new key
+            rig.kill(i)
+            rig.revive(i)
+        storm = [chat_as(old) for _ in range(4 * FAST_SETTINGS.cb_failure_threshold)]
+        assert set(storm) == {401}
+        after = [chat_as(new) for _ in range(6)]
+        assert after == [200] * 6, after
+        assert all(w["is_healthy"] for w in rig.workers()["workers"])
+        assert rig.procs["router"].pid == router_pid and rig.procs["router"].poll() is None
