@@ -120,17 +120,11 @@ def _usd_per_hour(text):
     return value, None
 
 
-def run(args) -> int:
-    from ..accept import report as rep
-    from ..accept.runner import AcceptConfig, accept
+def _trust(args):
+    """`--ca-cert` or `--pin` (never both): set up whom the run trusts; the problem, or None."""
+    from ..accept.client import use_ca_file
+    from ..accept.pin import check_pin
 
-    from ..accept.client import use_ca_file, use_pinned_certificate
-    from ..accept.pin import check_pin, pinned_certificate
-
-    key, problem = _key(args.api_key_env)
-    usd_per_hour, bad_price = _usd_per_hour(args.usd_per_hour)
-    timeout_s, bad_timeout = _timeout(args.timeout)
-    problem = problem or bad_price or bad_timeout
     try:
         use_ca_file(args.ca_cert)
         if args.pin is not None and args.ca_cert is not None:
@@ -138,7 +132,35 @@ def run(args) -> int:
         if args.pin is not None:
             check_pin(args.pin)
     except ValueError as e:
-        problem = problem or str(e)
+        return str(e)
+    return None
+
+
+def _pinned(args, timeout_s):
+    """With `--pin`: compare the endpoint's key before any request, then trust only its
+    certificate (accept/pin.py); the mismatch, or None."""
+    if args.pin is None:
+        return None
+    from ..accept.client import use_pinned_certificate
+    from ..accept.pin import pinned_certificate
+
+    try:
+        use_pinned_certificate(pinned_certificate(args.endpoint.strip(), args.pin, min(timeout_s, 30.0)))
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def run(args) -> int:
+    from ..accept import report as rep
+    from ..accept.runner import AcceptConfig, accept
+
+
+    key, problem = _key(args.api_key_env)
+    usd_per_hour, bad_price = _usd_per_hour(args.usd_per_hour)
+    timeout_s, bad_timeout = _timeout(args.timeout)
+    problem = problem or bad_price or bad_timeout
+    problem = problem or _trust(args)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return EXIT_USAGE
@@ -162,13 +184,10 @@ def run(args) -> int:
         print(f"error: --out {str(args.out)!r}: directory {str(args.out.parent)!r} does not "
               "exist", file=sys.stderr)
         return EXIT_USAGE
-    if args.pin is not None:  # before any request: a wrong key gets nothing, not even a probe
-        try:
-            use_pinned_certificate(pinned_certificate(args.endpoint.strip(), args.pin,
-                                                      min(timeout_s, 30.0)))
-        except ValueError as e:
-            print(f"error: {e}\nFAIL", file=sys.stderr)
-            return EXIT_FAIL
+    wrong_key = _pinned(args, timeout_s)
+    if wrong_key:
+        print(f"error: {wrong_key}\nFAIL", file=sys.stderr)
+        return EXIT_FAIL
     report = rep.price(accept(cfg), usd_per_hour)
     print(rep.summary(report))
     if args.out is not None:
