@@ -373,3 +373,23 @@ def test_every_call_the_module_makes_is_an_operation_of_the_pinned_model():
     ops = set(botocore.session.get_session().get_service_model("sagemaker").operation_names)
     assert {"SearchTrainingPlanOfferings", "DescribeTrainingPlan", "CreateTrainingPlan"} <= ops
     assert not [o for o in ops if "TrainingPlan" in o and o.startswith(("Delete", "Cancel"))]
+
+
+@pytest.mark.parametrize("cap", [0, None])
+def test_with_neither_a_plan_nor_a_cap_the_provider_lists_the_offers_and_buys_nothing(monkeypatch, cap):
+    """The shipped HyperPod config: create looks up this stack's plan name (an interrupted run's
+    purchase would be adopted), searches, and stops in one line with the offers, cheapest first;
+    a CreateTrainingPlan would find no stubbed answer and fail the test."""
+    sm = sm_client()
+    monkeypatch.setattr(tp, "sagemaker", lambda p, max_attempts=5: sm)
+    with Stubber(sm) as stub:
+        not_found(stub, NAME1)
+        stub.add_response("search_training_plan_offerings", {"TrainingPlanOfferings": [
+            offer("tpo-dear", 120_000), offer("tpo-cheap", 80_000, zone="us-east-2c")]}, SEARCH)
+        with pytest.raises(tp.TrainingPlanError) as e:
+            tp.TrainingPlanProvider().create({**BUY, "maxUpfrontFeeUsd": cap})
+        stub.assert_no_pending_responses()
+    text = str(e.value)
+    assert text.startswith("kimi-k3:maxUpfrontFeeUsd=") and "nothing was created" in text and "\n" not in text
+    assert text.index("tpo-cheap") < text.index("tpo-dear") and "$80,000.00" in text
+    assert "set it to at least 80000" in text
