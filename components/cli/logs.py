@@ -69,7 +69,11 @@ def stack_outputs(stack: str, path=None) -> Dict[str, Any]:
         if p.returncode != 0:
             first = (p.stderr.strip().splitlines() or ["no message"])[0]
             raise UsageError(f"--stack {stack!r}: `pulumi stack output` failed: {first}")
-        data = json.loads(p.stdout or "{}")
+        try:
+            data = json.loads(p.stdout or "{}")
+        except ValueError:
+            raise UsageError(f"--stack {stack!r}: `pulumi stack output --json` did not print JSON; "
+                             "save the outputs with it and give --outputs FILE") from None
     if not isinstance(data, dict):
         raise UsageError("the stack's outputs are not a JSON object")
     return data

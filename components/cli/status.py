@@ -80,8 +80,16 @@ def run(args, clock: Callable[[], float] = time.time,
         print(f"error: --file {path} does not exist; `pulumi up` names its file in its first "
               f"lines, or use --stack STACK from the project directory", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if Path(path).exists() and not Path(path).is_file():
+        print(f"error: {path} is not a progress file (a directory or a device); give the file "
+              "`pulumi up` named, or move this out of the way", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.once or not sys.stdout.isatty():
-        lines, failed = snapshot(RecordReader(path), title, clock(), args.all)
+        try:
+            lines, failed = snapshot(RecordReader(path), title, clock(), args.all)
+        except OSError as e:
+            print(f"error: cannot read {path} ({type(e).__name__}: {e.strerror})", file=sys.stderr)
+            return EXIT_BAD_INPUT
         sys.stdout.write(plain(lines))
         return EXIT_FAILED_PHASE if failed else 0
     return _live(path, title, args, interval, clock, sleep)

@@ -14,7 +14,7 @@ from ..cli.logs import EXIT_NOTHING, UsageError, need
 def show_logs(args, outputs) -> int:
     """`python -m components logs` on a ctyun-hcc stack (cli/logs.py calls it)."""
     from .logs import LogRequest, remote_command
-    from .ssh import SshCredentials, SshError, SshRunner, SshTarget, split_bastion
+    from .ssh import SshCredentials, SshRunner, SshTarget, remote_errors, split_bastion
 
     ssh = need(outputs, "ssh")
     key = need(outputs, "sshLoginKey")
@@ -26,8 +26,16 @@ def show_logs(args, outputs) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     bastion = ssh.get("bastion") or ""
-    b_user, b_host, b_port = split_bastion(bastion) if bastion else ("root", None, 22)
-    target = SshTarget(host=str(ssh["host"]), port=int(ssh.get("port") or 22),
+    try:
+        b_user, b_host, b_port = split_bastion(bastion) if bastion else ("root", None, 22)
+        port = int(str(ssh.get("port") or 22))
+        if not str(ssh.get("host") or "").strip() or not 0 < port < 65536:
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"the stack's `ssh` output is damaged (host {str(ssh.get('host'))!r}, port "
+                         f"{str(ssh.get('port'))!r}, bastion {str(bastion)!r}): run `pulumi up` "
+                         "(or `pulumi refresh`) to write it again") from None
+    target = SshTarget(host=str(ssh["host"]), port=port,
                        user=str(ssh.get("user") or "root"), host_key=str(ssh["hostKey"]),
                        bastion_host=b_host, bastion_port=b_port, bastion_user=b_user,
                        bastion_host_key=ssh.get("bastionHostKey") or None, retries=1)
@@ -44,7 +52,9 @@ def show_logs(args, outputs) -> int:
     try:
         with SshRunner(target, creds) as runner:
             code = runner.stream(remote_command(req), write(out), write(err), pty=req.follow)
-    except SshError as e:
-        print(f"error: {e}", file=sys.stderr)
+    except remote_errors() as e:  # a master gone (a stack mid-destroy), a refused login...
+        print(f"error: cannot read the logs on {target.host}:{target.port} over SSH "
+              f"({type(e).__name__}: {e}); is the cluster still there? "
+              "`pulumi stack` lists its resources", file=sys.stderr)
         return 1
     return EXIT_NOTHING if code == 3 else code

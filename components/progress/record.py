@@ -385,9 +385,13 @@ class RecordReader:
             self.records, self._offset, self._ino = [], 0, st.st_ino
         if st.st_size == self._offset:
             return self.records
-        with open(self.path, "rb") as f:
-            f.seek(self._offset)
-            chunk = f.read(st.st_size - self._offset)
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                chunk = f.read(st.st_size - self._offset)
+        except FileNotFoundError:  # removed since the stat (a stack's files being cleaned up)
+            self.records, self._offset, self._ino = [], 0, None
+            return self.records
         end = chunk.rfind(b"\n") + 1
         self._offset += end
         for line in chunk[:end].splitlines():
@@ -395,6 +399,7 @@ class RecordReader:
                 rec = json.loads(line)
             except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
                 continue
-            if isinstance(rec, dict) and "phase" in rec and "event" in rec:
+            if isinstance(rec, dict) and isinstance(rec.get("phase"), str) \
+                    and isinstance(rec.get("event"), str):
                 self.records.append(rec)
         return self.records

@@ -263,3 +263,63 @@ def test_the_cli_says_in_one_line_when_the_api_cannot_be_reached(tmp_path, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"error: the cluster's Kubernetes API {endpoint} could not be asked (Connect")
     assert "Traceback" not in "\n".join(err)
+
+
+# ---- a stack mid-destroy, or damaged outputs: one line, never a traceback ---------------------
+
+def _login_key():
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    k = ed25519.Ed25519PrivateKey.generate()
+    priv = k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
+                           serialization.NoEncryption()).decode()
+    pub = k.public_key().public_bytes(serialization.Encoding.OpenSSH,
+                                      serialization.PublicFormat.OpenSSH).decode()
+    return priv, pub
+
+
+def test_a_master_that_is_gone_is_one_line(tmp_path, capsys):
+    """The outputs of the last `pulumi up`, the master already deleted: the SSH port refuses."""
+    import socket
+
+    priv, pub = _login_key()
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    f = tmp_path / "o.json"
+    f.write_text(json.dumps({"slurmJobId": "12", "sshLoginKey": priv,
+                             "ssh": {"host": "127.0.0.1", "port": port, "hostKey": pub, "logDir": "/l"}}))
+    assert main(["logs", "--stack", "s", "--outputs", str(f)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "ConnectionRefusedError" in err
+    assert "is the cluster still there?" in err and "PRIVATE KEY" not in err
+
+
+@pytest.mark.parametrize("ssh,shown", [
+    ({"host": "127.0.0.1", "port": "22; rm -rf /"}, "port '22; rm -rf /'"),
+    ({"host": "", "port": 22}, "host ''"),
+    ({"host": "h", "port": 70000}, "port '70000'"),
+    ({"host": "h", "port": 22, "bastion": "root@b:x"}, "bastion 'root@b:x'"),
+])
+def test_a_damaged_ssh_output_is_one_line_exit_2(tmp_path, capsys, ssh, shown):
+    priv, pub = _login_key()
+    f = tmp_path / "o.json"
+    f.write_text(json.dumps({"slurmJobId": "12", "sshLoginKey": priv,
+                             "ssh": {**ssh, "hostKey": pub, "logDir": "/l"}}))
+    assert main(["logs", "--stack", "s", "--outputs", str(f)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is damaged" in err and shown in err
+
+
+def test_pulumi_printing_no_json_is_one_line(tmp_path, capsys, monkeypatch):
+    """`pulumi stack output` that prints something else (a CLI double on PATH: a warning
+    banner mid-destroy, say)."""
+    fake = tmp_path / "bin" / "pulumi"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'warning: the stack is being destroyed'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    assert main(["logs", "--stack", "s"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "did not print JSON" in err

@@ -217,3 +217,40 @@ def test_the_writer_cuts_a_huge_detail_after_scrubbing(tmp_path):
     detail = [json.loads(line) for line in path.read_text().splitlines()][-1]["detail"]
     assert len(detail) < 2100 and detail.endswith("more characters)")
     assert "sk-k" not in detail    # scrubbed whole first: no prefix of the key is left
+
+
+def test_a_progress_path_that_is_a_directory_is_one_line_not_a_traceback(tmp_path, capsys):
+    d = tmp_path / "s.jsonl"
+    d.mkdir()
+    assert main(["status", "--file", str(d), "--once"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is not a progress file" in err
+
+
+def test_a_file_removed_between_stat_and_open_reads_as_empty(tmp_path, monkeypatch):
+    """A stack's files cleaned up while `status` reads them (a destroy finishing)."""
+    from components.progress import record
+
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(MARKER) + "\n")
+    reader = record.RecordReader(str(path))
+    real_open = open
+
+    def vanishing_open(p, *a, **kw):
+        if str(p) == str(path):
+            path.unlink()
+            raise FileNotFoundError(2, "No such file or directory", str(p))
+        return real_open(p, *a, **kw)
+
+    monkeypatch.setattr("builtins.open", vanishing_open)
+    assert reader.read() == []
+
+
+def test_records_whose_phase_or_event_is_not_text_are_skipped(tmp_path):
+    path = tmp_path / "s.jsonl"
+    good = {"phase": "p", "event": "start", "ts": 1.0, "waiting_for": "x"}
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"phase": 5, "event": "start", "ts": 1.0}, {"phase": ["a"], "event": "start", "ts": 1.0},
+        {"phase": {"a": 1}, "event": "done", "ts": 1.0}, {"phase": "p", "event": 7, "ts": 1.0},
+        good]) + "\n")
+    assert read_records(str(path)) == [good]
