@@ -2,6 +2,11 @@
 API, with an EKS token from your AWS credentials; on HyperPod the pods the inference operator
 labelled (the `InferenceEndpointConfig`'s `status.selector`) and their worker container. The
 command line and the outputs it reads: components/cli/logs.py.
+
+The token is signed by the stack's identity: the `kubernetes` output names the stack's
+`aws:profile` (when set), used as the stack's own calls and its kubeconfig use it (aws_api.session:
+an explicit profile wins over ambient AWS_* variables), so `logs` and `kubectl` with the stack's
+kubeconfig are the same principal, the one EKS granted (API authentication mode).
 """
 
 from __future__ import annotations
@@ -14,8 +19,7 @@ from ..cli.logs import EXIT_NOTHING, UsageError, need
 
 def show_logs(args, outputs) -> int:
     """`python -m components logs` on an aws-eks stack (cli/logs.py calls it)."""
-    import boto3
-
+    from . import aws_api
     from .kube_api import eks_token, ssl_context
     from .logs import PodLogs, check_lines, check_node, pick_container, pick_pod
 
@@ -30,7 +34,12 @@ def show_logs(args, outputs) -> int:
     import httpx
     from botocore.exceptions import BotoCoreError, ClientError
 
-    session = boto3.Session()
+    try:
+        session = aws_api.session({"aws": {"region": k.get("region"), "profile": k.get("profile")}})
+    except BotoCoreError as e:  # e.g. ProfileNotFound: the stack's profile is not on this machine
+        print(f"error: the stack's aws:profile {k.get('profile')!r} cannot be used here ({type(e).__name__}); "
+              "configure it (aws configure --profile NAME) or run where it is", file=sys.stderr)
+        return 1
     logs = PodLogs(str(k["apiEndpoint"]),
                    lambda: eks_token(session, str(k["clusterName"]), str(k["region"])),
                    verify=ssl_context(str(k["caData"])) if k.get("caData") else True)

@@ -267,7 +267,8 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
             return {"kubeconfig": infrastructure.kubeconfig, "curl": served.status,
                     **day_two_outputs(deployment, endpoint, ca,
                                       deployment.config.eks.hyperpod_cluster_name,
-                                      infrastructure.region)}
+                                      infrastructure.region,
+                                      (infrastructure.aws_inputs.get("aws") or {}).get("profile"))}
         return {**_eks_outputs(deployment, infrastructure, gates), **_tls_outputs(deployment, served)}
 
     def mock_outputs(self) -> MockOutputs:
@@ -411,6 +412,7 @@ def _eks_outputs(deployment: EksDeployment, infra: AwsEksCluster, gates: AwsGate
         # what `python -m components logs` reads (components/aws_eks/logs.py; docs/day-two.md)
         "kubernetes": pulumi.Output.all(cluster.endpoint, cluster.ca_data, cluster.name).apply(
             lambda k: {"apiEndpoint": k[0], "caData": k[1], "clusterName": k[2], "region": infra.region,
+                       "profile": (infra.aws_inputs.get("aws") or {}).get("profile"),
                        "namespace": layout.namespace, "podSelector": selector, "container": "vllm"}),
         "kubectl": (f"pulumi stack output --show-secrets kubeconfig > k3.kubeconfig && "
                     f"KUBECONFIG=k3.kubeconfig kubectl -n {layout.namespace} get pods"),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import pulumi
 
@@ -104,7 +104,8 @@ def cost_text(req, purchased: Any, fee: Any, status: Any) -> str:
             f"is bought only if its upfront fee is at most ${req.max_upfront_fee_usd:,.2f}")
 
 
-def day_two_outputs(deployment, endpoint, ca_data, cluster_name, region: str) -> Dict[str, Any]:
+def day_two_outputs(deployment, endpoint, ca_data, cluster_name, region: str,
+                    profile: Optional[str] = None) -> Dict[str, Any]:
     """`kubernetes` (what `python -m components logs` reads: the API, the namespace, the endpoint
     config whose `status.selector` names the operator's pods, the worker's port), `kubectl` and
     `logs` (components/aws_eks/logs.py) of a HyperPod stack, on its own cluster or the user's."""
@@ -115,7 +116,7 @@ def day_two_outputs(deployment, endpoint, ca_data, cluster_name, region: str) ->
     return {
         "kubernetes": pulumi.Output.all(endpoint, ca_data, cluster_name).apply(
             lambda k: {"apiEndpoint": k[0], "caData": k[1], "clusterName": k[2], "region": region,
-                       "namespace": ns, "podSelector": {}, "container": None,
+                       "profile": profile, "namespace": ns, "podSelector": {}, "container": None,
                        "inferenceEndpointConfig": iec_name, "port": spec.port}),
         "kubectl": (f"pulumi stack output --show-secrets kubeconfig > k3.kubeconfig && "
                     f"KUBECONFIG=k3.kubeconfig kubectl -n {ns} get inferenceendpointconfig,pods,ingress"),
@@ -132,7 +133,8 @@ def outputs(deployment, infra, served, gates) -> Dict[str, Any]:
                f"{iec['metadata']['name']} -o jsonpath='{{.status.state}}'; then `pulumi up` again prints the curl line")
     return {
         "kubeconfig": infra.kubeconfig,
-        **day_two_outputs(deployment, cluster.endpoint, cluster.ca_data, cluster.name, infra.region),
+        **day_two_outputs(deployment, cluster.endpoint, cluster.ca_data, cluster.name, infra.region,
+                          (infra.aws_inputs.get("aws") or {}).get("profile")),
         "trainingPlan": pulumi.Output.all(tp.trainingPlanArn, tp.trainingPlanName, tp.availabilityZone, tp.startTime,
                                           tp.endTime, tp.status, tp.purchased).apply(lambda t: {
             "arn": t[0], "name": t[1], "availabilityZone": t[2], "start": t[3], "end": t[4], "status": t[5],
