@@ -99,3 +99,28 @@ def estimate(model, accelerator: str, devices: int, context_tokens: int, tpot_s:
     first = prefill_s(max(SHORT_PROMPT_TOKENS, lengths[0]), model, accelerator, devices)
     return GateEstimate(batch1_s=first + output_tokens * tpot_s, needle_prefill_s=prefill,
                         batch2_s=output_tokens * tpot_s, needle_tokens=lengths[-1])
+
+
+def gate_clock(plan) -> "tuple[int, str]":
+    """The known-answer checks' share of the gate on the plan's clock (progress/clock.py):
+    seconds and the basis it states. Typical answers (TYPICAL_OUTPUT_TOKENS) at the TPOT of a
+    published reference point on the plan's node shape (reference_points.json), the needle
+    capped as the gate caps it (gate.known_input); (0, why) when no TPOT was published for it:
+    the plan has no TPOT of its own, and none is made up here."""
+    from ..inference.catalog import MODELS
+    from .reference import matching
+
+    points = [p for p in matching(plan.accelerator, plan.node_shape)
+              if isinstance(p.get("figures", {}).get("tpot_s_mean"), (int, float))]
+    if not points:
+        return 0, (f"the known-answer checks are not estimated (no published TPOT for "
+                   f"{plan.node_shape}: accept/reference_points.json)")
+    tpot, model, par = float(points[0]["figures"]["tpot_s_mean"]), MODELS[plan.model], plan.parallelism
+    devices = par.tensor_parallel * par.pipeline_parallel
+    cap = needle_cap_tokens(model, plan.accelerator, devices, plan.max_model_len)
+    est = estimate(model, plan.accelerator, devices, plan.max_model_len, tpot,
+                   TYPICAL_OUTPUT_TOKENS, cap)
+    return int(round(est.total_s)), (
+        f"the known-answer checks ~{est.total_s / 60:.1f} min ({TYPICAL_OUTPUT_TOKENS}-token answers at "
+        f"TPOT {tpot * 1000:g} ms, reference point {points[0]['id']}; needle up to "
+        f"{est.needle_tokens:,} tokens)")

@@ -284,7 +284,9 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
         if deployment.config.eks.serving == "hyperpod":
             return hyperpod_phases(cold, plan_start=block_start,
                                    end_to_end=deployment.config.eks.hyperpod_end_to_end)
-        return aws_phases(cold, block_start=block_start)
+        from ..accept.known_cost import gate_clock
+
+        return aws_phases(cold, block_start=block_start, known=gate_clock(deployment.plan))
 
     def cost_parts(self, resources, node_shape: str, nodes: int) -> list:
         from .cost_parts import aws_parts

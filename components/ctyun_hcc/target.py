@@ -320,6 +320,7 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
 
     def clock_phases(self, deployment: HccDeployment, block_start=None) -> list:
         """Order -> cluster ready -> bootstrap -> weights and image -> broadcast -> engine -> gate."""
+        from ..accept.known_cost import gate_clock
         from ..inference.catalog import NODE_SHAPES
         from ..progress.clock import ctyun_phases
 
@@ -327,7 +328,8 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         return ctyun_phases(plan.to_dict()["cold_start"],
                             checkpoint_bytes=MODELS[plan.model].download_bytes,
                             nvme_gb_per_s=NODE_SHAPES[plan.node_shape].nvme_read_gb_per_s,
-                            order_timeout_s=deployment.config.cluster.create_timeout_s)
+                            order_timeout_s=deployment.config.cluster.create_timeout_s,
+                            known=gate_clock(plan))
 
     def cost_parts(self, resources, node_shape: str, nodes: int) -> list:
         from .cost_parts import ctyun_parts

@@ -71,8 +71,18 @@ def _engine(cold: Mapping[str, Any]) -> Tuple[int, str]:
     return int(cold.get("estimate_s") or 0), "the plan's vLLM start"
 
 
+def _gate(known: Optional[Tuple[int, str]]) -> ClockPhase:
+    """The acceptance gate: GATE_S for the functional checks and the load part, plus the
+    known-answer checks' estimate when there is one (accept/known_cost.gate_clock)."""
+    base = "assumption: the functional checks and the load part (2 min)"
+    seconds, why = known or (0, "")
+    return ClockPhase("gate", GATE_S + int(seconds), f"{base}; {why}" if why else base, None,
+                      ("accept-gate",))
+
+
 def ctyun_phases(cold: Mapping[str, Any], *, checkpoint_bytes: int, nvme_gb_per_s: float,
-                 order_timeout_s: Optional[int] = None) -> List[ClockPhase]:
+                 order_timeout_s: Optional[int] = None,
+                 known: Optional[Tuple[int, str]] = None) -> List[ClockPhase]:
     stage = _phase(cold, "stage")
     engine_s, engine_why = _engine(cold)
     bcast = int(round(checkpoint_bytes / (nvme_gb_per_s * 1e9)))
@@ -93,12 +103,12 @@ def ctyun_phases(cold: Mapping[str, Any], *, checkpoint_bytes: int, nvme_gb_per_
                    BROADCAST_LIMIT_S, ("weights-broadcast",)),
         ClockPhase("engine", engine_s, engine_why, int(cold.get("startup_timeout_s") or 0) or None,
                    ("vllm-start",)),
-        ClockPhase("gate", GATE_S, "assumption: the functional checks and the load part",
-                   None, ("accept-gate",)),
+        _gate(known),
     ]
 
 
-def aws_phases(cold: Mapping[str, Any], *, block_start: Optional[str] = None) -> List[ClockPhase]:
+def aws_phases(cold: Mapping[str, Any], *, block_start: Optional[str] = None,
+               known: Optional[Tuple[int, str]] = None) -> List[ClockPhase]:
     node = _phase(cold, "node")
     wait = _phase(cold, "wait")
     stage = _phase(cold, "stage")
@@ -123,8 +133,7 @@ def aws_phases(cold: Mapping[str, Any], *, block_start: Optional[str] = None) ->
                    f"the plan: {stage['source']}" if stage else "nothing staged", None, gate_by),
         ClockPhase("engine", engine_s, engine_why, int(cold.get("startup_timeout_s") or 0) or None,
                    gate_by),
-        ClockPhase("gate", GATE_S, "assumption: the functional checks and the load part",
-                   None, ("accept-gate",)),
+        _gate(known),
     ]
 
 

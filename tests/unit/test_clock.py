@@ -185,3 +185,36 @@ def test_a_marker_with_a_junk_clock_falls_back(tmp_path):
 
     assert for_run({"clock": "junk"}, []) is None
     assert for_run({"clock": {"phases": []}}, []) is None
+
+
+# ---- the gate: the functional checks plus the known-answer checks' estimate -------------------
+
+def test_the_gate_adds_the_known_answer_estimate_where_a_tpot_was_published():
+    """ctyun-hcc's A3 has a published TPOT (reference_points.json): the gate phase is the 2 min
+    assumption plus known_cost's estimate at it; p6-b300 has none, so nothing is made up and the
+    basis says the known-answer checks are not estimated."""
+    from components.accept import known_cost as kc
+    from components.accept.known import KNOWN_MAX_TOKENS
+    from components.inference.catalog import MODELS
+    from components.inference.planner import PlanRequest, plan
+
+    a3 = plan(PlanRequest(model="w4a8", node_shape="atlas-800-a3", nodes=4))
+    seconds, why = kc.gate_clock(a3)
+    par = a3.parallelism
+    devices = par.tensor_parallel * par.pipeline_parallel
+    cap = kc.needle_cap_tokens(MODELS["w4a8"], a3.accelerator, devices, a3.max_model_len)
+    typical = kc.estimate(MODELS["w4a8"], a3.accelerator, devices, a3.max_model_len, 0.02225,
+                          kc.TYPICAL_OUTPUT_TOKENS, cap)
+    worst = kc.estimate(MODELS["w4a8"], a3.accelerator, devices, a3.max_model_len, 0.02225,
+                        KNOWN_MAX_TOKENS, cap)
+    assert seconds == round(typical.total_s) and 60 < seconds < worst.total_s <= 5 * 60
+    assert "TPOT 22.25 ms" in why and "vllm-ascend-14454-a3x4-w4a8-c4" in why
+    gate = clk.ctyun_phases(COLD_CTYUN, checkpoint_bytes=1, nvme_gb_per_s=1.0,
+                            known=(seconds, why))[-1]
+    assert gate.name == "gate" and gate.estimate_s == clk.GATE_S + seconds and why in gate.basis
+
+    b300 = plan(PlanRequest(model="mxfp4", node_shape="p6-b300.48xlarge", nodes=1))
+    assert kc.gate_clock(b300) == (0, "the known-answer checks are not estimated (no published "
+                                      "TPOT for p6-b300.48xlarge: accept/reference_points.json)")
+    gate = clk.aws_phases(COLD_AWS, known=kc.gate_clock(b300))[-1]
+    assert gate.estimate_s == clk.GATE_S and "not estimated" in gate.basis
