@@ -5,7 +5,8 @@ Why: at preview the engine sends a dynamic provider `check` and `diff` (pulumi's
 pkg/resource/deploy/step_generator.go) with the unknown sentinel in every input computed from
 a resource not created yet. Neither may reach a cloud API, an SSH server or a program: a
 preview changes nothing and may run where nothing is reachable. `install()` runs inside the
-`python -m pulumi.dynamic` host before it starts (`GuardedHost`) and replaces every way out of
+`python -m pulumi.dynamic` host before it starts (`GuardedHost`; `refuse_calls` does the same in
+the test's own process, undone after the test) and replaces every way out of
 the process that kimi-k3's providers use - a TCP/Unix connect (paramiko, httpx, requests and
 botocore all end in `socket.socket.connect` after `socket.getaddrinfo`) and starting a process
 (`subprocess.Popen`, `os.system`) - by one that writes what was tried to the file named by
@@ -22,7 +23,7 @@ import os
 import socket
 import subprocess
 from pathlib import Path
-from typing import List
+from typing import Callable, List
 
 from tests.integration.dynamic_host import DynamicProviderHost
 
@@ -38,35 +39,46 @@ class CallRefused(ConnectionRefusedError):
     """What a guarded call raises (an OSError, as an unreachable host gives)."""
 
 
-def install() -> None:
+def _guards(record: Callable[[str], None]):
+    """(object, attribute, replacement) of every way out, each recording what was tried."""
+
     def connect(self, address):
-        _record(f"connect {address!r}")
+        record(f"connect {address!r}")
         raise CallRefused(f"no calls at preview (connect {address!r})")
 
     def connect_ex(self, address):
-        _record(f"connect {address!r}")
+        record(f"connect {address!r}")
         return 111  # ECONNREFUSED
 
     def getaddrinfo(host, *args, **kwargs):
-        _record(f"resolve {host!r}")
+        record(f"resolve {host!r}")
         raise CallRefused(f"no calls at preview (resolve {host!r})")
 
-    popen_init = subprocess.Popen.__init__
-
     def popen(self, args, *rest, **kwargs):
-        _record(f"run {args!r}")
+        record(f"run {args!r}")
         raise PermissionError(f"no calls at preview (run {args!r})")
 
     def system(command):
-        _record(f"run {command!r}")
+        record(f"run {command!r}")
         return 1
 
-    socket.socket.connect = connect
-    socket.socket.connect_ex = connect_ex
-    socket.getaddrinfo = getaddrinfo
-    subprocess.Popen.__init__ = popen
-    subprocess.Popen._kk3_unguarded_init = popen_init
-    os.system = system
+    return [(socket.socket, "connect", connect), (socket.socket, "connect_ex", connect_ex),
+            (socket, "getaddrinfo", getaddrinfo), (subprocess.Popen, "__init__", popen),
+            (os, "system", system)]
+
+
+def install() -> None:
+    """In the provider host, for good (the process ends with the test's host)."""
+    for obj, name, replacement in _guards(_record):
+        setattr(obj, name, replacement)
+
+
+def refuse_calls(monkeypatch) -> List[str]:
+    """In this process, until the test ends (`monkeypatch` undoes it): the list of what was tried."""
+    tried: List[str] = []
+    for obj, name, replacement in _guards(tried.append):
+        monkeypatch.setattr(obj, name, replacement)
+    return tried
 
 
 class GuardedHost(DynamicProviderHost):
