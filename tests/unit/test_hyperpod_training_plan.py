@@ -393,3 +393,60 @@ def test_with_neither_a_plan_nor_a_cap_the_provider_lists_the_offers_and_buys_no
     assert text.startswith("kimi-k3:maxUpfrontFeeUsd=") and "nothing was created" in text and "\n" not in text
     assert text.index("tpo-cheap") < text.index("tpo-dear") and "$80,000.00" in text
     assert "set it to at least 80000" in text
+
+
+# ---------------------------------------------------------------- refresh, and the next `up` after the plan ended
+
+def _with_client(monkeypatch):
+    sm = sm_client()
+    monkeypatch.setattr(tp, "sagemaker", lambda p, max_attempts=5: sm)
+    return sm
+
+
+def _bought_state(monkeypatch):
+    return _created(monkeypatch, BUY, ("describe_training_plan", plan_api(), {"TrainingPlanName": NAME1}))
+
+
+@pytest.mark.parametrize("listed", ["Expired", None])
+def test_a_refresh_of_an_ended_plan_records_it_and_the_next_up_buys_the_next_generation(monkeypatch, listed):
+    """Refresh: SageMaker describes the plan as Expired, or no longer knows it (Unlisted, kimi-k3's
+    own word): recorded, never an error. The next `up` (buy mode) sees it over and buys generation
+    2 under the same cap, in the ended plan's zone among equal prices."""
+    bought = _bought_state(monkeypatch)
+    sm = _with_client(monkeypatch)
+    with Stubber(sm) as stub:
+        if listed:
+            stub.add_response("describe_training_plan", plan_api(status=listed), {"TrainingPlanName": ARN})
+        else:
+            stub.add_client_error("describe_training_plan", service_error_code="ResourceNotFound",
+                                  http_status_code=400, expected_params={"TrainingPlanName": ARN})
+        refreshed = tp.TrainingPlanProvider().read(bought.id, bought.outs).outs
+        stub.assert_no_pending_responses()
+    assert refreshed["status"] == (listed or tp.UNLISTED) and refreshed["trainingPlanName"] == NAME1
+    d = tp.TrainingPlanProvider().diff(bought.id, refreshed, dict(BUY))
+    assert (d.changes, d.replaces) == (True, [])  # an update: the HyperPod cluster is not deleted first
+    with Stubber(sm) as stub:  # straight to generation 2: the first is this stack's ended plan
+        not_found(stub, NAME2)
+        stub.add_response("search_training_plan_offerings", {"TrainingPlanOfferings": [
+            offer("tpo-c", 80_000, zone="us-east-2c"), offer("tpo-b", 80_000, zone="us-east-2b")]}, SEARCH)
+        stub.add_response("create_training_plan", {"TrainingPlanArn": ARN.replace(NAME1, NAME2)},
+                          create_params("tpo-b", NAME2))
+        stub.add_response("describe_training_plan", plan_api(name=NAME2, status="Pending"), {"TrainingPlanName": NAME2})
+        outs = tp.TrainingPlanProvider().update(bought.id, refreshed, dict(BUY)).outs
+        stub.assert_no_pending_responses()
+    assert outs["generation"] == 2 and outs["trainingPlanName"] == NAME2 and outs["availabilityZone"] == "us-east-2b"
+
+
+def test_the_next_up_after_an_adopted_plan_ended_is_one_line_and_buys_nothing(monkeypatch):
+    adopt_props = {**ADOPT}
+    adopted = _created(monkeypatch, adopt_props, ("describe_training_plan", plan_api(), {"TrainingPlanName": ARN}))
+    ended = {**adopted.outs, "status": "Expired", "endTime": "2026-12-01T11:30:00Z"}
+    assert tp.TrainingPlanProvider().diff(adopted.id, ended, dict(adopt_props)).changes
+    sm = _with_client(monkeypatch)
+    with Stubber(sm) as stub:
+        stub.add_response("describe_training_plan", plan_api(status="Expired"), {"TrainingPlanName": ARN})
+        with pytest.raises(tp.TrainingPlanError) as e:
+            tp.TrainingPlanProvider().update(adopted.id, ended, dict(adopt_props))
+        stub.assert_no_pending_responses()
+    assert str(e.value).startswith(f"kimi-k3:trainingPlanArn={ARN!r} is Expired") and "\n" not in str(e.value)
+    assert "adopt or buy a plan that has not ended" in str(e.value)
