@@ -55,6 +55,12 @@ def cluster_args(cfg: AwsEksConfig, cluster_name: str, kms_arn: Any, network,
     return args
 
 
+#: the add-on's configuration schema accepts tolerations (aws/containers-roadmap#2261); builds
+#: from v1.2.0-eksbuild.1 also tolerate every taint by default (aws/amazon-vpc-cni-k8s#2780)
+POD_IDENTITY_AGENT = {"addon_name": "eks-pod-identity-agent",
+                      "configuration_values": json.dumps({"tolerations": [{"operator": "Exists"}]})}
+
+
 class Cluster:
     """EKS control plane, node role, system nodes, kubeconfig and a Kubernetes provider."""
 
@@ -68,6 +74,7 @@ class Cluster:
             kms_arn = key.arn
         self.eks = eks.Cluster(f"{name}-eks", **cluster_args(cfg, cluster_name, kms_arn, network, profile),
                                opts=opts)
+        self._pod_identity_agent: Optional[pulumi.Resource] = None
         self.name = cluster_name
         # the EKS-managed cluster security group (node interfaces must carry it explicitly)
         self.info = aws.eks.get_cluster_output(
@@ -111,6 +118,16 @@ class Cluster:
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.exec_kubeconfig,
                                      enable_server_side_apply=True,
                                      opts=pulumi.ResourceOptions(parent=parent))
+
+    def pod_identity_agent(self, name: str, parent: pulumi.Resource) -> pulumi.Resource:
+        """The EKS Pod Identity agent add-on, declared once by whoever needs it first (the weights'
+        roles, Prometheus's AMP remote-write role): without the agent a Pod Identity association
+        gives the pod no credentials. Same name and parent from either caller: its URN stays."""
+        if self._pod_identity_agent is None:
+            self._pod_identity_agent = aws.eks.Addon(
+                f"{name}-pod-identity-agent", cluster_name=self.name, **POD_IDENTITY_AGENT,
+                opts=pulumi.ResourceOptions(parent=parent, depends_on=[self.eks]))
+        return self._pod_identity_agent
 
     def add_ons(self, name: str, parent: pulumi.Resource, multi_node: bool) -> List[pulumi.Resource]:
         """Device plugins (EFA and LWS only for multi-node replicas), after the system nodes exist.

@@ -34,7 +34,10 @@ class Monitoring:
         url = mon.amp_remote_write_url(amp_workspace_id, region) if amp_workspace_id else None
         deps = list(depends_on)
         if amp_workspace_id:
-            deps.append(self._amp_role(name, cluster, region, amp_workspace_id, parent, depends_on))
+            # the association gives Prometheus credentials only through the agent (with weights from
+            # the hub, or on HyperPod, nothing else installs it)
+            deps += [cluster.pod_identity_agent(name, parent),
+                     self._amp_role(name, cluster, region, amp_workspace_id, parent, depends_on)]
         self.release = k8s.helm.v3.Release(
             f"{name}-kube-prometheus-stack", name=mon.KPS_RELEASE, chart=mon.KPS["chart"],
             version=mon.KPS["version"],

@@ -148,3 +148,14 @@ def test_the_summary_lists_resources_in_plan_order_whatever_the_registration(run
     shuffled = dataclasses.replace(run, resources=list(reversed(run.resources)))
     assert listed(shuffled) == listed(run)
     assert [line.split()[1] for line in listed(run)] == [r["name"] for r in order.stable(run.resources)]
+
+
+def test_every_pod_identity_association_has_the_agent_it_needs(run):
+    """An association gives a pod credentials only through the eks-pod-identity-agent add-on:
+    with weights from the hub and AMP remote write, the weights path (which used to install it)
+    is absent, and Prometheus's remote write had no credentials. One agent per cluster."""
+    associations = run.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    agents = [r for r in run.of_type("aws:eks/addon:Addon") if r["inputs"].get("addonName") == "eks-pod-identity-agent"]
+    assert len(agents) == (1 if associations else 0)
+    if associations:
+        assert agents[0]["name"] == "kimi-k3-pod-identity-agent" and agents[0]["parent"] == "kimi-k3"

@@ -129,7 +129,8 @@ def test_the_endpoint_config_matches_the_crd_with_the_stacks_tls_bucket(run):
 def test_eks_is_a_version_hyperpod_documents_with_the_operators_addons(run):
     eks = one(run, "eks:index:Cluster")["inputs"]
     assert eks["version"] in catalog.K8S_VERSIONS and eks["authenticationMode"] == "API"
-    addons = {r["inputs"]["addonName"]: r["inputs"].get("addonVersion") for r in run.of_type("aws:eks/addon:Addon")}
+    addons = {r["inputs"]["addonName"]: r["inputs"].get("addonVersion") for r in run.of_type("aws:eks/addon:Addon")
+              if r["inputs"]["addonName"] != "eks-pod-identity-agent"}  # AMP's (test below)
     assert addons == catalog.ADDON_VERSIONS
     execution = one(run, "aws:iam/role:Role", "kimi-k3-hyperpod-operator-role")["inputs"]
     assert execution["namePrefix"].startswith(catalog.EXECUTION_ROLE_PREFIX)
@@ -206,3 +207,12 @@ def test_a_weak_api_key_is_refused_on_hyperpod_where_the_operator_decides_the_ex
     assert text.startswith("kimi-k3:apiKey=<not shown> is too weak for an endpoint open to public addresses "
                            "(14 characters") and "sk-short-key-1" not in text
     assert "on serving=hyperpod the inference operator's load balancer decides" in text
+
+
+def test_amp_remote_write_has_the_pod_identity_agent(run):
+    """HyperPod installs no weights path: Prometheus's Pod Identity association needs the agent
+    the monitoring declares itself."""
+    associations = run.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    agents = [r for r in run.of_type("aws:eks/addon:Addon") if r["inputs"].get("addonName") == "eks-pod-identity-agent"]
+    assert len(agents) == (1 if associations else 0)
+    assert associations or "kimi-k3:ampWorkspaceId" not in run.config

@@ -28,12 +28,6 @@ from . import render as wr
 from .notice import MirrorNotice
 from .settings import CACHE_PREFIX, WeightsConfig
 
-#: the add-on's configuration schema accepts tolerations (aws/containers-roadmap#2261); builds
-#: from v1.2.0-eksbuild.1 also tolerate every taint by default (aws/amazon-vpc-cni-k8s#2780)
-POD_IDENTITY_AGENT = {"addon_name": "eks-pod-identity-agent",
-                      "configuration_values": json.dumps({"tolerations": [{"operator": "Exists"}]})}
-
-
 def _json(doc_of_bucket, bucket: Any) -> pulumi.Output:
     return pulumi.Output.from_input(bucket).apply(lambda b: json.dumps(doc_of_bucket(b)))
 
@@ -158,9 +152,7 @@ class Weights:
         else:
             bucket_name, model_prefix = w.s3_uri.bucket, w.s3_uri.prefix
             self.s3_uri, self.cache_uri = str(w.s3_uri), ""
-        self.agent = aws.eks.Addon(f"{name}-pod-identity-agent", cluster_name=cluster.name,
-                                   **POD_IDENTITY_AGENT,
-                                   opts=pulumi.ResourceOptions(parent=parent, depends_on=[cluster.eks]))
+        self.agent = cluster.pod_identity_agent(name, parent)  # once per cluster (cluster.py)
         n = wr.names(layout.name)
         cache_prefix = CACHE_PREFIX if w.compile_cache else None
         self.roles.append(PodRole(
