@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import runpy
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional
@@ -207,21 +208,29 @@ def run_program(stack: str, overrides: Optional[Mapping[str, str]] = None,
 
 @contextlib.contextmanager
 def without_cycle_collection():
-    """Python's cycle collector off for one program run, back on (if it was) afterwards.
+    """Python's cycle collector off for one program run, back on (if it was) afterwards; what a
+    run that imported modules leaves is frozen (`gc.freeze`) first.
 
     Why: a run imports the SDKs of the stack's resources (pulumi-aws's ec2 package alone defines
     thousands of classes and typing generics) and the collector, triggered by every 700 new
     objects, walks all of them again on each pass: about 50 middle and 4 full passes per aws-eks
-    plan, 0.5 s of its 4.4 s of CPU (0.15 s of ctyun-hcc's 1.2 s), for about 1 MB they would free
-    (docs/benchmarks.md, "Offline plan speed"). Reference counting still frees everything that is
-    not in a cycle at once; the cycles a run leaves are collected by the passes after it (the
-    first young pass after it walks the run's new objects once, ~0.15 s). Nothing a run registers
-    or writes depends on when they are collected."""
+    plan, 0.5 s of its 4.4 s of CPU (0.15 s of ctyun-hcc's 1.2 s); without them a plan's peak
+    memory grew by 1 MB (docs/benchmarks.md, "Offline plan speed"). Turned back on, its first pass would walk every
+    object the run made once more (0.15 s): the modules and classes a run imported live as long
+    as the process, so a run that imported something moves what it leaves to the permanent
+    generation the collector skips. That keeps one such run's cyclic garbage (~55,000 objects
+    after the first aws-eks run) for the life of the process: once per stack or variant that
+    imports new modules, not per run (a later run of the same stack imports nothing and freezes
+    nothing). Reference counting still frees everything that is not in a cycle at once. Nothing
+    a run registers or writes depends on when cycles are collected."""
     was_enabled = gc.isenabled()
+    modules = len(sys.modules)
     gc.disable()
     try:
         yield
     finally:
+        if len(sys.modules) > modules:
+            gc.freeze()
         if was_enabled:
             gc.enable()
 
