@@ -294,3 +294,12 @@ def test_the_gate_reads_the_load_balancers_scheme_by_its_dns_name_across_pages(m
         stub.add_response("describe_load_balancers", {"LoadBalancers": []}, {})
         assert cluster.scheme(host) is None
         stub.assert_no_pending_responses()
+
+
+def test_the_pod_identity_agent_is_a_valid_create_addon_request():
+    """Declared for the weights path and for AMP remote write (cluster.py)."""
+    from components.aws_eks.cluster import POD_IDENTITY_AGENT
+
+    validate("eks", "CreateAddon", {"clusterName": "kimi-k3-aws-eks", "addonName": POD_IDENTITY_AGENT["addon_name"],
+                                    "configurationValues": POD_IDENTITY_AGENT["configuration_values"]})
+    assert json.loads(POD_IDENTITY_AGENT["configuration_values"]) == {"tolerations": [{"operator": "Exists"}]}
