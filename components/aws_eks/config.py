@@ -374,6 +374,29 @@ def _system_instance_type(src: RawConfig) -> str:
     return value
 
 
+#: a region of AWS's `aws` partition: botocore 1.44.8 (requirements.txt) data/endpoints.json,
+#: partition "aws", regionRegex `^(us|eu|ap|sa|ca|me|af|il|mx)\-\w+\-\d+$` (ASCII, whole value).
+#: kimi-k3 writes `arn:aws:` ARNs (managed policies, roles) and `*.amazonaws.com` URLs (the EKS
+#: token's STS URL, AMP), so the other partitions (aws-cn, aws-us-gov, the ISO ones, aws-eusc)
+#: would fail after the capacity is bought
+_AWS_PARTITION_REGION = re.compile(r"(us|eu|ap|sa|ca|me|af|il|mx)-\w+-\d+", re.ASCII)
+_OTHER_PARTITIONS = (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"), ("us-iso", "an AWS ISO partition"),
+                     ("eu-isoe-", "aws-iso-e"), ("eusc-", "aws-eusc"))
+
+
+def region_refusal(region: str) -> Optional[ConfigError]:
+    """`aws:region` that is not a region of the `aws` partition: one line, before anything."""
+    if _AWS_PARTITION_REGION.fullmatch(region):
+        return None
+    fix = "set a region of the aws partition, e.g. pulumi config set aws:region us-east-2"
+    for prefix, partition in _OTHER_PARTITIONS:
+        if region.startswith(prefix):
+            return ConfigError("aws:region", region, fix, f"is in {partition}: kimi-k3 supports the aws partition "
+                               "only (it writes arn:aws: ARNs and *.amazonaws.com URLs)")
+    return ConfigError("aws:region", region, fix + " (aws ec2 describe-regions --query 'Regions[].RegionName')",
+                       "is not an AWS region name")
+
+
 def kms_region_refusal(arn: Optional[str], region: str) -> Optional[ConfigError]:
     """A `kmsKeyArn` of another region than `aws:region` (EKS refuses it: see `_KMS_ARN`)."""
     m = _KMS_ARN.match(arn or "")

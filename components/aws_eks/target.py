@@ -135,6 +135,8 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
         if not region:
             raise ConfigError("aws:region", None, "set it: pulumi config set aws:region us-east-2",
                               "is needed (the Capacity Block and the cluster live in one region)")
+        if cfgmod.region_refusal(region) is not None:
+            raise cfgmod.region_refusal(region)
         if cfg.hyperpod_end_to_end:  # an adopted training plan is regional
             from .hyperpod.settings import check_region
 

@@ -477,3 +477,37 @@ def test_a_kms_key_of_another_region_is_refused_and_its_own_region_passes():
                         "kimi-k3 then creates one)")
     assert c.kms_region_refusal(arn, "us-west-2") is None and c.kms_region_refusal(None, "us-east-2") is None
     assert c.kms_region_refusal("arn:aws:kms:us-east-2:111122223333:alias/eks", "us-east-2") is None
+
+
+@pytest.mark.parametrize("region", ["us-east-2", "eu-central-1", "ap-southeast-5", "mx-central-1", "eu-central-3"])
+def test_a_region_of_the_aws_partition_passes(region):
+    from components.aws_eks.config import region_refusal
+
+    assert region_refusal(region) is None
+
+
+@pytest.mark.parametrize("region,problem", [
+    ("cn-north-1", "is in aws-cn: kimi-k3 supports the aws partition only"),
+    ("us-gov-west-1", "is in aws-us-gov"),
+    ("us-isob-east-1", "is in an AWS ISO partition"),
+    ("eusc-de-east-1", "is in aws-eusc"),
+    ("us-east-2\n", "is not an AWS region name"),
+    ("us-east-2x", "is not an AWS region name"),
+    ("x.evil.example#", "is not an AWS region name"),
+    ("us-éast-2", "is not an AWS region name"),
+])
+def test_another_partition_or_not_a_region_is_one_line(region, problem):
+    from components.aws_eks.config import region_refusal
+
+    text = str(region_refusal(region))
+    assert text.startswith(f"aws:region={region!r} {problem}") and "\n" not in text.replace(repr(region), "")
+    assert "pulumi config set aws:region us-east-2" in text
+
+
+def test_the_program_stops_on_another_partition_before_anything_is_created():
+    from pulumi import RunError
+
+    from components.offline.runner import run_program
+
+    with pytest.raises((RunError, Exception), match="aws:region='cn-north-1' is in aws-cn"):
+        run_program("aws-eks", {"aws:region": "cn-north-1"})
