@@ -20,6 +20,7 @@ from ..inference.planner import Plan
 from ..progress.program import progress_inputs
 from .bootstrap import Broadcast, HostKeyPin, MasterInQueue, ModelWeights, NvmeMount, SifImage
 from .cluster_check import ClusterCheck
+from .router_service import STEP_INPUTS as ROUTER_STEP_INPUTS
 from .config import HccConfig
 from .serve_config import HccServeConfig, bastion_login_key
 from .shrink_step import HccShrink
@@ -34,6 +35,10 @@ class Bootstrapped:
     last: pulumi.Resource
     #: the node names read from the nodes (ClusterCheck), the ones that serve
     serving_nodes: Any = None
+
+
+#: the python RouterService installs vllm-router with (router_service.STEP_INPUTS)
+ROUTER_PYTHON = ROUTER_STEP_INPUTS["python"]
 
 
 def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, plan: Plan,
@@ -80,7 +85,9 @@ def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, pla
     check = ClusterCheck(f"{name}-check", {
         **ssh, "nodes": cluster.nodes_after_shrink(shrink.nodes),
         "masterInCompute": hcc.master_in_compute, "modelSource": cfg.model_source,
-        "sifSource": cfg.sif_source, "bcastMethod": cfg.bcast_method}, opts(shrink, new=True))
+        "sifSource": cfg.sif_source, "bcastMethod": cfg.bcast_method,
+        # several replicas: the router's python checked now, not after the jobs run
+        **({"routerPython": ROUTER_PYTHON} if len(job_names) > 1 else {})}, opts(shrink, new=True))
     master_name = check.masterName
     serving_nodes = pulumi.Output.all(check.masterName, check.nodeNames).apply(
         lambda mn: ([mn[0]] if hcc.master_in_compute else []) + list(mn[1] or []))

@@ -53,13 +53,23 @@ class MasterReport:
     modules: bool = False
     launcher_conf: bool = False
     python38: bool = False
+    #: the router's python (`routerPython`) is new enough for vllm-router's pinned closure
+    router_python: bool = False
     slurm_nodes: Tuple[Tuple[str, str, str, str], ...] = ()
 
 
-def report_command(launcher_conf: str) -> str:
-    """One remote command printing the report, a fact per line."""
+def report_command(launcher_conf: str, router_python: str = "") -> str:
+    """One remote command printing the report, a fact per line (`router_python`: the python
+    the router will be installed with, when the stack runs one)."""
     tools = " ".join(TOOLS)
-    return (
+    router = ""
+    if router_python:
+        from ..router.wheels import requires_python
+
+        py = shell_word(router_python)
+        router = (f"if {py} -c 'import sys; sys.exit(sys.version_info < {requires_python()})' "
+                  "2>/dev/null; then echo 'PYROUTER yes'; else echo 'PYROUTER no'; fi\n")
+    return router + (
         "echo \"HOSTNAME $(hostname -s)\"\n"
         "echo \"ADDRESSES $(hostname -I 2>/dev/null || true)\"\n"
         # cthpc_model_bcast may come from the seed's environment modules: load them first
@@ -100,13 +110,19 @@ def parse_report(text: str) -> MasterReport:
             facts[word] = rest.strip()
     return MasterReport(facts.get("HOSTNAME", ""), addresses, tools,
                         facts.get("MODULES") == "yes", facts.get("LAUNCHERCONF") == "yes",
-                        facts.get("PY38") == "yes", tuple(nodes))
+                        facts.get("PY38") == "yes", facts.get("PYROUTER") == "yes", tuple(nodes))
 
 
 def problems(r: MasterReport, p: Mapping[str, Any]) -> Tuple[List[str], List[str]]:
     """(what is missing with no way around it, each with its fix; the fallbacks that will be
     taken). `p`: masterInCompute, modelSource, sifSource, bcastMethod, launcherConf."""
     hard = _edition(r, p) + _fetch(r, p)
+    if p.get("routerPython") and not r.router_python:
+        from ..router.wheels import requires_python
+
+        hard.append("Python {}.{} or later as {} (vllm-router's pinned dependencies, for "
+                    "kimi-k3:replicas > 1): install it there, or serve one replica "
+                    "(kimi-k3:replicas=1)".format(*requires_python(), p["routerPython"]))
     soft: List[str] = []
     if not r.tools.get("cthpc"):
         if p.get("modelSource") == "cthpc":
@@ -191,16 +207,17 @@ def check_names(r: MasterReport, nodes: Sequence[Mapping[str, Any]]) -> Tuple[st
 
 class ClusterCheckProvider(SshStepProvider):
     """See the module docstring. Inputs: `nodes` (the API's [{name, inner_ip, role}]),
-    `masterInCompute`, `modelSource`, `sifSource`, `bcastMethod`, `launcherConf`. Outputs:
+    `masterInCompute`, `modelSource`, `sifSource`, `bcastMethod`, `launcherConf`,
+    `routerPython` (the python the router is installed with; "" without a router). Outputs:
     `masterName`, `nodeNames`, `fallbacks`, `tools`."""
 
     STEP_INPUTS = {"nodes": [], "masterInCompute": False, "modelSource": "cthpc",
-                   "sifSource": "cthpc", "bcastMethod": "auto",
+                   "sifSource": "cthpc", "bcastMethod": "auto", "routerPython": "",
                    "launcherConf": "/usr/local/galaxy/cluster/default/galaxy-launcher/etc/launcher.conf"}
     REPLACE_KEYS = ()
 
     def _look(self, runner, p):
-        return parse_report(runner.run(report_command(p["launcherConf"]),
+        return parse_report(runner.run(report_command(p["launcherConf"], p.get("routerPython") or ""),
                                        label="what the master carries").stdout)
 
     def apply(self, runner, p):

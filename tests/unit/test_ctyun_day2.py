@@ -7,6 +7,7 @@ against stubbed Slurm commands. Every guard here has its hostile input.
 from __future__ import annotations
 
 import stat
+import sys
 import subprocess
 from pathlib import Path
 
@@ -130,6 +131,33 @@ def test_no_cthpc_and_no_python_means_no_weights():
     r = parse_report(_without(REPORT, "cthpc_model_bcast"))
     assert "kimi-k3:bcastMethod=auto or copy" in problems(
         r, {**WANT, "bcastMethod": "cthpc_model_bcast"})[0][0]
+
+
+def test_a_router_needs_its_python_checked_before_the_jobs_run(tmp_path):
+    """With several replicas the router's python (vllm-router's pinned closure needs 3.11:
+    components/router/wheels.json) is checked at the cluster check, by the same command: an
+    older one is a hard problem naming it and both fixes; without a router nothing is asked."""
+    import subprocess
+
+    from components.ctyun_hcc.chain import ROUTER_PYTHON
+    from components.ctyun_hcc.cluster_check import report_command
+
+    want = {**WANT, "routerPython": ROUTER_PYTHON}
+    old = parse_report(REPORT + "PYROUTER no\n")
+    assert problems(old, want)[0] == [
+        "Python 3.11 or later as /usr/bin/python3 (vllm-router's pinned dependencies, for "
+        "kimi-k3:replicas > 1): install it there, or serve one replica (kimi-k3:replicas=1)"]
+    assert problems(parse_report(REPORT + "PYROUTER yes\n"), want) == ([], [])
+    assert problems(old, WANT) == ([], [])  # one replica: no router, no question
+    assert "PYROUTER" not in report_command("/x")
+    # the command's line, run with a python that is too old and with this one
+    too_old = tmp_path / "python3"
+    too_old.write_text("#!/bin/sh\nexit 1\n")  # sys.exit(True): version_info < (3, 11)
+    too_old.chmod(0o755)
+    for python, want_line in ((str(too_old), "PYROUTER no"), (sys.executable, "PYROUTER yes")):
+        line = report_command("/x", python).splitlines()[0]
+        out = subprocess.run(["bash", "-c", line], capture_output=True, text=True).stdout
+        assert out.strip() == want_line
 
 
 NODES = [{"name": "a3master0001", "inner_ip": "192.168.0.5", "role": "master"},

@@ -163,8 +163,14 @@ def test_every_program_the_ctyun_stack_runs_is_in_pins():
         p = by[f"{name} (found on the node; kimi-k3 installs none)"]
         assert p.state == "unpinned" and p.source.startswith("/usr/")
     assert "modelscope==" in by["the ModelScope CLI (pip, only when the master has no `modelscope`)"].source
-    bare = {p.artifact for p in run_program("ctyun-hcc", {"kimi-k3:monitoring": "false"}).deployment.pins}
+    one = run_program("ctyun-hcc", {"kimi-k3:monitoring": "false"})
+    bare = {p.artifact for p in one.deployment.pins}
     assert not any("router" in a or "found on the node" in a or "ModelScope" in a for a in bare)
+    # the router's python is checked by the cluster check, before any job runs (cluster_check.py)
+    check = [r["inputs"] for r in run.of_type("pulumi-python:dynamic/ctyun:ClusterCheck")]
+    assert [c.get("routerPython") for c in check] == ["/usr/bin/python3"]
+    check = [r["inputs"] for r in one.of_type("pulumi-python:dynamic/ctyun:ClusterCheck")]
+    assert [c.get("routerPython") for c in check] == [None]
 
 
 def test_a_chart_pin_says_how_to_check_its_digest():
