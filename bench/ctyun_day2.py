@@ -2,7 +2,7 @@
 emulator.
 
 Run as root with the local services up (`.ci/services/start.sh`): `python
-bench/ctyun_day2.py [--only resize|shrink|recovery|destroy]`. Prints:
+bench/ctyun_day2.py [--only resize|shrink|recovery|reboot|destroy]`. Prints:
 - resize downtime: grow 3 -> 4 nodes and shrink 4 -> 3 while the service runs, as the steps do
   it (NVMe and broadcast on the new node only; the service stopped first where a step needs its
   nodes; the shrink through the program's HccShrink step, E-HPC's node calls answered by
@@ -11,7 +11,10 @@ bench/ctyun_day2.py [--only resize|shrink|recovery|destroy]`. Prints:
   shrink alone);
 - time to recovery after a node failure: one node's slurmd killed while the job runs and
   started again 90 s later; from the kill to the endpoint answering again, with the moments in
-  between (node DOWN, job requeued, endpoint down, job running again);
+  between (node DOWN, job requeued, endpoint down, job running again) (`--only recovery`);
+- the same after a node reboot (`--only reboot`): every process of the node TERMed as a
+  shutdown does (the job's task first: srun.sh requeues its own job), KILLed 2 s later, slurmd
+  started again 90 s after;
 - destroy with the master unreachable: every SSH-backed resource's delete, then the cluster's
   (emulator), with the master's SSH port refused and with it black-holed (connect timeout);
   the wall time, the deletes that raised, and what the emulator still bills.
@@ -39,6 +42,8 @@ from components.ctyun_hcc.bootstrap import (  # noqa: E402
     NvmeMountProvider, SifImageProvider)
 from components.ctyun_hcc.acceptance import AcceptanceGateProvider  # noqa: E402
 from components.ctyun_hcc.cluster_check import ClusterCheckProvider  # noqa: E402
+from components.ctyun_hcc.metrics_services import (  # noqa: E402
+    MasterPrometheusProvider, NodeExportersProvider)
 from components.ctyun_hcc.router_service import RouterServiceProvider  # noqa: E402
 from components.ctyun_hcc.tls_step import TlsProxyProvider  # noqa: E402
 from components.ctyun_hcc.scripts import render_bcast_sh, render_mount_nvme_sh  # noqa: E402
@@ -158,7 +163,21 @@ def shrink(env) -> float:
         sh("scontrol update PartitionName=batch Nodes=kk3n[0-3]")
 
 
-def recovery(env, down_s: float = 90.0) -> None:
+def _reboot_node(node: str) -> None:
+    """What a node's shutdown does to its processes: TERM to all, KILL to what is left 2 s on."""
+    import signal
+
+    def pids():
+        return [int(p) for p in subprocess.run(["ip", "netns", "pids", node], capture_output=True,
+                                               text=True, check=True).stdout.split()]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        time.sleep(2)
+
+
+def recovery(env, down_s: float = 90.0, reboot: bool = False) -> None:
     base = Path(env["KK3_CI_DIR"]) / "bench" / uuid.uuid4().hex[:8]
     base.mkdir(parents=True)
     ensure_master_in_queue(env)
@@ -169,7 +188,10 @@ def recovery(env, down_s: float = 90.0) -> None:
     marks = {}
     try:
         t0 = time.monotonic()
-        stop_slurmd(env, "kk3n2")
+        if reboot:
+            _reboot_node("kk3n2")
+        else:
+            stop_slurmd(env, "kk3n2")
         restarted = False
         while time.monotonic() - t0 < 900:
             now = time.monotonic() - t0
@@ -192,7 +214,9 @@ def recovery(env, down_s: float = 90.0) -> None:
                 marks["endpoint answers again"] = now
                 break
             time.sleep(1)
-        print(f"== time to recovery after a node failure (slurmd of kk3n2 killed at 0 s, "
+        what = ("kk3n2 rebooted (its processes TERMed, then KILLed)" if reboot
+                else "slurmd of kk3n2 killed")
+        print(f"== time to recovery after a node failure ({what} at 0 s, slurmd "
               f"started again at {down_s:.0f} s) ==")
         for what, at in sorted(marks.items(), key=lambda kv: kv[1]):
             print(f"  {at:6.0f} s  {what}")
@@ -261,6 +285,7 @@ def destroy(env) -> None:
                 (AcceptanceGateProvider(), {**master, "endpoint": "http://10.9.9.9:11025/v1",
                                             "jobId": "77", "node0Addr": "10.9.9.9"}),
                 (RouterServiceProvider(), master), (TlsProxyProvider(), master),
+                (MasterPrometheusProvider(), master), (NodeExportersProvider(), master),
                 (SlurmServiceProvider(), {**master, "jobId": "77", "nodes": ["a", "b"],
                                           "watchdogSh": "x"}),
                 (BroadcastProvider(), {**master, "jobId": "76"}),
@@ -292,7 +317,7 @@ def destroy(env) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("resize", "shrink", "recovery", "destroy"))
+    ap.add_argument("--only", choices=("resize", "shrink", "recovery", "reboot", "destroy"))
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (it starts sshd and Slurm in network namespaces)")
@@ -313,6 +338,8 @@ def main() -> None:
               f"{shrink(env):.1f} s")
     if args.only in (None, "recovery"):
         recovery(env)
+    if args.only in (None, "reboot"):
+        recovery(env, reboot=True)
     if args.only in (None, "destroy"):
         destroy(env)
 

@@ -33,6 +33,9 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
 from .replicas import replica_work_dir
+# the mark a stop leaves, in the service's log directory (on the shared work dir); srun.sh reads
+# it too (a job the stack stopped never requeues itself)
+from .scripts import STOP_MARK
 from .slurm_jobs import JobInfo, cancel, job, jobs_of
 from .ssh import SshRunner
 from .ssh_resource import poll
@@ -41,8 +44,6 @@ log = redacted_logger("kimi_k3.ctyun.resize")
 
 #: a Slurm node name (host name characters)
 _NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
-#: the mark a stop leaves, in the service's log directory (on the shared work dir)
-STOP_MARK = "logs/service-stopped"
 
 
 def job_owner(owner_tag: str) -> str:

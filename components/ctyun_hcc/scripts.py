@@ -189,6 +189,12 @@ def _header(what: str) -> str:
     return f"#!/bin/bash\n# {what}\n# Rendered by kimi-k3 (components/ctyun_hcc/scripts.py); do not edit by hand.\n"
 
 
+#: the mark a stop by the stack leaves (resize.mark_stopped), relative to the work dir (shared)
+STOP_MARK = "logs/service-stopped"
+#: how often a service job requeues itself after losing a node before it gives up
+MAX_REQUEUES = 5
+
+
 def render_srun_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
     """The sbatch script: allocate the nodes, find node 0's address, run node.sh on each node."""
     layout.validate()
@@ -227,10 +233,47 @@ served_model={q(spec.served_model_name)}
 echo "endpoint: http://$NODE0_ADDR:{int(spec.port)}/v1 served model: $served_model"
 echo "nodes: $SLURM_JOB_NODELIST (vLLM ranks in order: $NODE_ORDER)"
 
+# srun's own messages (which task ended first, and how) are kept to tell a lost node from a
+# failed engine below; they still reach the job's error log
+srun_err=$(mktemp)
+set +e
 srun --ntasks-per-node=1 --kill-on-bad-exit=1 \\
   --output={q(layout.log_dir + "/node_%j.%t.out")} \\
   --error={q(layout.log_dir + "/node_%j.%t.err")} \\
-  {q(wd + "/node.sh")}
+  {q(wd + "/node.sh")} 2>&1 | tee "$srun_err" >&2
+rc=${{PIPESTATUS[0]}}
+set -e
+first=$(grep -m1 -oE 'task [0-9]+: (Exited with exit code [0-9]+|Terminated|Killed)' "$srun_err" || true)
+rm -f "$srun_err"
+[ "$rc" -eq 0 ] && exit 0
+
+# a node that reboots or fails: its shutdown TERMs the task there (that task is the first to end,
+# with 143), or its slurmd stops answering. Slurm requeues a --requeue job only on a node it
+# declares DOWN, and the task's exit ends the step and this script before that (the job ends
+# FAILED and nothing restarts it). The first task to end is the cause: --kill-on-bad-exit TERMs
+# the others after it, so srun's own exit code (the highest) says 143 for a failed engine too. So
+# the job requeues itself (same id: the stack's state stays right; it starts again when its
+# nodes are back) unless it is no longer RUNNING (cancelled: `scontrol requeue` would bring back
+# a finished job too), the stack stopped it (its stop mark names this job), it is not
+# requeueable, or it was restarted {MAX_REQUEUES} times already (then an operator should look).
+lost=""
+case "$first" in
+  *"exit code 143" | *Terminated) lost="$first first (SIGTERM from outside the job, as a node's shutdown sends)" ;;
+esac
+if [ -z "$lost" ] \\
+   && ! timeout 120 srun --overlap --ntasks-per-node=1 --kill-on-bad-exit=0 true >/dev/null 2>&1; then
+  lost="a node of the job does not run a step any more (its slurmd is gone)"
+fi
+restarts=${{SLURM_RESTART_COUNT:-0}}
+if [ -n "$lost" ] && ! grep -qs "^[^ ]* $SLURM_JOB_ID " {q(wd + "/" + STOP_MARK)} \\
+   && [ "$restarts" -lt {MAX_REQUEUES} ] \\
+   && scontrol -o show job "$SLURM_JOB_ID" | grep -q 'JobState=RUNNING .* Requeue=1 '; then
+  echo "job $SLURM_JOB_ID: srun ended with $rc: $lost; requeueing it (restart $((restarts + 1)) of {MAX_REQUEUES})" >&2
+  if scontrol requeue "$SLURM_JOB_ID"; then
+    sleep 600  # the requeue ends this script
+  fi
+fi
+exit "$rc"
 """
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -146,6 +147,47 @@ def test_a_node_whose_slurmd_dies_and_comes_back_is_recovered_without_a_human(
         # a plain `pulumi up`: the job in the state runs, nothing to do
         d = prov.diff("x", out, props)
         assert not d.changes
+    finally:
+        prov.delete("x", out)
+    no_leftovers(services)
+
+
+def _node_sh_pids(node: str) -> list:
+    """The pids of node.sh (the job's task) running in `node`'s network namespace."""
+    pids = subprocess.run(["ip", "netns", "pids", node], capture_output=True, text=True,
+                          check=True).stdout.split()
+    found = []
+    for pid in pids:
+        try:
+            if "node.sh" in Path(f"/proc/{pid}/cmdline").read_text():
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_node_shutting_down_requeues_the_job_itself_and_a_second_up_changes_nothing(
+        services, workspace):
+    """A node that reboots TERMs the job's task there before Slurm sees the node go: the task's
+    exit (143) ends the step and used to end the job FAILED (nothing restarted it; found by
+    TERMing every process of a node on this cluster). srun.sh now requeues its own job: the
+    same job id comes back by itself and the endpoint answers again; the second `pulumi up`
+    (no --refresh) finds the job in the state running and changes nothing."""
+    prov = SlurmServiceProvider()
+    props = {**prepare(services, workspace), "ownerTag": OWNER}
+    out = prov.create(props).outs
+    job_id, health = out["jobId"], "http://10.77.0.10:11025/health"
+    try:
+        tasks = _node_sh_pids("kk3n2")
+        assert tasks, "no node.sh on kk3n2"
+        for pid in tasks:  # what a shutdown does first
+            os.kill(pid, signal.SIGTERM)
+        wait_until(lambda: _job(services, props, job_id).restarts >= 1, 60,
+                   "the job to requeue itself")
+        wait_until(lambda: _health(health), 180, "the endpoint to answer again", 1)
+        info = _job(services, props, job_id)
+        assert info.state == "RUNNING"
+        assert not prov.diff("x", out, props).changes
     finally:
         prov.delete("x", out)
     no_leftovers(services)

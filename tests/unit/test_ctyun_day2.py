@@ -420,6 +420,109 @@ def test_day_two_scripts_quote_the_partition(tmp_path):
 
 
 
+# --- the service job after a node reboots or fails: it requeues itself (srun.sh) ----------------
+
+@pytest.fixture
+def batch(tmp_path):
+    """srun.sh with stubbed Slurm: the main srun exits $MAIN_RC, the probe srun $PROBE_RC;
+    `scontrol -o show job` prints $JOB; every scontrol call is logged."""
+    from components.ctyun_hcc.scripts import render_srun_sh
+    from tests.integration.slurm_env import default_plan_spec
+
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "logs").mkdir()
+    _stub(tmp_path / "bin", "srun",
+          'if [ "${1:-}" = --overlap ]; then exit "$PROBE_RC"; fi\n'
+          'printf "%b" "${MAIN_ERR:-}" >&2; exit "$MAIN_RC"\n')
+    _stub(tmp_path / "bin", "scontrol", f'echo "$*" >> {tmp_path}/scontrol\n'
+          'case "$*" in\n'
+          '  "show hostnames"*) printf "n0\\nn1\\n" ;;\n'
+          '  "show node"*) echo "NodeName=n0 NodeAddr=10.0.0.10 State=ALLOCATED" ;;\n'
+          '  "-o show job"*) echo "$JOB" ;;\n'
+          'esac\n')
+    p, spec = default_plan_spec(2)
+    script = tmp_path / "srun.sh"
+    script.write_text(render_srun_sh(p, spec, SlurmLayout(work_dir=str(tmp_path))))
+    return tmp_path
+
+
+RUNNING = "JobId=7 JobName=kimi-k3 JobState=RUNNING Reason=None Requeue=1 Restarts=0 BatchFlag=1"
+
+
+#: srun's messages when a node's shutdown TERMed its task first (as seen on the local cluster)
+SHUTDOWN = ("srun: error: n1: task 1: Exited with exit code 143\\n"
+            "srun: launch/slurm: _step_signal: Terminating StepId=7.0\\n"
+            "srun: error: n0: task 0: Exited with exit code 143\\n")
+#: ... and when the engine on node 0 failed: the others are TERMed after it (srun says 143 too)
+ENGINE = ("srun: error: n0: task 0: Exited with exit code 1\\n"
+          "srun: launch/slurm: _step_signal: Terminating StepId=7.0\\n"
+          "srun: error: n1: task 1: Terminated\\n")
+
+
+def _batch(tmp: Path, main_rc: int, probe_rc: int = 0, job: str = RUNNING, restarts: str = "",
+           err: str = ""):
+    if not err and main_rc == 143:
+        err = SHUTDOWN
+    env = {"PATH": f"{tmp / 'bin'}:/usr/bin:/bin", "SLURM_JOB_ID": "7",
+           "SLURM_JOB_NODELIST": "n[0-1]", "MAIN_RC": str(main_rc), "PROBE_RC": str(probe_rc),
+           "JOB": job, "MAIN_ERR": err}
+    if restarts:
+        env["SLURM_RESTART_COUNT"] = restarts
+    r = subprocess.run(["bash", str(tmp / "srun.sh")], capture_output=True, text=True, env=env,
+                       timeout=60)
+    log = (tmp / "scontrol").read_text() if (tmp / "scontrol").exists() else ""
+    return r, "requeue 7" in log.splitlines()
+
+
+def test_a_task_terminated_by_a_shutdown_requeues_the_job_with_its_id(batch):
+    import components.ctyun_hcc.scripts as scripts
+    # `scontrol requeue` ends the script; here it returns, so the sleep is cut short
+    (batch / "srun.sh").write_text((batch / "srun.sh").read_text().replace("sleep 600", "true"))
+    r, requeued = _batch(batch, 143)
+    assert requeued and "srun ended with 143: task 1: Exited with exit code 143 first" in r.stderr
+    assert f"restart 1 of {scripts.MAX_REQUEUES}" in r.stderr
+    assert "task 1: Exited with exit code 143" in r.stderr  # srun's words still reach the log
+
+
+def test_an_engine_that_fails_first_ends_the_job_though_srun_says_143(batch):
+    """--kill-on-bad-exit TERMs the other tasks after the failed one: srun's exit code is 143
+    (the highest), but the first task to end says it was the engine (found on the local
+    cluster: the job requeued itself five times over a model directory without config.json)."""
+    r, requeued = _batch(batch, 143, err=ENGINE)
+    assert not requeued and r.returncode == 143
+
+
+def test_a_lost_slurmd_requeues_and_an_engine_failure_does_not(batch):
+    (batch / "srun.sh").write_text((batch / "srun.sh").read_text().replace("sleep 600", "true"))
+    r, requeued = _batch(batch, 137, probe_rc=1)  # killed, and a node runs no step any more
+    assert requeued and "does not run a step any more" in r.stderr
+    (batch / "scontrol").unlink()
+    r, requeued = _batch(batch, 1, probe_rc=0)    # vLLM failed; every node answers
+    assert not requeued and r.returncode == 1
+    r, requeued = _batch(batch, 0)
+    assert not requeued and r.returncode == 0
+
+
+@pytest.mark.parametrize("why,kw", [
+    ("cancelled by the stack or a user", {"job": RUNNING.replace("RUNNING", "CANCELLED")}),
+    ("not requeueable", {"job": RUNNING.replace("Requeue=1", "Requeue=0")}),
+    ("requeued too often already", {"restarts": "5"}),
+])
+def test_no_self_requeue_when_the_job_must_stay_ended(batch, why, kw):
+    r, requeued = _batch(batch, 143, **kw)
+    assert not requeued and r.returncode == 143, why
+
+
+def test_no_self_requeue_of_a_job_the_stack_stopped(batch):
+    (batch / "logs" / "service-stopped").write_text("1796200000.5 7 the service was replaced\n")
+    r, requeued = _batch(batch, 143)
+    assert not requeued and r.returncode == 143
+    # another job's mark does not hold this one back
+    (batch / "logs" / "service-stopped").write_text("1796200000.5 70 resize\n")
+    (batch / "srun.sh").write_text((batch / "srun.sh").read_text().replace("sleep 600", "true"))
+    assert _batch(batch, 143)[1]
+
+
 # --- stopping the service for a step: this stack's own job, and only it ---------------------------
 
 def _service(*names, work_dir="/home/kimi-k3"):
@@ -667,24 +770,47 @@ def _unreachable(**extra):
             "sshPrivateKey": "", "sshPassword": "x", "connectTimeoutS": 2, **extra}
 
 
-@pytest.mark.parametrize("provider", ["tls", "router"])
-def test_a_step_holding_processes_on_an_unreachable_master_warns_and_lets_destroy_go_on(
-        provider, caplog):
-    """Issue 19 item 4: the TLS front and the router hold processes on the master, so their
-    delete connects; a refused connection is said (naming the step and the address) and the
-    destroy goes on to the billed cluster, whose deletion ends them."""
-    import logging
-    from components.ctyun_hcc.router_service import RouterServiceProvider
-    from components.ctyun_hcc.tls_step import TlsProxyProvider
+def _ssh_steps():
+    """Every SSH step provider of the target (a new one is covered without a change here)."""
+    import importlib
+    import pkgutil
 
-    prov = {"tls": TlsProxyProvider, "router": RouterServiceProvider}[provider]()
-    assert prov.holds_something()
-    props = _unreachable()
+    import components.ctyun_hcc as pkg
+    from components.ctyun_hcc.ssh_resource import SshStepProvider
+
+    for m in pkgutil.iter_modules(pkg.__path__):
+        importlib.import_module(f"components.ctyun_hcc.{m.name}")
+
+    def below(c):
+        for s in c.__subclasses__():
+            yield s
+            yield from below(s)
+    return sorted({c for c in below(SshStepProvider)}, key=lambda c: c.__name__)
+
+
+@pytest.mark.parametrize("cls", _ssh_steps(), ids=lambda c: c.__name__)
+def test_every_ssh_step_lets_a_destroy_go_on_with_the_master_unreachable(cls, caplog):
+    """Issue 19 item 4: a step that holds nothing on the master deletes without connecting;
+    one that holds processes (the TLS front, the router, the metrics services, the job) says
+    it could not undo them (naming the step and the address) and the destroy goes on to the
+    billed cluster, whose deletion ends them."""
+    import logging
+
+    from components.ctyun_hcc.ssh_resource import STATS
+
+    prov = cls()
+    props = _unreachable(jobId="12", nodes=["n1"], jobName="kimi-k3", partition="batch",
+                         workDir="/home/kimi-k3")
+    connects = STATS["connects"]
     with caplog.at_level(logging.WARNING):
         prov.delete("x", props)  # no exception
+    if not prov.holds_something():
+        assert STATS["connects"] == connects and not caplog.text
+        return
+    assert "ConnectionRefusedError" in caplog.text and "127.0.0.1" in caplog.text
     step = type(prov).__name__.removesuffix("Provider")
-    assert f"{step}: could not undo it on 127.0.0.1:{props['sshPort']}" in caplog.text
-    assert "ConnectionRefusedError" in caplog.text
+    assert (f"{step}: could not undo it on 127.0.0.1:{props['sshPort']}" in caplog.text
+            or "Slurm job 12 not stopped" in caplog.text)
 
 
 def test_a_remove_that_ran_and_failed_is_still_an_error():

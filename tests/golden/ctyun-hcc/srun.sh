@@ -38,7 +38,44 @@ served_model=Kimi-K3
 echo "endpoint: http://$NODE0_ADDR:11025/v1 served model: $served_model"
 echo "nodes: $SLURM_JOB_NODELIST (vLLM ranks in order: $NODE_ORDER)"
 
+# srun's own messages (which task ended first, and how) are kept to tell a lost node from a
+# failed engine below; they still reach the job's error log
+srun_err=$(mktemp)
+set +e
 srun --ntasks-per-node=1 --kill-on-bad-exit=1 \
   --output=/home/kimi-k3/logs/node_%j.%t.out \
   --error=/home/kimi-k3/logs/node_%j.%t.err \
-  /home/kimi-k3/node.sh
+  /home/kimi-k3/node.sh 2>&1 | tee "$srun_err" >&2
+rc=${PIPESTATUS[0]}
+set -e
+first=$(grep -m1 -oE 'task [0-9]+: (Exited with exit code [0-9]+|Terminated|Killed)' "$srun_err" || true)
+rm -f "$srun_err"
+[ "$rc" -eq 0 ] && exit 0
+
+# a node that reboots or fails: its shutdown TERMs the task there (that task is the first to end,
+# with 143), or its slurmd stops answering. Slurm requeues a --requeue job only on a node it
+# declares DOWN, and the task's exit ends the step and this script before that (the job ends
+# FAILED and nothing restarts it). The first task to end is the cause: --kill-on-bad-exit TERMs
+# the others after it, so srun's own exit code (the highest) says 143 for a failed engine too. So
+# the job requeues itself (same id: the stack's state stays right; it starts again when its
+# nodes are back) unless it is no longer RUNNING (cancelled: `scontrol requeue` would bring back
+# a finished job too), the stack stopped it (its stop mark names this job), it is not
+# requeueable, or it was restarted 5 times already (then an operator should look).
+lost=""
+case "$first" in
+  *"exit code 143" | *Terminated) lost="$first first (SIGTERM from outside the job, as a node's shutdown sends)" ;;
+esac
+if [ -z "$lost" ] \
+   && ! timeout 120 srun --overlap --ntasks-per-node=1 --kill-on-bad-exit=0 true >/dev/null 2>&1; then
+  lost="a node of the job does not run a step any more (its slurmd is gone)"
+fi
+restarts=${SLURM_RESTART_COUNT:-0}
+if [ -n "$lost" ] && ! grep -qs "^[^ ]* $SLURM_JOB_ID " /home/kimi-k3/logs/service-stopped \
+   && [ "$restarts" -lt 5 ] \
+   && scontrol -o show job "$SLURM_JOB_ID" | grep -q 'JobState=RUNNING .* Requeue=1 '; then
+  echo "job $SLURM_JOB_ID: srun ended with $rc: $lost; requeueing it (restart $((restarts + 1)) of 5)" >&2
+  if scontrol requeue "$SLURM_JOB_ID"; then
+    sleep 600  # the requeue ends this script
+  fi
+fi
+exit "$rc"
