@@ -32,7 +32,7 @@ from tests.preview_engine import (UNKNOWN, PreviewOfCreate, Run, contains_unknow
 
 KEY = "kk3-preview-key-0123456789abcdefghijkl"
 #: what a real preview of ctyun-hcc needs besides the shipped file (docs/ctyun-hcc.md: where to
-#: order, and an SSH route for the bootstrap, else it stops: test_refusals_at_preview)
+#: order, and an SSH route for the bootstrap, else it stops: REFUSALS, MISSING_AT_CHECK)
 CTYUN = {"ctyun:regionId": "bb9fdb42056f11eda1610242ac110002",
          "ctyun:azName": "cn-huadong1-jsnj1A-public-ctcloud",
          "kimi-k3:sshAllowedCidrs": "198.51.100.7/32", "ctyun:rootPassword": "K3-Passw0rd!"}
