@@ -7,7 +7,8 @@ our parameters and the answer against the pinned model), or, for S3, against mot
 double, tests/botocore_fields.py fails any test whose code reads a field the model's output
 shape does not have.
 
-The source scan finds every `<client>.<operation>(...)` and `get_paginator("<operation>")` /
+The source scan finds every `<client>.<operation>` (called, or handed on as a method) and
+`get_paginator("<operation>")` /
 `_pages(s3, "<operation>")` in components/aws_eks: a call added without a row here, a row whose
 call is gone, or a row whose test no longer stubs or serves it fails.
 """
@@ -36,6 +37,10 @@ CALLS = {
     ("ec2", "describe_capacity_reservations"): ["tests/unit/test_aws_adopt.py", "tests/unit/test_aws_capacity.py",
                                                 "tests/unit/test_aws_purchase.py"],
     ("ec2", "purchase_capacity_block"): ["tests/unit/test_aws_purchase.py"],
+    # the leftover check before the network goes (cleanup.py)
+    ("ec2", "describe_network_interfaces"): ["tests/unit/test_aws_cleanup.py"],
+    ("ec2", "describe_volumes"): ["tests/unit/test_aws_cleanup.py"],
+    ("ec2", "describe_security_groups"): ["tests/unit/test_aws_cleanup.py"],
     ("elbv2", "describe_load_balancers"): ["tests/unit/test_aws_cleanup.py", "tests/unit/test_hyperpod_cluster.py"],
     ("elbv2", "describe_tags"): ["tests/unit/test_aws_cleanup.py", "tests/unit/test_hyperpod_cluster.py"],
     ("elb", "describe_load_balancers"): ["tests/unit/test_aws_cleanup.py", "tests/unit/test_hyperpod_cluster.py"],
@@ -78,12 +83,15 @@ def calls_in_source() -> set:
     ops = {svc: _operations(svc) for svc in set(RECEIVERS.values())}
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            # `ec2.describe_volumes(...)` and a method handed on uncalled (`_paged(ec2.describe_volumes, ...)`)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                recv = node.value.id
+                if recv in RECEIVERS and node.attr in ops[RECEIVERS[recv]]:
+                    found.add((RECEIVERS[recv], node.attr))
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
                 continue
             f = node.func
             recv = f.value.id if isinstance(f.value, ast.Name) else None
-            if recv in RECEIVERS and f.attr in ops[RECEIVERS[recv]]:
-                found.add((RECEIVERS[recv], f.attr))
             if f.attr == "get_paginator" and recv in RECEIVERS and node.args and isinstance(node.args[0], ast.Constant):
                 found.add((RECEIVERS[recv], node.args[0].value))
         for m in re.finditer(r"_pages\((\w+), \"(\w+)\"", path.read_text()):
