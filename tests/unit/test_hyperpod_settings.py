@@ -151,3 +151,17 @@ def test_your_certificate_reaches_the_config():
     c = cfg(tlsDomain="k3.example.com", tlsCertificateArn=CERT, tlsHostedZoneId="Z0123456789ABCDEFGHIJ")
     assert c.hyperpod.tls == hps.HyperPodTls("k3.example.com", CERT, "Z0123456789ABCDEFGHIJ")
     assert cfg().hyperpod.tls is None
+
+
+def test_the_buying_notice_says_list_and_stop_without_a_plan_or_a_cap():
+    """Neither kimi-k3:trainingPlanArn nor kimi-k3:maxUpfrontFeeUsd: `pulumi up` lists the
+    offerings and stops, and the offline plan's stand-in plan is said to be one (it printed "buy
+    the cheapest ... at most $0.00" next to a stand-in plan that looked bought)."""
+    listing = cfg().hyperpod.plan
+    assert listing.lists_only
+    text = listing.buying_notice()
+    assert "lists the matching training plan offerings" in text and "stops before anything is created" in text
+    assert "stand-in plan" in text and "$0.00" not in text
+    capped = cfg(maxUpfrontFeeUsd="1500").hyperpod.plan
+    assert not capped.lists_only and "at most $1,500.00" in capped.buying_notice()
+    assert not cfg(trainingPlanArn=ARN).hyperpod.plan.lists_only

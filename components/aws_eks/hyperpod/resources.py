@@ -86,10 +86,7 @@ def build(infra, name: str, deployment) -> None:
     region, aws_inputs = infra.region, infra.aws_inputs
     profile = (aws_inputs.get("aws") or {}).get("profile")
     if not req.adopt:
-        pulumi.log.warn(
-            "kimi-k3 will look for SageMaker training plan offerings and buy the cheapest one only if its "
-            f"upfront fee is at most ${req.max_upfront_fee_usd:,.2f} (kimi-k3:maxUpfrontFeeUsd; 0 lists them and "
-            "buys nothing). A training plan cannot be cancelled; `pulumi destroy` only forgets it.", resource=infra)
+        pulumi.log.warn(req.buying_notice(), resource=infra)
     if cfg.cluster_version == catalog.DEFAULT_K8S_VERSION:
         pulumi.log.warn(
             f"EKS {cfg.cluster_version}: the newest Kubernetes version SageMaker HyperPod documents "

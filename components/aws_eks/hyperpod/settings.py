@@ -65,6 +65,25 @@ class TrainingPlanRequest:
     def adopt(self) -> bool:
         return self.arn is not None
 
+    @property
+    def lists_only(self) -> bool:
+        """Neither a plan to adopt nor a fee cap: `pulumi up` lists the offerings and stops."""
+        return not self.adopt and self.max_upfront_fee_usd <= 0
+
+    def buying_notice(self) -> str:
+        """What `pulumi up` will do about the training plan, said at every plan and preview
+        (the same two cases as the Capacity Block's, aws_eks/config.py `buying_notice`)."""
+        if self.lists_only:
+            return ("no SageMaker training plan to adopt (kimi-k3:trainingPlanArn) and no fee cap "
+                    "(kimi-k3:maxUpfrontFeeUsd): `pulumi up` lists the matching training plan offerings "
+                    "with their upfront fees and stops before anything is created (an offline plan goes "
+                    "on with a stand-in plan to show the rest); adopt one with pulumi config set "
+                    "kimi-k3:trainingPlanArn arn:aws:sagemaker:..., or let kimi-k3 buy the cheapest with "
+                    "pulumi config set kimi-k3:maxUpfrontFeeUsd <the most you will pay>")
+        return ("kimi-k3 will look for SageMaker training plan offerings and buy the cheapest one only if "
+                f"its upfront fee is at most ${self.max_upfront_fee_usd:,.2f} (kimi-k3:maxUpfrontFeeUsd). "
+                "A training plan cannot be cancelled; `pulumi destroy` only forgets it.")
+
 
 @dataclass(frozen=True)
 class HyperPodTls:
