@@ -101,16 +101,23 @@ def warnings(pins: Iterable[Pin]) -> List[str]:
     return [p.warning for p in pins if p.state == UNPINNED and p.warning]
 
 
-def router_pin(requirements: Iterable[str], table) -> Pin:
+def router_pin(requirements: Iterable[str], table, legacy=None) -> Pin:
     """vllm-router and its dependencies from PyPI (components/router/wheels.py): pinned, every
-    wheel by its sha256 and installed with pip's `--require-hashes`."""
+    wheel by its sha256 and installed with pip's `--require-hashes`. `legacy`: (requirements,
+    table, the Pythons it serves) of the second closure a CTyun master whose python3 is older
+    than the first's floor installs instead (components/router/host.py)."""
     reqs = list(requirements)
     router = next(r for r in reqs if r.startswith("vllm-router=="))
     wheels = sum(len(table[r]) for r in reqs)
-    return Pin("the router (PyPI vllm-router and the packages it pulls in)",
-               f"{router} and {len(reqs) - 1} dependencies from PyPI, {wheels} wheels by sha256",
-               PINNED, "",
-               "a code change: components/router/settings.py ROUTER_REQUIREMENTS, then "
+    source = f"{router} and {len(reqs) - 1} dependencies from PyPI, {wheels} wheels by sha256"
+    what = "ROUTER_REQUIREMENTS"
+    if legacy is not None:
+        old_reqs, old_table, serves = list(legacy[0]), legacy[1], legacy[2]
+        source += (f"; on {serves} the same release and {len(old_reqs) - 1} older dependencies, "
+                   f"{sum(len(old_table[r]) for r in old_reqs)} wheels by sha256")
+        what = "ROUTER_REQUIREMENTS / ROUTER_REQUIREMENTS_LEGACY"
+    return Pin("the router (PyPI vllm-router and the packages it pulls in)", source, PINNED, "",
+               f"a code change: components/router/settings.py {what}, then "
                "tools/router_wheels.py (re-reads the digests PyPI publishes; --check compares)")
 
 

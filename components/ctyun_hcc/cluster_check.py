@@ -53,7 +53,8 @@ class MasterReport:
     modules: bool = False
     launcher_conf: bool = False
     python38: bool = False
-    #: the router's python (`routerPython`) is new enough for vllm-router's pinned closure
+    #: the router's python (`routerPython`) is new enough for one of vllm-router's pinned
+    #: closures (3.8 or later: components/router/wheels.py lowest_python)
     router_python: bool = False
     slurm_nodes: Tuple[Tuple[str, str, str, str], ...] = ()
 
@@ -64,10 +65,10 @@ def report_command(launcher_conf: str, router_python: str = "") -> str:
     tools = " ".join(TOOLS)
     router = ""
     if router_python:
-        from ..router.wheels import requires_python
+        from ..router.wheels import lowest_python
 
         py = shell_word(router_python)
-        router = (f"if {py} -c 'import sys; sys.exit(sys.version_info < {requires_python()})' "
+        router = (f"if {py} -c 'import sys; sys.exit(sys.version_info < {lowest_python()})' "
                   "2>/dev/null; then echo 'PYROUTER yes'; else echo 'PYROUTER no'; fi\n")
     return router + (
         "echo \"HOSTNAME $(hostname -s)\"\n"
@@ -118,11 +119,11 @@ def problems(r: MasterReport, p: Mapping[str, Any]) -> Tuple[List[str], List[str
     taken). `p`: masterInCompute, modelSource, sifSource, bcastMethod, launcherConf."""
     hard = _edition(r, p) + _fetch(r, p)
     if p.get("routerPython") and not r.router_python:
-        from ..router.wheels import requires_python
+        from ..router.wheels import lowest_python
 
         hard.append("Python {}.{} or later as {} (vllm-router's pinned dependencies, for "
                     "kimi-k3:replicas > 1): install it there, or serve one replica "
-                    "(kimi-k3:replicas=1)".format(*requires_python(), p["routerPython"]))
+                    "(kimi-k3:replicas=1)".format(*lowest_python(), p["routerPython"]))
     soft: List[str] = []
     if not r.tools.get("cthpc"):
         if p.get("modelSource") == "cthpc":

@@ -459,9 +459,13 @@ def _service_pins(settings: Settings) -> list:
 
     out = []
     if settings.shared.replicas > 1:
-        from ..router.settings import ROUTER_REQUIREMENTS
-        from ..router.wheels import hashes
-        out.append(router_pin(ROUTER_REQUIREMENTS, hashes()))
+        from ..router.settings import ROUTER_REQUIREMENTS, ROUTER_REQUIREMENTS_LEGACY
+        from ..router.wheels import hashes, requires_python
+        # the master installs one of the two by its python3's version (router/host.py)
+        below = "%d.%d" % requires_python("current")
+        out.append(router_pin(ROUTER_REQUIREMENTS, hashes(), legacy=(
+            ROUTER_REQUIREMENTS_LEGACY, hashes("legacy"),
+            "a python3 %d.%d to below %s" % (*requires_python("legacy"), below))))
     if settings.target.serve.monitoring:
         out += found_binary_pins(sorted(monitoring.CANDIDATES.items()))
     if settings.target.serve.model_source == "modelscope":

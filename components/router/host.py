@@ -27,12 +27,16 @@ Ubuntu, openEuler and RHEL 8+, and the kernel's default overflow uid), except th
 port below 1024 (a non-root process cannot bind it) and where setpriv is missing (said in the
 service's log). `<service>.user` holds the uid the loop uses.
 
-vllm-router and what it pulls in (settings.ROUTER_REQUIREMENTS, the versions the tests ran)
-are installed by `install.sh` with the master's python3 into `<dir>/site` (`pip install
---no-deps --target --require-hashes --only-binary :all:`, as the aws-eks init container does:
-every wheel checked against its sha256 from wheels.json, nothing built from source); the
-closure needs Python 3.11 or later (wheels.json `requires_python`); a python3 that already imports the
-pinned release there is left alone. The router exits when no replica answers /health within
+vllm-router and what it pulls in are installed by `install.sh` with the master's python3 into
+`<dir>/site` (`pip install --no-deps --target --require-hashes --only-binary :all:`, as the
+aws-eks init container does: every wheel checked against its sha256 from wheels.json, nothing
+built from source). Which pinned closure depends on that python3's version, asked of it first:
+3.11 or later installs settings.ROUTER_REQUIREMENTS (the versions the tests ran, as the aws-eks
+pod does), 3.8-3.10 settings.ROUTER_REQUIREMENTS_LEGACY (the CTyun master's OS python3 is often
+older: openEuler 22.03 ships 3.9; the newest fastapi/starlette/multidict need 3.11, vllm-router
+itself 3.8); below 3.8 it stops with one line naming the version found and the fix. A python3
+that already imports the pinned release and its compiled core (pydantic_core, orjson: a `site`
+built for another Python does not import) there is left alone. The router exits when no replica answers /health within
 its start-up timeout (settings.py): the supervisor starts it again.
 
 Everything here is rendered from plain words (paths under the data roots, http URLs of cluster
@@ -48,10 +52,12 @@ from typing import Dict, List, Mapping, Sequence
 from ..inference.quoting import shell_word
 from ..systemd import units
 from .k8s import FRONT_FILE, front_source
-from .settings import ROUTER_REQUIREMENTS, ROUTER_VERSION, RouterSettings
-from .wheels import PIP_HASH_OPTIONS, requirements_txt, requires_python
+from .settings import ROUTER_CLOSURES, ROUTER_VERSION, RouterSettings
+from .wheels import CLOSURES, PIP_HASH_OPTIONS, hashes, requirements_txt, requires_python
 
 REQUIREMENTS_FILE = "requirements.txt"
+#: {closure: the requirements file install.sh hands pip for it} (wheels.CLOSURES)
+REQUIREMENTS_FILES = {"current": REQUIREMENTS_FILE, "legacy": "requirements-py38-py310.txt"}
 #: the uid and gid the loop runs the services as (see the module docstring)
 UNPRIVILEGED_UID = 65534
 #: ports below this need root or CAP_NET_BIND_SERVICE (ip(7): "privileged ports")
@@ -119,26 +125,48 @@ def unit(description: str, directory: str, argv: Sequence[str], restart_s: int =
 
 
 def install_sh(directory: str, python: str = "/usr/bin/python3") -> str:
-    """Install the pinned router packages into `<dir>/site` unless they are there already."""
+    """Install the pinned router packages into `<dir>/site` unless they are there already: the
+    closure for the version `python` reports (wheels.closure_for's choice, in shell)."""
     d, py = shell_word(directory), shell_word(python)
-    major, minor = requires_python()
     hashed = " ".join(PIP_HASH_OPTIONS)
+    ordered = sorted(CLOSURES, key=requires_python, reverse=True)
+    pick = []
+    for i, closure in enumerate(ordered):
+        major, minor = requires_python(closure)
+        pick.append(f"{'if' if i == 0 else 'elif'} [ \"$major\" -gt {major} ] || "
+                    f"{{ [ \"$major\" -eq {major} ] && [ \"$minor\" -ge {minor} ]; }}; then\n"
+                    f"  req={shell_word(REQUIREMENTS_FILES[closure])}")
+    floor = "%d.%d" % requires_python(ordered[-1])
+    # one line, in double quotes: only $py, $found and $(hostname -s) expand (no other `$`,
+    # backquote, quote or backslash in the fixed words)
+    fix = (f"install Python {floor} or later as $py on the master (kimi-k3 runs the router "
+           f"with it; openEuler 22.03 LTS's python3 is 3.9)")
     return f"""#!/bin/bash
 # Rendered by kimi-k3 (components/router/host.py); do not edit by hand.
 # vllm-router {ROUTER_VERSION} and its pinned dependencies, into {directory}/site
 set -euo pipefail
 cd {d}
-have=$(PYTHONPATH={d}/site {py} -c 'import importlib.metadata as m; print(m.version("vllm-router"))' 2>/dev/null || true)
+py={py}
+have=$(PYTHONPATH={d}/site {py} -c 'import importlib.metadata as m, pydantic_core, orjson; print(m.version("vllm-router"))' 2>/dev/null || true)
 if [ "$have" = {shell_word(ROUTER_VERSION)} ]; then
   echo "vllm-router $have already installed"
   exit 0
 fi
-if ! {py} -c 'import sys; sys.exit(sys.version_info < ({major}, {minor}))' 2>/dev/null; then
-  echo "the router needs python3 {major}.{minor} or later on $(hostname -s) (vllm-router's pinned dependencies; found $({py} --version 2>&1 || echo none))" >&2
+found=$({py} -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)
+if ! [[ "$found" =~ ^[0-9]+\.[0-9]+$ ]]; then
+  echo "the router needs Python {floor} or later on $(hostname -s): $py does not run ($($py --version 2>&1 | head -n 1 || true)); {fix}" >&2
   exit 1
 fi
+major=${{found%%.*}}
+minor=${{found#*.}}
+{chr(10).join(pick)}
+else
+  echo "the router needs Python {floor} or later on $(hostname -s): $py is Python $found; {fix}" >&2
+  exit 1
+fi
+echo "python3 $found: installing $req"
 rm -rf site.new
-{py} -m pip install --no-cache-dir --no-deps --disable-pip-version-check {hashed} --target site.new -r {REQUIREMENTS_FILE}
+{py} -m pip install --no-cache-dir --no-deps --disable-pip-version-check {hashed} --target site.new -r "$req"
 rm -rf site
 mv site.new site
 echo "installed vllm-router {ROUTER_VERSION}"
@@ -238,7 +266,8 @@ def render(directory: str, job_name: str, worker_urls: Sequence[str], port: int,
         raise ValueError(f"router directory {directory!r} is not absolute")
     plain(python, "python")
     argv = commands(directory, worker_urls, port, python, settings)
-    files = {REQUIREMENTS_FILE: requirements_txt(ROUTER_REQUIREMENTS),
+    files = {**{REQUIREMENTS_FILES[c]: requirements_txt(ROUTER_CLOSURES[c], hashes(c))
+                for c in CLOSURES},
              FRONT_FILE: front_source(), "install.sh": install_sh(directory, python),
              "supervise.sh": supervise_sh(),
              "service.sh": service_sh(directory, job_name, restart_s)}

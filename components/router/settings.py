@@ -44,6 +44,28 @@ ROUTER_REQUIREMENTS = (
     "typing-inspection==0.4.5", "urllib3==2.8.0", "uvicorn==0.54.0",
     f"vllm-router=={ROUTER_VERSION}", "yarl==1.25.1",
 )
+#: the same vllm-router for a Python 3.8-3.10 (the CTyun master's OS python3 is often older than
+#: 3.11: openEuler 22.03 ships 3.9): vllm-router 0.1.17 is a `cp38-abi3` wheel with Requires-Python
+#: >=3.8, but the newest fastapi/starlette/multidict above need 3.11. Resolved by real pip against
+#: PyPI on 2026-12-02 (`pip download vllm-router==0.1.17 exceptiongroup async-timeout
+#: typing-extensions --only-binary :all: --python-version 3.8 --platform manylinux_2_28_aarch64
+#: ...`: pip evaluates environment markers against the interpreter it runs on, so the
+#: `python_version < "3.11"` dependencies of anyio and aiohttp are named), every wheel's
+#: Requires-Dist checked with its markers evaluated for 3.8, 3.9 and 3.10, and the pinned set
+#: downloaded again for cp38/cp39/cp310 on manylinux aarch64 and x86_64 (docs/router.md)
+ROUTER_REQUIREMENTS_LEGACY = (
+    "aiohappyeyeballs==2.4.4", "aiohttp==3.10.11", "aiosignal==1.3.1", "annotated-doc==0.0.4",
+    "annotated-types==0.7.0", "anyio==4.5.2", "async-timeout==5.0.1", "attrs==25.3.0",
+    "certifi==2026.10.19.post1", "charset-normalizer==3.5.3", "click==8.1.8",
+    "exceptiongroup==1.3.2", "fastapi==0.124.4", "frozenlist==1.5.0", "h11==0.16.0", "idna==3.15",
+    "multidict==6.1.0", "orjson==3.10.15", "propcache==0.2.0", "pydantic==2.10.6",
+    "pydantic-core==2.27.2", "requests==2.32.4", "setproctitle==1.3.7", "sniffio==1.3.1",
+    "starlette==0.44.0", "typing-extensions==4.13.2", "urllib3==2.2.3", "uvicorn==0.33.0",
+    f"vllm-router=={ROUTER_VERSION}", "yarl==1.15.2",
+)
+#: {closure: its requirements}: "current" for Python 3.11 and later (the tests' and the aws-eks
+#: router pod's), "legacy" for 3.8-3.10 (wheels.json holds each one's floor and digests)
+ROUTER_CLOSURES = {"current": ROUTER_REQUIREMENTS, "legacy": ROUTER_REQUIREMENTS_LEGACY}
 #: the router's own port (loopback; clients reach kk3_front) and its metrics port
 ROUTER_PORT = 30000
 ROUTER_METRICS_PORT = 29000

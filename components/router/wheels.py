@@ -17,7 +17,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Sequence
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 WHEELS_FILE = Path(__file__).with_name("wheels.json")
 #: the pip options every router install uses with the file below
@@ -44,15 +44,40 @@ def _data() -> dict:
     return json.loads(WHEELS_FILE.read_text())
 
 
-def hashes() -> Dict[str, Dict[str, str]]:
-    """{"name==version": {wheel filename: sha256}}."""
-    return _data()["wheels"]
+#: the closures, the one with the highest Python floor first (settings.ROUTER_CLOSURES' names);
+#: wheels.json holds "current" at its top level and each other one under its name
+CLOSURES = ("current", "legacy")
 
 
-def requires_python() -> tuple:
-    """The lowest Python the pinned closure installs on, as (major, minor)."""
-    major, minor = _data()["requires_python"].lstrip(">=").split(".")
+def _section(closure: str) -> dict:
+    if closure not in CLOSURES:
+        raise KeyError(f"no router closure {closure!r}: one of {', '.join(CLOSURES)}")
+    return _data() if closure == "current" else _data()[closure]
+
+
+def hashes(closure: str = "current") -> Dict[str, Dict[str, str]]:
+    """{"name==version": {wheel filename: sha256}} of one closure."""
+    return _section(closure)["wheels"]
+
+
+def requires_python(closure: str = "current") -> Tuple[int, int]:
+    """The lowest Python `closure` installs on, as (major, minor)."""
+    major, minor = _section(closure)["requires_python"].lstrip(">=").split(".")
     return int(major), int(minor)
+
+
+def lowest_python() -> Tuple[int, int]:
+    """The lowest Python any closure installs on (below it, install.sh refuses)."""
+    return min(requires_python(c) for c in CLOSURES)
+
+
+def closure_for(version: Sequence[int]) -> Optional[str]:
+    """The closure a Python of `version` (major, minor) installs: the one with the highest floor
+    at or below it (a 3.9 gets "legacy", a 3.12 "current"); None below every floor."""
+    for closure in sorted(CLOSURES, key=requires_python, reverse=True):
+        if tuple(version[:2]) >= requires_python(closure):
+            return closure
+    return None
 
 
 def requirements_txt(requirements: Sequence[str],

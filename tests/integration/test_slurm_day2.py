@@ -569,17 +569,18 @@ def test_cluster_check_reads_the_names_from_the_nodes_and_refuses_a_mismatch(ser
 
 def test_cluster_check_refuses_a_router_python_too_old_for_the_pinned_router(services, tmp_path):
     """Several replicas: the router's python is asked over SSH by the check (the master's real
-    /usr/bin/python3 passes; one that answers like 3.10 is refused by name)."""
+    /usr/bin/python3 passes; one that answers like 3.7, below both pinned closures, is refused
+    by name)."""
     from components.ctyun_hcc.cluster_check import ClusterCheckFailed, ClusterCheckProvider
 
     out = ClusterCheckProvider().create(_check_props(services, routerPython="/usr/bin/python3")).outs
     assert out["masterName"] == "kk3n0"
-    old = tmp_path / "python3.10"
+    old = tmp_path / "python3.7"
     old.write_text("#!/bin/sh\nexec /usr/bin/python3 -c 'import sys; sys.exit(1)'\n")
     old.chmod(0o755)
     with pytest.raises(ClusterCheckFailed) as err:
         ClusterCheckProvider().create(_check_props(services, routerPython=str(old)))
-    assert f"missing Python 3.11 or later as {old}" in str(err.value)
+    assert f"missing Python 3.8 or later as {old}" in str(err.value)
 
 
 def test_cluster_check_names_everything_the_edition_lacks_in_one_error(services):

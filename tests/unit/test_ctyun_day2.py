@@ -6,6 +6,7 @@ against stubbed Slurm commands. Every guard here has its hostile input.
 
 from __future__ import annotations
 
+import os
 import stat
 import sys
 import subprocess
@@ -134,9 +135,10 @@ def test_no_cthpc_and_no_python_means_no_weights():
 
 
 def test_a_router_needs_its_python_checked_before_the_jobs_run(tmp_path):
-    """With several replicas the router's python (vllm-router's pinned closure needs 3.11:
-    components/router/wheels.json) is checked at the cluster check, by the same command: an
-    older one is a hard problem naming it and both fixes; without a router nothing is asked."""
+    """With several replicas the router's python (vllm-router's pinned closures need 3.8 or
+    later: components/router/wheels.json, 3.11+ or 3.8-3.10) is checked at the cluster check, by
+    the same command: an older one is a hard problem naming it and both fixes; without a router
+    nothing is asked."""
     import subprocess
 
     from components.ctyun_hcc.chain import ROUTER_PYTHON
@@ -145,19 +147,28 @@ def test_a_router_needs_its_python_checked_before_the_jobs_run(tmp_path):
     want = {**WANT, "routerPython": ROUTER_PYTHON}
     old = parse_report(REPORT + "PYROUTER no\n")
     assert problems(old, want)[0] == [
-        "Python 3.11 or later as /usr/bin/python3 (vllm-router's pinned dependencies, for "
+        "Python 3.8 or later as /usr/bin/python3 (vllm-router's pinned dependencies, for "
         "kimi-k3:replicas > 1): install it there, or serve one replica (kimi-k3:replicas=1)"]
     assert problems(parse_report(REPORT + "PYROUTER yes\n"), want) == ([], [])
     assert problems(old, WANT) == ([], [])  # one replica: no router, no question
     assert "PYROUTER" not in report_command("/x")
     # the command's line, run with a python that is too old and with this one
     too_old = tmp_path / "python3"
-    too_old.write_text("#!/bin/sh\nexit 1\n")  # sys.exit(True): version_info < (3, 11)
+    too_old.write_text("#!/bin/sh\nexit 1\n")  # sys.exit(True): version_info < (3, 8)
     too_old.chmod(0o755)
     for python, want_line in ((str(too_old), "PYROUTER no"), (sys.executable, "PYROUTER yes")):
         line = report_command("/x", python).splitlines()[0]
         out = subprocess.run(["bash", "-c", line], capture_output=True, text=True).stdout
         assert out.strip() == want_line
+    # the command's own version test, by a python3 double that reports another version: 3.9
+    # (openEuler 22.03's) has the legacy closure, 3.7 none
+    double = Path(__file__).resolve().parent.parent / "doubles" / "python_version_double.py"
+    line = report_command("/x", str(double)).splitlines()[0]
+    for version, want_line in (("3.9.18", "PYROUTER yes"), ("3.8.0", "PYROUTER yes"),
+                               ("3.7.17", "PYROUTER no"), ("3.12.1", "PYROUTER yes")):
+        out = subprocess.run(["bash", "-c", line], capture_output=True, text=True,
+                             env={**os.environ, "KK3_DOUBLE_PYTHON_VERSION": version}).stdout
+        assert out.strip() == want_line, version
 
 
 NODES = [{"name": "a3master0001", "inner_ip": "192.168.0.5", "role": "master"},

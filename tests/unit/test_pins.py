@@ -158,7 +158,12 @@ def test_every_image_chart_and_package_the_aws_stack_fetches_is_in_pins(raw):
 def test_every_program_the_ctyun_stack_runs_is_in_pins():
     run = run_program("ctyun-hcc", {"kimi-k3:replicas": "2", "kimi-k3:modelSource": "modelscope"})
     by = {p.artifact: p for p in run.deployment.pins}
-    assert by["the router (PyPI vllm-router and the packages it pulls in)"].state == "pinned"
+    router = by["the router (PyPI vllm-router and the packages it pulls in)"]
+    assert router.state == "pinned"
+    # both closures the master may install, by its python3's version (components/router/host.py)
+    assert router.source.startswith("vllm-router==0.1.17 and 28 dependencies from PyPI, 137 wheels "
+                                    "by sha256; on a python3 3.8 to below 3.11 the same release and "
+                                    "29 older dependencies, 141 wheels by sha256")
     for name in ("prometheus", "node-exporter", "npu-exporter"):
         p = by[f"{name} (found on the node; kimi-k3 installs none)"]
         assert p.state == "unpinned" and p.source.startswith("/usr/")

@@ -1,14 +1,19 @@
 """The router as a service on the CTyun master (components/router/host.py, ctyun_hcc/router_service.py):
 the rendered units and scripts, and the guards on every word they carry."""
 
+import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from components.ctyun_hcc.router_service import STEP_INPUTS, RouterServiceProvider, files_of
 from components.router import host
-from components.router.settings import ROUTER_REQUIREMENTS
-from components.router.wheels import requirements_txt
+from components.router.settings import ROUTER_REQUIREMENTS, ROUTER_REQUIREMENTS_LEGACY
+from components.router.wheels import hashes, requirements_txt
+
+PYTHON_DOUBLE = Path(__file__).resolve().parent.parent / "doubles" / "python_version_double.py"
 
 URLS = ["http://10.0.0.2:11026", "http://10.0.0.6:11026"]
 
@@ -33,6 +38,8 @@ def test_units_restart_for_ever_and_run_the_router_on_loopback():
     assert f["front.argv"] == ("/usr/bin/python3 /home/kimi-k3/router/kk3_front.py --listen "
                                "0.0.0.0:11025 --upstream http://127.0.0.1:30000\n")
     assert f["requirements.txt"] == requirements_txt(ROUTER_REQUIREMENTS)  # every pin with its hashes
+    assert f["requirements-py38-py310.txt"] == requirements_txt(ROUTER_REQUIREMENTS_LEGACY,
+                                                                hashes("legacy"))
     assert f["kk3_front.py"] == host.front_source()
 
 
@@ -133,3 +140,53 @@ def test_the_loop_drops_to_the_uid_it_is_given_and_says_when_it_cannot(tmp_path)
     (tools / "setpriv").unlink()
     log = loop()
     assert "setpriv not found: w runs as root" in log.splitlines()[-2]
+
+
+def _install(tmp_path, version):
+    """install.sh as rendered, run by bash with the python3 double of `version` (the probe and
+    the choice are the script's; only pip's install is recorded instead of run)."""
+    d = tmp_path / "router"
+    d.mkdir()
+    script = host.install_sh(str(d), str(PYTHON_DOUBLE))
+    log = tmp_path / "pip.log"
+    env = {**os.environ, "KK3_DOUBLE_PYTHON_VERSION": version, "KK3_DOUBLE_PYTHON_LOG": str(log)}
+    res = subprocess.run(["bash", "-c", script], env=env, text=True, capture_output=True,
+                         timeout=60)
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return res, calls, d
+
+
+@pytest.mark.parametrize("version,req", [
+    ("3.8.10", "requirements-py38-py310.txt"), ("3.9.18", "requirements-py38-py310.txt"),
+    ("3.10.12", "requirements-py38-py310.txt"), ("3.11.4", "requirements.txt"),
+    ("3.12.3", "requirements.txt"), ("3.13.1", "requirements.txt"),
+])
+def test_install_picks_the_closure_of_the_masters_python(tmp_path, version, req):
+    res, calls, d = _install(tmp_path, version)
+    assert res.returncode == 0, res.stderr
+    (pip,) = calls
+    assert pip[pip.index("-r") + 1] == req
+    assert {"--require-hashes", "--no-deps", ":all:"} <= set(pip)
+    assert pip[pip.index("--only-binary") + 1] == ":all:"
+    assert (d / "site").is_dir() and not (d / "site.new").exists()
+    assert f"python3 {version.rsplit('.', 1)[0]}: installing {req}" in res.stdout
+
+
+@pytest.mark.parametrize("version", ["3.7.9", "3.6.8", "2.7.18"])
+def test_install_refuses_a_python_below_the_lowest_closure_in_one_line(tmp_path, version):
+    res, calls, d = _install(tmp_path, version)
+    assert res.returncode == 1 and not calls and not (d / "site").exists()
+    (line,) = res.stderr.splitlines()
+    found = version.rsplit(".", 1)[0]
+    assert line.startswith("the router needs Python 3.8 or later on ")
+    assert f": {PYTHON_DOUBLE} is Python {found}; install Python 3.8 or later as {PYTHON_DOUBLE} " \
+           "on the master" in line
+
+
+@pytest.mark.parametrize("answer", ["3.9; id", "3.9\n3.11", "", "$(id).1", "3.x"])
+def test_install_refuses_a_python_whose_version_is_not_a_version(tmp_path, answer):
+    res, calls, d = _install(tmp_path, answer)
+    assert res.returncode == 1 and not calls and not (d / "site").exists()
+    (line,) = res.stderr.splitlines()
+    assert "the router needs Python 3.8 or later on " in line and \
+        f"{PYTHON_DOUBLE} does not run" in line
