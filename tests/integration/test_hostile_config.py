@@ -37,7 +37,7 @@ SEEDS = {
     "kimi-k3:hyperpodClusterName": "hp", "kimi-k3:model": "mxfp4",
     "kimi-k3:modelRevision": "0123456789abcdef0123456789abcdef01234567",
     "kimi-k3:tlsPrivateKey": "kk3-secret-tls-key",
-    "kimi-k3:efaInstallerSha256": "ab" * 32,
+    "kimi-k3:efaInstallerSha256": "ab" * 32, "aws:region": "us-east-2",
     # (stack, key): a seed of its own where the key's seed above is another stack's
     ("aws-eks", "kimi-k3:image"): "vllm/vllm-openai:kimi-k3@sha256:" + "0" * 64,
 }
@@ -84,6 +84,9 @@ BENCH_CASES = [
     # issue 20: the EFA installer's sha256 reaches the efa-userspace init container's environment
     # (tests/unit/test_pins.py has its refusals)
     ("aws-eks", "kimi-k3:efaInstallerSha256", st.from_regex(r"[0-9a-f]{64}", fullmatch=True), {"kimi-k3:nodes": "2"}, False),
+    # the region reaches the mirror's and the staging's environment (AWS_REGION) and every AWS
+    # call; aws-eks/config.py refuses other partitions and non-names (tests/unit/test_aws_config.py)
+    ("aws-eks", "aws:region", st.sampled_from(["us-east-2", "us-west-2", "eu-west-1", "ap-northeast-1"]), {}, False),
 ]
 EXAMPLES = 6
 #: known holes owned by another helper, reported on NOTES.md: (stack, key) -> why (strict xfail,
