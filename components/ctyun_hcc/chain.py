@@ -37,7 +37,8 @@ class Bootstrapped:
     serving_nodes: Any = None
 
 
-#: the python RouterService installs vllm-router with (router_service.STEP_INPUTS)
+#: the python RouterService installs vllm-router with by default (router_service.STEP_INPUTS;
+#: kimi-k3:routerPython names another)
 ROUTER_PYTHON = ROUTER_STEP_INPUTS["python"]
 
 
@@ -87,7 +88,7 @@ def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, pla
         "masterInCompute": hcc.master_in_compute, "modelSource": cfg.model_source,
         "sifSource": cfg.sif_source, "bcastMethod": cfg.bcast_method,
         # several replicas: the router's python checked now, not after the jobs run
-        **({"routerPython": ROUTER_PYTHON} if len(job_names) > 1 else {})}, opts(shrink, new=True))
+        **({"routerPython": cfg.router_python} if len(job_names) > 1 else {})}, opts(shrink, new=True))
     master_name = check.masterName
     serving_nodes = pulumi.Output.all(check.masterName, check.nodeNames).apply(
         lambda mn: ([mn[0]] if hcc.master_in_compute else []) + list(mn[1] or []))

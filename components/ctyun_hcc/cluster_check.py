@@ -122,8 +122,9 @@ def problems(r: MasterReport, p: Mapping[str, Any]) -> Tuple[List[str], List[str
         from ..router.wheels import lowest_python
 
         hard.append("Python {}.{} or later as {} (vllm-router's pinned dependencies, for "
-                    "kimi-k3:replicas > 1): install it there, or serve one replica "
-                    "(kimi-k3:replicas=1)".format(*lowest_python(), p["routerPython"]))
+                    "kimi-k3:replicas > 1): install it there, name another with "
+                    "kimi-k3:routerPython, or serve one replica (kimi-k3:replicas=1)"
+                    .format(*lowest_python(), p["routerPython"]))
     soft: List[str] = []
     if not r.tools.get("cthpc"):
         if p.get("modelSource") == "cthpc":

@@ -30,7 +30,7 @@ TARGET_KEYS = ("sshUser", "sshPort", "sshHost", "sshHostKey", "sshBastion", "ssh
                "sshBastionPrivateKey", "sshPrivateKey", "workDir", "modelRoot", "sifDir", "sifName",
                "modelSource", "sifSource", "sifUrl", "mountDisks", "sifSha256", "bcastMethod",
                "sshPasswordLogin", "tlsPort", "tlsCertificate", "tlsPrivateKey",
-               "monitoring",
+               "monitoring", "routerPython",
                # CIDRs that may reach SSH (parsed with the cluster's keys in config.py)
                "sshAllowedCidrs")
 #: secret target keys: never parsed into HccServeConfig, never printed
@@ -81,6 +81,15 @@ class HccServeConfig:
     #: default; always "" with modelSource=cthpc, which takes none): set by the target from
     #: the shared settings (SharedSettings.revision)
     model_revision: str = ""
+    #: `kimi-k3:routerPython`: the interpreter on the master the router is installed with and
+    #: runs under (replicas > 1): 3.8 or later (components/router/wheels.py closures)
+    router_python: str = "/usr/bin/python3"
+
+
+def _interpreter_path(key: str, value: str) -> str:
+    """An absolute path of the project's path grammar, anywhere on the master (not only the
+    data roots): the interpreter the router runs with, e.g. /usr/bin/python3.11."""
+    return data_path(key, value, roots=None)
 
 
 def parse_serve_config(raw: Mapping[str, object],
@@ -119,7 +128,9 @@ def parse_serve_config(raw: Mapping[str, object],
         bcast_method=src.choice("bcastMethod", ("auto", "cthpc_model_bcast", "copy"), "auto",
                                 sources),
         ssh_password_login=src.choice("sshPasswordLogin", ("off", "keep"), "off"),
-        monitoring=src.boolean("monitoring", True))
+        monitoring=src.boolean("monitoring", True),
+        # any absolute path (the OS's python3 lives under /usr, a newer one under /opt, /usr/local)
+        router_python=src.checked("routerPython", _interpreter_path, "/usr/bin/python3"))
     _check_together(src, cfg, model_port)
     return _tls(src, cfg, raw, model_port, public, allow_plaintext)
 

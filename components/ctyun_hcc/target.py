@@ -409,7 +409,8 @@ def _router(name: str, deployment, infrastructure, services, parent):
     router = RouterService(f"{name}-router", {
         **infrastructure.bootstrapped.ssh, "routerDir": router_dir(deployment.config.serve),
         "jobName": deployment.rendered.layout.job_name, "workerUrls": urls,
-        "port": shared.port, "startupTimeoutS": spec.startup_timeout_s},
+        "port": shared.port, "startupTimeoutS": spec.startup_timeout_s,
+        "python": deployment.config.serve.router_python},
         pulumi.ResourceOptions(parent=parent, depends_on=list(services)))
     return router
 

@@ -139,8 +139,8 @@ def install_sh(directory: str, python: str = "/usr/bin/python3") -> str:
     floor = "%d.%d" % requires_python(ordered[-1])
     # one line, in double quotes: only $py, $found and $(hostname -s) expand (no other `$`,
     # backquote, quote or backslash in the fixed words)
-    fix = (f"install Python {floor} or later as $py on the master (kimi-k3 runs the router "
-           f"with it; openEuler 22.03 LTS's python3 is 3.9)")
+    fix = (f"install Python {floor} or later on the master as $py or elsewhere and name it "
+           f"with kimi-k3:routerPython (openEuler 22.03 LTS's python3 is 3.9)")
     return f"""#!/bin/bash
 # Rendered by kimi-k3 (components/router/host.py); do not edit by hand.
 # vllm-router {ROUTER_VERSION} and its pinned dependencies, into {directory}/site

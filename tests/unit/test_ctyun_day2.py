@@ -148,7 +148,8 @@ def test_a_router_needs_its_python_checked_before_the_jobs_run(tmp_path):
     old = parse_report(REPORT + "PYROUTER no\n")
     assert problems(old, want)[0] == [
         "Python 3.8 or later as /usr/bin/python3 (vllm-router's pinned dependencies, for "
-        "kimi-k3:replicas > 1): install it there, or serve one replica (kimi-k3:replicas=1)"]
+        "kimi-k3:replicas > 1): install it there, name another with kimi-k3:routerPython, or "
+        "serve one replica (kimi-k3:replicas=1)"]
     assert problems(parse_report(REPORT + "PYROUTER yes\n"), want) == ([], [])
     assert problems(old, WANT) == ([], [])  # one replica: no router, no question
     assert "PYROUTER" not in report_command("/x")

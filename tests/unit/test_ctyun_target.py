@@ -53,6 +53,22 @@ def test_bad_work_dir_stops_rendering():
         slurm_layout(p, parse_serve_config({"workDir": "relative/dir"}))
 
 
+@pytest.mark.parametrize("value", ["python3", "/usr/bin/python3 -I", "/usr/bin/python3;id",
+                                   "/opt/$(id)/python3", "/usr/../bin/python3", "/python3",
+                                   "/usr/bin/py thon3", "/usr/bin/python3\nExecStartPre=/bin/sh"])
+def test_a_router_python_that_is_not_an_absolute_plain_path_is_refused(value):
+    # it reaches install.sh, the units' ExecStart and the cluster check's command
+    with pytest.raises(ConfigError, match="kimi-k3:routerPython") as err:
+        parse_serve_config({"routerPython": value})
+    assert len(str(err.value).splitlines()) == 1
+
+
+def test_router_python_default_and_another():
+    assert parse_serve_config({}).router_python == "/usr/bin/python3"
+    assert parse_serve_config({"routerPython": "/opt/python3.11/bin//python3"}).router_python \
+        == "/opt/python3.11/bin/python3"
+
+
 def test_curl_line_reads_key_from_shell():
     line = curl_line("http://1.2.3.4:11025/v1", "Kimi-K3", True)
     assert "$VLLM_API_KEY" in line and "/v1/chat/completions" in line and "extra" not in line

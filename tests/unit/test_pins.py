@@ -174,6 +174,13 @@ def test_every_program_the_ctyun_stack_runs_is_in_pins():
     # the router's python is checked by the cluster check, before any job runs (cluster_check.py)
     check = [r["inputs"] for r in run.of_type("pulumi-python:dynamic/ctyun:ClusterCheck")]
     assert [c.get("routerPython") for c in check] == ["/usr/bin/python3"]
+    # kimi-k3:routerPython names another interpreter: the check asks it, the router runs with it
+    other = run_program("ctyun-hcc", {"kimi-k3:replicas": "2",
+                                      "kimi-k3:routerPython": "/opt/python3.11/bin/python3"})
+    assert [r["inputs"].get("routerPython") for r in
+            other.of_type("pulumi-python:dynamic/ctyun:ClusterCheck")] == ["/opt/python3.11/bin/python3"]
+    assert [r["inputs"]["python"] for r in other.of_type("pulumi-python:dynamic/ctyun:RouterService")] \
+        == ["/opt/python3.11/bin/python3"]
     check = [r["inputs"] for r in one.of_type("pulumi-python:dynamic/ctyun:ClusterCheck")]
     assert [c.get("routerPython") for c in check] == [None]
 
