@@ -436,20 +436,26 @@ def test_day_two_scripts_quote_the_partition(tmp_path):
 
 @pytest.fixture
 def batch(tmp_path):
-    """srun.sh with stubbed Slurm: the main srun exits $MAIN_RC, the probe srun $PROBE_RC;
-    `scontrol -o show job` prints $JOB; every scontrol call is logged."""
+    """srun.sh with stubbed Slurm: the main srun prints $MAIN_ERR and exits $MAIN_RC; each
+    probe srun exits the next of $PROBE_RCS; `scontrol -o show job` prints $JOB; `sleep` only
+    logs how long it was asked to wait; every scontrol call is logged."""
     from components.ctyun_hcc.scripts import render_srun_sh
     from tests.integration.slurm_env import default_plan_spec
 
     (tmp_path / "bin").mkdir()
     (tmp_path / "logs").mkdir()
     _stub(tmp_path / "bin", "srun",
-          'if [ "${1:-}" = --overlap ]; then exit "$PROBE_RC"; fi\n'
+          'if [ "${1:-}" = --overlap ]; then\n'
+          f'  n=$(cat {tmp_path}/probes 2>/dev/null || echo 0); echo $((n + 1)) > {tmp_path}/probes\n'
+          '  set -- $PROBE_RCS; shift "$n"; exit "${1:-0}"\n'
+          'fi\n'
           'printf "%b" "${MAIN_ERR:-}" >&2; exit "$MAIN_RC"\n')
+    _stub(tmp_path / "bin", "sleep", f'echo "$*" >> {tmp_path}/slept\n')
     _stub(tmp_path / "bin", "scontrol", f'echo "$*" >> {tmp_path}/scontrol\n'
           'case "$*" in\n'
           '  "show hostnames"*) printf "n0\\nn1\\n" ;;\n'
           '  "show node"*) echo "NodeName=n0 NodeAddr=10.0.0.10 State=ALLOCATED" ;;\n'
+          '  "show config"*) echo "SlurmdTimeout           = 10 sec" ;;\n'
           '  "-o show job"*) echo "$JOB" ;;\n'
           'esac\n')
     p, spec = default_plan_spec(2)
@@ -459,8 +465,6 @@ def batch(tmp_path):
 
 
 RUNNING = "JobId=7 JobName=kimi-k3 JobState=RUNNING Reason=None Requeue=1 Restarts=0 BatchFlag=1"
-
-
 #: srun's messages when a node's shutdown TERMed its task first (as seen on the local cluster)
 SHUTDOWN = ("srun: error: n1: task 1: Exited with exit code 143\\n"
             "srun: launch/slurm: _step_signal: Terminating StepId=7.0\\n"
@@ -471,48 +475,56 @@ ENGINE = ("srun: error: n0: task 0: Exited with exit code 1\\n"
           "srun: error: n1: task 1: Terminated\\n")
 
 
-def _batch(tmp: Path, main_rc: int, probe_rc: int = 0, job: str = RUNNING, restarts: str = "",
+def _batch(tmp: Path, main_rc: int, probes: str = "0 0", job: str = RUNNING, restarts: str = "",
            err: str = ""):
+    """Run srun.sh; (result, requeued by the script, the waits it asked for)."""
+    for f in ("scontrol", "slept", "probes"):
+        (tmp / f).unlink(missing_ok=True)
     if not err and main_rc == 143:
         err = SHUTDOWN
     env = {"PATH": f"{tmp / 'bin'}:/usr/bin:/bin", "SLURM_JOB_ID": "7",
-           "SLURM_JOB_NODELIST": "n[0-1]", "MAIN_RC": str(main_rc), "PROBE_RC": str(probe_rc),
+           "SLURM_JOB_NODELIST": "n[0-1]", "MAIN_RC": str(main_rc), "PROBE_RCS": probes,
            "JOB": job, "MAIN_ERR": err}
     if restarts:
         env["SLURM_RESTART_COUNT"] = restarts
     r = subprocess.run(["bash", str(tmp / "srun.sh")], capture_output=True, text=True, env=env,
                        timeout=60)
     log = (tmp / "scontrol").read_text() if (tmp / "scontrol").exists() else ""
-    return r, "requeue 7" in log.splitlines()
+    slept = (tmp / "slept").read_text().split() if (tmp / "slept").exists() else []
+    return r, "requeue 7" in log.splitlines(), slept
 
 
-def test_a_task_terminated_by_a_shutdown_requeues_the_job_with_its_id(batch):
+def test_a_task_terminated_by_a_shutdown_waits_for_slurm_then_requeues_with_the_same_id(batch):
+    """The job waits SlurmdTimeout + 60 s for Slurm's own requeue (which ends the script on a
+    real cluster); when every node answers again by then, it requeues itself."""
     import components.ctyun_hcc.scripts as scripts
-    # `scontrol requeue` ends the script; here it returns, so the sleep is cut short
-    (batch / "srun.sh").write_text((batch / "srun.sh").read_text().replace("sleep 600", "true"))
-    r, requeued = _batch(batch, 143)
-    assert requeued and "srun ended with 143: task 1: Exited with exit code 143 first" in r.stderr
+    r, requeued, slept = _batch(batch, 143)
+    assert slept[0] == "70" and requeued
+    assert "srun ended with 143: task 1: Exited with exit code 143 first" in r.stderr
     assert f"restart 1 of {scripts.MAX_REQUEUES}" in r.stderr
     assert "task 1: Exited with exit code 143" in r.stderr  # srun's words still reach the log
 
 
-def test_an_engine_that_fails_first_ends_the_job_though_srun_says_143(batch):
+def test_a_node_still_silent_after_the_wait_is_left_to_slurm_never_requeued_by_the_job(batch):
+    """Requeueing while a node is silent left the restarted job unable to create a step on
+    Slurm 22.05; the job ends instead (a plain `pulumi up` submits it again)."""
+    r, requeued, slept = _batch(batch, 137, probes="1 1")   # killed; a node runs no step
+    assert slept == ["70"] and not requeued and r.returncode == 137
+    assert "does not run a step any more" in r.stderr
+    r, requeued, slept = _batch(batch, 137, probes="1 0")   # ... and it answered again
+    assert slept[0] == "70" and requeued
+
+
+def test_an_engine_that_fails_first_ends_the_job_at_once_though_srun_says_143(batch):
     """--kill-on-bad-exit TERMs the other tasks after the failed one: srun's exit code is 143
     (the highest), but the first task to end says it was the engine (found on the local
     cluster: the job requeued itself five times over a model directory without config.json)."""
-    r, requeued = _batch(batch, 143, err=ENGINE)
-    assert not requeued and r.returncode == 143
-
-
-def test_a_lost_slurmd_requeues_and_an_engine_failure_does_not(batch):
-    (batch / "srun.sh").write_text((batch / "srun.sh").read_text().replace("sleep 600", "true"))
-    r, requeued = _batch(batch, 137, probe_rc=1)  # killed, and a node runs no step any more
-    assert requeued and "does not run a step any more" in r.stderr
-    (batch / "scontrol").unlink()
-    r, requeued = _batch(batch, 1, probe_rc=0)    # vLLM failed; every node answers
-    assert not requeued and r.returncode == 1
-    r, requeued = _batch(batch, 0)
-    assert not requeued and r.returncode == 0
+    r, requeued, slept = _batch(batch, 143, err=ENGINE)
+    assert not requeued and not slept and r.returncode == 143
+    r, requeued, slept = _batch(batch, 1)                    # every node answers the probe
+    assert not requeued and not slept and r.returncode == 1
+    r, requeued, slept = _batch(batch, 0)
+    assert not requeued and not slept and r.returncode == 0
 
 
 @pytest.mark.parametrize("why,kw", [
@@ -520,18 +532,17 @@ def test_a_lost_slurmd_requeues_and_an_engine_failure_does_not(batch):
     ("not requeueable", {"job": RUNNING.replace("Requeue=1", "Requeue=0")}),
     ("requeued too often already", {"restarts": "5"}),
 ])
-def test_no_self_requeue_when_the_job_must_stay_ended(batch, why, kw):
-    r, requeued = _batch(batch, 143, **kw)
-    assert not requeued and r.returncode == 143, why
+def test_no_wait_and_no_self_requeue_when_the_job_must_stay_ended(batch, why, kw):
+    r, requeued, slept = _batch(batch, 143, **kw)
+    assert not requeued and not slept and r.returncode == 143, why
 
 
 def test_no_self_requeue_of_a_job_the_stack_stopped(batch):
     (batch / "logs" / "service-stopped").write_text("1796200000.5 7 the service was replaced\n")
-    r, requeued = _batch(batch, 143)
-    assert not requeued and r.returncode == 143
+    r, requeued, slept = _batch(batch, 143)
+    assert not requeued and not slept and r.returncode == 143
     # another job's mark does not hold this one back
     (batch / "logs" / "service-stopped").write_text("1796200000.5 70 resize\n")
-    (batch / "srun.sh").write_text((batch / "srun.sh").read_text().replace("sleep 600", "true"))
     assert _batch(batch, 143)[1]
 
 

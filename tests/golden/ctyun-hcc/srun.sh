@@ -53,29 +53,42 @@ rm -f "$srun_err"
 [ "$rc" -eq 0 ] && exit 0
 
 # a node that reboots or fails: its shutdown TERMs the task there (that task is the first to end,
-# with 143), or its slurmd stops answering. Slurm requeues a --requeue job only on a node it
-# declares DOWN, and the task's exit ends the step and this script before that (the job ends
-# FAILED and nothing restarts it). The first task to end is the cause: --kill-on-bad-exit TERMs
-# the others after it, so srun's own exit code (the highest) says 143 for a failed engine too. So
-# the job requeues itself (same id: the stack's state stays right; it starts again when its
-# nodes are back) unless it is no longer RUNNING (cancelled: `scontrol requeue` would bring back
-# a finished job too), the stack stopped it (its stop mark names this job), it is not
-# requeueable, or it was restarted 5 times already (then an operator should look).
+# with 143), or its slurmd stops answering. The task's exit ends the step; if this script ended
+# too, the job would end FAILED before Slurm sets the node DOWN, and only a node of a running
+# job makes Slurm requeue it (--requeue). So the script waits (SlurmdTimeout and a minute) for
+# Slurm's own requeue, which ends it; if the node answered again in time (Slurm never set it
+# DOWN) and every node runs a step again, it requeues the job itself (same id either way: the
+# stack's state stays right). A self-requeue while a node is still silent is not done: Slurm
+# 22.05 then left the restarted job unable to create a step ("Invalid generic resource") and
+# pending for ever (seen on the local cluster). The first task to end is the cause:
+# --kill-on-bad-exit TERMs the others after it, so srun's own exit code (the highest) says 143
+# for a failed engine too. Nothing is waited for or requeued when the job is no longer RUNNING
+# (cancelled), the stack's stop mark names it (a resize or destroy stopped it), it is not
+# requeueable, or it restarted 5 times already (then an operator should look).
+probe() { timeout 120 srun --overlap --ntasks-per-node=1 --kill-on-bad-exit=0 true >/dev/null 2>&1; }
+requeueable() {
+  ! grep -qs "^[^ ]* $SLURM_JOB_ID " /home/kimi-k3/logs/service-stopped \
+    && [ "${SLURM_RESTART_COUNT:-0}" -lt 5 ] \
+    && scontrol -o show job "$SLURM_JOB_ID" | grep -q 'JobState=RUNNING .* Requeue=1 '
+}
 lost=""
 case "$first" in
   *"exit code 143" | *Terminated) lost="$first first (SIGTERM from outside the job, as a node's shutdown sends)" ;;
 esac
-if [ -z "$lost" ] \
-   && ! timeout 120 srun --overlap --ntasks-per-node=1 --kill-on-bad-exit=0 true >/dev/null 2>&1; then
+if [ -z "$lost" ] && ! probe; then
   lost="a node of the job does not run a step any more (its slurmd is gone)"
 fi
-restarts=${SLURM_RESTART_COUNT:-0}
-if [ -n "$lost" ] && ! grep -qs "^[^ ]* $SLURM_JOB_ID " /home/kimi-k3/logs/service-stopped \
-   && [ "$restarts" -lt 5 ] \
-   && scontrol -o show job "$SLURM_JOB_ID" | grep -q 'JobState=RUNNING .* Requeue=1 '; then
-  echo "job $SLURM_JOB_ID: srun ended with $rc: $lost; requeueing it (restart $((restarts + 1)) of 5)" >&2
-  if scontrol requeue "$SLURM_JOB_ID"; then
-    sleep 600  # the requeue ends this script
+if [ -n "$lost" ] && requeueable; then
+  slurmd_timeout=$(scontrol show config | awk '$1 == "SlurmdTimeout" {print $3}')
+  case "$slurmd_timeout" in "" | *[!0-9]*) slurmd_timeout=300 ;; esac
+  wait_s=$(( slurmd_timeout + 60 ))
+  echo "job $SLURM_JOB_ID: srun ended with $rc: $lost; waiting up to $wait_s s for Slurm to requeue it" >&2
+  sleep "$wait_s"  # Slurm's requeue ends this script
+  if probe && requeueable; then
+    echo "job $SLURM_JOB_ID: every node answers again; requeueing it (restart $(( ${SLURM_RESTART_COUNT:-0} + 1 )) of 5)" >&2
+    if scontrol requeue "$SLURM_JOB_ID"; then
+      sleep 600  # the requeue ends this script
+    fi
   fi
 fi
 exit "$rc"
