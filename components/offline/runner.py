@@ -24,6 +24,12 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 import yaml
 
 PROJECT = "kimi-k3"
+#: the organization `pulumi.get_organization()` answers on a self-managed (DIY: local file, S3)
+#: backend, where stacks are `organization/<project>/<stack>` ("org must be set to
+#: \"organization\"": Pulumi's automation.fullyQualifiedStackName reference,
+#: https://www.pulumi.com/docs/reference/pkg/nodejs/pulumi/pulumi/functions/automation.fullyQualifiedStackName.html,
+#: read 2026-12-02); the mock engine would otherwise answer None, and plans showed `None/kimi-k3/...`
+ORGANIZATION = "organization"
 ROOT = Path(__file__).resolve().parent.parent.parent
 SECRET = "[secret]"
 _SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
@@ -315,7 +321,7 @@ def _register(run: "ProgramRun", main: Path, config, secret_keys, stack, Mocks, 
     mocks = Mocks()
     set_all_config(config, secret_keys)
     set_mocks(mocks, project=PROJECT, stack=stack, preview=mocks.preview, monitor=RecordingMonitor(mocks),
-              logger=_recording_logger(run))
+              logger=_recording_logger(run), organization=ORGANIZATION)
     old_cwd = os.getcwd()
     os.chdir(main.parent)
     try:

@@ -47,6 +47,16 @@ def test_capacity_block_is_adopted(adopt):
     assert adopt.outputs["capacityReservationId"] == CR
 
 
+def test_the_stack_is_named_as_a_self_managed_backend_names_it():
+    """The offline engine answers `pulumi.get_organization()` as a DIY backend does
+    ("organization"; it answered None and plans read `None/kimi-k3/aws-eks`), so the purchase's
+    stack name and the tags are the ones a `pulumi login --local` user's `up` writes."""
+    run = run_program("aws-eks")
+    block = one(run, "pulumi-python:dynamic/aws:CapacityBlock")
+    assert block["stackName"] == "organization/kimi-k3/aws-eks"
+    assert "None/" not in json.dumps([r["inputs"] for r in run.resources], default=str)
+
+
 def test_launch_template(adopt):
     lt = one(adopt, "aws:ec2/launchTemplate:LaunchTemplate")
     assert lt["instanceMarketOptions"] == {"marketType": "capacity-block"}
