@@ -97,12 +97,14 @@ def load_hcc_config(shared: SharedSettings, other_known: Iterable[str] = ()) -> 
 
 @dataclass(frozen=True)
 class SshRequirement:
-    """A requirement of the bootstrap (contract.Requirement): SSH to the master."""
+    """A requirement of a real deployment (contract.Requirement): the account settings to
+    order the cluster, SSH to the master."""
 
     key: str
     problem: str
     fix: str
-    #: the value as the user typed it, quoted by the refusal (SSH's: the empty CIDR list)
+    #: the value as the user typed it, quoted by the refusal (SSH's: the empty CIDR list;
+    #: None: unset)
     value: object = ()
 
     def error(self) -> ConfigError:
@@ -116,10 +118,32 @@ class SshRequirement:
         return {"key": self.key, "problem": self.problem, "fix": self.fix}
 
 
+#: what ordering the cluster needs that the offline plan runs without, with its fix
+ACCOUNT_KEYS = (
+    ("ctyun:regionId", lambda h: h.region_id, "pulumi config set ctyun:regionId <region id from list-regions>"),
+    ("ctyun:azName", lambda h: h.az_name, "pulumi config set ctyun:azName <availability zone of that region>"),
+    ("ctyun:rootPassword", lambda h: h.root_password_set,
+     "pulumi config set --secret ctyun:rootPassword <password by CTyun's rule, docs/ctyun-hcc.md>"),
+)
+
+
+def account_requirement(hcc: HccConfig) -> Optional[Dict[str, str]]:
+    """Where and with what password to order the cluster, when the config does not say: one
+    line naming every missing key (the providers' `check` would refuse them too, but once per
+    CTyun resource that carries the key)."""
+    missing = [(key, fix) for key, given, fix in ACCOUNT_KEYS if not given(hcc)]
+    if not missing:
+        return None
+    others = [key for key, _ in missing[1:]]
+    return {"key": missing[0][0],
+            "problem": "is needed to order the cluster" + (f" (so are {', '.join(others)})" if others else ""),
+            "fix": "; ".join(fix for _, fix in missing), "value": None}
+
+
 def deploy_requirements(hcc: HccConfig) -> List[SshRequirement]:
-    """What a real preview/up stops on before any resource (the offline plan warns and goes on)."""
-    req = ssh_requirement(hcc)
-    return [SshRequirement(**req)] if req else []
+    """What a real preview/up stops on before any resource (the offline plan warns and goes on):
+    the account settings first (nothing can be ordered without them), then the SSH route."""
+    return [SshRequirement(**req) for req in (account_requirement(hcc), ssh_requirement(hcc)) if req]
 
 
 def _server_inputs(config: HccConfig) -> Dict[str, Any]:

@@ -8,8 +8,9 @@ Every rule is CTyun's documented one (api/rules.py), the same function the provi
 calls, so a value is refused here when it is known at program time and again in `check`.
 
 What only a real deployment needs (`ctyun:regionId`, `ctyun:azName`, `ctyun:rootPassword`) may
-be missing here, so the offline plan works from the stack file as shipped; the providers'
-`check` refuses their absence during `pulumi preview`, before anything is created.
+be missing here, so the offline plan works from the stack file as shipped (and warns); a real
+preview stops on their absence in the program, in one line (cluster.py `account_requirement`),
+and the providers' `check` refuses it again, before anything is created.
 
 Default names are unique to the stack and computed here, in the program, from organization,
 project and stack (ownership.py); a provider never derives names (its host reports the stack
@@ -107,6 +108,8 @@ class HccConfig:
     #: `kimi-k3:replicas`: Slurm jobs of `replica_nodes` nodes each, behind the router on the
     #: master (docs/router.md)
     replicas: int = 1
+    #: `ctyun:rootPassword` was given (its value is never kept here)
+    root_password_set: bool = False
 
     @property
     def cluster_name(self) -> str:
@@ -183,6 +186,7 @@ def parse_hcc_config(raw: Mapping[str, object], shared: SharedSettings,
         image=src.text("image", ""), master_image=src.text("masterImage", ""),
         queue_name=queue, master_in_compute=master_in_compute, server_fields=server,
         endpoint=endpoint, replicas=shared.replicas, **network, **storage, **billing, **_timeouts(src),
+        root_password_set=src.raw.get("rootPassword") not in (None, ""),
     )
 
 

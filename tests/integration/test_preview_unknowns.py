@@ -380,8 +380,9 @@ def test_an_eks_version_skip_is_refused_by_the_roll_guard_at_preview(runs, host)
 
 #: docs/ctyun-hcc.md: `regionId`, `azName` "required by `pulumi up` (the offline plan runs without;
 #: `pulumi preview` stops naming them)"; the root password likewise (`pulumi config set --secret
-#: ctyun:rootPassword`). The program registers the resources; the engine's `check` of the first
-#: CTyun resource that needs the key stops the preview (check failures fail a preview).
+#: ctyun:rootPassword`). The program stops a real preview on them in one line naming every missing
+#: key (ctyun_hcc/cluster.py `account_requirement`); the providers' `check` refuses them again
+#: (input name, the refusal), for a program that let one through.
 MISSING_AT_CHECK = {
     "ctyun:regionId": ("regionID", "regionID is required: pulumi config set ctyun:regionId <region id>"),
     "ctyun:azName": ("azName", "azName is required: pulumi config set ctyun:azName <availability zone>"),
@@ -391,14 +392,27 @@ MISSING_AT_CHECK = {
 
 
 @pytest.mark.parametrize("key", list(MISSING_AT_CHECK))
-def test_a_missing_ctyun_setting_stops_the_preview_at_check_without_a_call(host, key):
-    preview = run_preview("ctyun-hcc", {k: v for k, v in CTYUN.items() if k != key})
+def test_a_missing_ctyun_setting_stops_the_preview_in_the_program_in_one_line(key):
+    with pytest.raises(pulumi.RunError) as e:
+        run_preview("ctyun-hcc", {k: v for k, v in CTYUN.items() if k != key})
+    text = str(e.value)
+    assert text.startswith(f"{key} (not set) is needed to order the cluster;") and "\n" not in text, text
+    assert "K3-Passw0rd!" not in text
+    with pytest.raises(pulumi.RunError, match=r"ctyun:regionId \(not set\) is needed to order the cluster "
+                                              r"\(so are ctyun:azName, ctyun:rootPassword\)"):
+        run_preview("ctyun-hcc", {"kimi-k3:sshAllowedCidrs": CTYUN["kimi-k3:sshAllowedCidrs"]})
+
+
+@pytest.mark.parametrize("key", list(MISSING_AT_CHECK))
+def test_a_missing_ctyun_setting_is_refused_again_by_check_without_a_call(host, runs, key):
+    """The order's `check`, given the preview's inputs without the key, refuses it and calls nothing."""
+    preview = runs.get("ctyun-hcc shipped", "preview")
+    [order] = [d for d in preview.dynamic if d.name == "kimi-k3-hcc-order"]
+    field, refusal = MISSING_AT_CHECK[key]
+    inputs = {k: v for k, v in order.inputs.items() if k != field}
     host.forget_calls()
-    failures = {}
-    for d in preview.dynamic:
-        urn = f"urn:pulumi:preview::kimi-k3::{d.type}::{d.name}"
-        failures[d.name] = host.check(urn, {}, d.inputs)[1]
-    assert MISSING_AT_CHECK[key] in failures["kimi-k3-hcc-order"], failures["kimi-k3-hcc-order"]
+    failures = host.check(f"urn:pulumi:preview::kimi-k3::{order.type}::{order.name}", {}, inputs)[1]
+    assert (field, refusal) in failures, failures
     assert host.calls() == []
 
 

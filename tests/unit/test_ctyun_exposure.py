@@ -8,7 +8,7 @@ import pytest
 from components.offline.runner import run_program
 
 ACCOUNT = {"ctyun:regionId": "bb9fdb42056f11eda1610242ac110002",
-           "ctyun:azName": "cn-huadong1-jsnj1A-public-ctcloud"}
+           "ctyun:azName": "cn-huadong1-jsnj1A-public-ctcloud", "ctyun:rootPassword": "K3-Passw0rd!"}
 
 
 def group(run):
@@ -27,6 +27,23 @@ def test_the_offline_plan_warns_and_records_the_requirement():
     reqs = run.deployment.requirements
     assert [r.to_dict()["key"] for r in reqs] == ["kimi-k3:sshAllowedCidrs"]
     assert group(run)["sshCidrs"] == [] and group(run)["endpointCidrs"] == []
+
+
+def test_a_real_preview_without_the_account_settings_stops_in_one_line_naming_each():
+    """No region, zone or root password: one line before any resource (the providers' check
+    would refuse each once per CTyun resource carrying it); the offline plan warns and goes on."""
+    ssh = {"kimi-k3:sshAllowedCidrs": "198.51.100.7/32"}
+    with pytest.raises(pulumi.RunError) as e:
+        run_program("ctyun-hcc", ssh, as_deployed=True)
+    assert str(e.value).startswith("ctyun:regionId (not set) is needed to order the cluster (so are "
+                                   "ctyun:azName, ctyun:rootPassword); pulumi config set ctyun:regionId")
+    with pytest.raises(pulumi.RunError, match=r"^ctyun:rootPassword \(not set\) is needed to order the cluster; "
+                                              r"pulumi config set --secret ctyun:rootPassword"):
+        run_program("ctyun-hcc", {**ssh, **{k: v for k, v in ACCOUNT.items() if k != "ctyun:rootPassword"}},
+                    as_deployed=True)
+    run = run_program("ctyun-hcc", ssh)
+    assert [r.to_dict()["key"] for r in run.deployment.requirements] == ["ctyun:regionId"]
+    assert any(w.startswith("a real `pulumi up` would stop here: ctyun:regionId is needed") for w in run.warnings)
 
 
 def test_ssh_and_endpoint_cidrs_open_only_their_own_port():
