@@ -26,10 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-#: the real tools a script may use: they only read and print
+#: the real tools a script may use: they only read and print (mktemp: see below)
 REAL_TOOLS = ("awk", "grep", "sed", "tr", "cat", "head", "tail", "sort", "uniq", "wc", "cut",
               "printf", "echo", "basename", "dirname", "env", "true", "false", "test", "[",
-              "expr", "seq", "bash", "tee", "date", "xargs", "printenv", "md5sum", "sha256sum", "od")
+              "expr", "seq", "bash", "tee", "date", "xargs", "printenv", "md5sum", "sha256sum", "od",
+              # writes only an empty file under the private root's /tmp (srun.sh keeps srun's
+              # own messages in one since 727fd02), which vanishes with the tmpfs
+              "mktemp")
 #: stubbed: they act on the node, the cluster or the network
 STUBS = ("srun", "sbatch", "scontrol", "squeue", "scancel", "sinfo", "apptainer", "ip", "getent",
          "curl", "wget", "mkdir", "mv", "chmod", "chown", "touch", "cp", "rm", "ln", "dd", "mount",
