@@ -13,8 +13,8 @@ bench/ctyun_day2.py [--only resize|shrink|recovery|reboot|destroy]`. Prints:
   started again 90 s later; from the kill to the endpoint answering again, with the moments in
   between (node DOWN, job requeued, endpoint down, job running again) (`--only recovery`);
 - the same after a node reboot (`--only reboot`): every process of the node TERMed as a
-  shutdown does (the job's task first: srun.sh requeues its own job), KILLed 2 s later, slurmd
-  started again 90 s after;
+  shutdown does (the job's task first: srun.sh then waits for Slurm's own requeue), KILLed 2 s
+  later, slurmd started again 90 s after;
 - destroy with the master unreachable: every SSH-backed resource's delete, then the cluster's
   (emulator), with the master's SSH port refused and with it black-holed (connect timeout);
   the wall time, the deletes that raised, and what the emulator still bills.

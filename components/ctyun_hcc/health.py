@@ -15,14 +15,14 @@ from __future__ import annotations
 import re
 from typing import List
 
-#: how long a stop waits for the detached watchdog to end after SIGTERM before SIGKILL
-STOP_WAIT_S = 10
-
 from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
 from ..systemd import units
 from .slurm_jobs import JobFailed
 from .ssh import SshRunner
+
+#: how long a stop waits for the detached watchdog to end after SIGTERM before SIGKILL
+STOP_WAIT_S = 10
 
 log = redacted_logger("kimi_k3.ctyun.health")
 

@@ -455,7 +455,7 @@ def batch(tmp_path):
           'case "$*" in\n'
           '  "show hostnames"*) printf "n0\\nn1\\n" ;;\n'
           '  "show node"*) echo "NodeName=n0 NodeAddr=10.0.0.10 State=ALLOCATED" ;;\n'
-          '  "show config"*) echo "SlurmdTimeout           = 10 sec" ;;\n'
+          '  "show config"*) [ -z "${CONFIG_FAILS:-}" ] || exit 1; echo "SlurmdTimeout           = 10 sec" ;;\n'
           '  "-o show job"*) echo "$JOB" ;;\n'
           'esac\n')
     p, spec = default_plan_spec(2)
@@ -476,7 +476,7 @@ ENGINE = ("srun: error: n0: task 0: Exited with exit code 1\\n"
 
 
 def _batch(tmp: Path, main_rc: int, probes: str = "0 0", job: str = RUNNING, restarts: str = "",
-           err: str = ""):
+           err: str = "", config_fails: bool = False):
     """Run srun.sh; (result, requeued by the script, the waits it asked for)."""
     for f in ("scontrol", "slept", "probes"):
         (tmp / f).unlink(missing_ok=True)
@@ -487,6 +487,8 @@ def _batch(tmp: Path, main_rc: int, probes: str = "0 0", job: str = RUNNING, res
            "JOB": job, "MAIN_ERR": err}
     if restarts:
         env["SLURM_RESTART_COUNT"] = restarts
+    if config_fails:
+        env["CONFIG_FAILS"] = "1"
     r = subprocess.run(["bash", str(tmp / "srun.sh")], capture_output=True, text=True, env=env,
                        timeout=60)
     log = (tmp / "scontrol").read_text() if (tmp / "scontrol").exists() else ""
@@ -503,6 +505,13 @@ def test_a_task_terminated_by_a_shutdown_waits_for_slurm_then_requeues_with_the_
     assert "srun ended with 143: task 1: Exited with exit code 143 first" in r.stderr
     assert f"restart 1 of {scripts.MAX_REQUEUES}" in r.stderr
     assert "task 1: Exited with exit code 143" in r.stderr  # srun's words still reach the log
+
+
+def test_a_slurmctld_that_does_not_answer_the_config_question_still_gets_the_wait(batch):
+    """`scontrol show config` failing (slurmctld busy or restarting) under `set -euo pipefail`
+    must not end the script before the wait: it takes Slurm's default SlurmdTimeout (300 s)."""
+    r, requeued, slept = _batch(batch, 143, config_fails=True)
+    assert slept[0] == "360" and requeued, (r.stderr, slept)
 
 
 def test_a_node_still_silent_after_the_wait_is_left_to_slurm_never_requeued_by_the_job(batch):

@@ -79,7 +79,8 @@ if [ -z "$lost" ] && ! probe; then
   lost="a node of the job does not run a step any more (its slurmd is gone)"
 fi
 if [ -n "$lost" ] && requeueable; then
-  slurmd_timeout=$(scontrol show config | awk '$1 == "SlurmdTimeout" {print $3}')
+  # (a slurmctld that does not answer now must not end the script under set -e: the default)
+  slurmd_timeout=$(scontrol show config 2>/dev/null | awk '$1 == "SlurmdTimeout" {print $3}' || true)
   case "$slurmd_timeout" in "" | *[!0-9]*) slurmd_timeout=300 ;; esac
   wait_s=$(( slurmd_timeout + 60 ))
   echo "job $SLURM_JOB_ID: srun ended with $rc: $lost; waiting up to $wait_s s for Slurm to requeue it" >&2
