@@ -137,7 +137,8 @@ def prometheus_rule(namespace: str) -> Dict[str, Any]:
 
 
 def dashboard_config_maps(namespace: str, platform: str) -> List[Dict[str, Any]]:
-    """One ConfigMap per dashboard, labelled for Grafana's sidecar."""
+    """One ConfigMap per dashboard, labelled for Grafana's sidecar; its name is the dashboard's
+    uid (`kimi-k3-serving`) and `-dashboard` (`dashboard_resource_name` is the Pulumi name)."""
     out = []
     for name, text in sorted(dashboards.build(platform).items()):
         uid = name.removesuffix(".json")
@@ -147,6 +148,21 @@ def dashboard_config_maps(namespace: str, platform: str) -> List[Dict[str, Any]]
                                  "labels": {"grafana_dashboard": "1"}},
                     "data": {name: text}})
     return out
+
+
+def dashboard_resource_name(name: str, config_map: Mapping[str, Any]) -> str:
+    """The Pulumi name of a dashboard's ConfigMap: the stack's resource prefix (`name`, kimi-k3)
+    and the ConfigMap's name without the project prefix its uid carries, so `kimi-k3` and
+    `kimi-k3-serving-dashboard` give `kimi-k3-serving-dashboard` (it was
+    `kimi-k3-kimi-k3-serving-dashboard`: `dashboard_old_resource_name`)."""
+    cm_name = config_map["metadata"]["name"]
+    return f"{name}-{cm_name.removeprefix(dashboards.UID_PREFIX)}"
+
+
+def dashboard_old_resource_name(name: str, config_map: Mapping[str, Any]) -> str:
+    """The Pulumi name the ConfigMap was created under until the prefix was no longer doubled
+    (an alias: a stack deployed before keeps the object, updated in place)."""
+    return f"{name}-{config_map['metadata']['name']}"
 
 
 def amp_policy(workspace_id: str, region: str) -> Dict[str, Any]:

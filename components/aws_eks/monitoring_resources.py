@@ -57,8 +57,15 @@ class Monitoring:
                                          kind=rule["kind"], metadata=rule["metadata"],
                                          spec=rule["spec"], opts=after)
         for cm in mon.dashboard_config_maps(mon.NAMESPACE, platform):
-            k8s.core.v1.ConfigMap(f"{name}-{cm['metadata']['name']}", metadata=cm["metadata"],
-                                  data=cm["data"], opts=after)
+            # renamed from the doubled `kimi-k3-kimi-k3-...`: the alias keeps a deployed stack's
+            # ConfigMap (updated in place). Its Kubernetes name (metadata.name) is unchanged, so
+            # nothing is deleted and recreated, and Grafana's sidecar, which picks dashboards by
+            # the label `grafana_dashboard: "1"` in every namespace (kube-prometheus-stack 88.5.3
+            # values.yaml `grafana.sidecar.dashboards.label`/`searchNamespace: ALL`), sees no change
+            k8s.core.v1.ConfigMap(
+                mon.dashboard_resource_name(name, cm), metadata=cm["metadata"], data=cm["data"],
+                opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(aliases=[
+                    pulumi.Alias(name=mon.dashboard_old_resource_name(name, cm))])))
 
     def _amp_role(self, name, cluster, region, workspace_id, parent, depends_on):
         import pulumi_aws as aws

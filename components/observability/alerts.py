@@ -10,7 +10,7 @@ Three rules, each about what a user of the endpoint would notice first:
 Per replica where the targets carry `replica` (ctyun-hcc's several Slurm jobs: engine 0 of one
 replica is not engine 0 of another); where none does, the `by` lists group as without it.
 They query only names vLLM 0.23.0 and 0.33.0 share (`metrics.py`), so one file serves both
-targets. `tests/unit/promtool/alerts_test.yml` has one `promtool test rules` case per rule and
+targets. `tests/integration/promtool/alerts_test.yml` has one `promtool test rules` case per rule and
 the test suite runs `promtool check rules` on the rendered file.
 """
 

@@ -144,15 +144,22 @@ ACCELERATORS: Mapping[str, Tuple[Panel, ...]] = {
 }
 
 
+#: every dashboard uid starts with it: Grafana's uids are global to an instance (a dashboard
+#: with the same uid replaces another), so the project's name keeps ours apart
+UID_PREFIX = "kimi-k3-"
+SERVING_UID = f"{UID_PREFIX}serving"
+ACCELERATORS_UID = f"{UID_PREFIX}accelerators"
+
+
 def panels_for(platform: str) -> Dict[str, Tuple[Panel, ...]]:
     """{dashboard uid: panels} of a stack whose accelerators are on `platform`."""
     if platform not in ACCELERATORS:
         raise KeyError(f"no accelerator dashboard for platform {platform!r}")
-    return {"kimi-k3-serving": SERVING, "kimi-k3-accelerators": ACCELERATORS[platform]}
+    return {SERVING_UID: SERVING, ACCELERATORS_UID: ACCELERATORS[platform]}
 
 
-TITLES = {"kimi-k3-serving": "Kimi K3 / serving (vLLM)",
-          "kimi-k3-accelerators": "Kimi K3 / accelerators"}
+TITLES = {SERVING_UID: "Kimi K3 / serving (vLLM)",
+          ACCELERATORS_UID: "Kimi K3 / accelerators"}
 
 
 def _dashboard(uid: str, panels: Tuple[Panel, ...]) -> dict:

@@ -32,8 +32,7 @@ ADDED_SINCE_RECORD = {
     "kimi-k3-kimi-k3-efa-scripts": "issue 20: the EFA scripts ConfigMap of a multi-node replica",
     **{n: "issue 22: monitoring (components/aws_eks/monitoring_resources.py)" for n in (
         "kimi-k3-kube-prometheus-stack", "kimi-k3-dcgm-exporter", "kimi-k3-alert-rules",
-        "kimi-k3-kimi-k3-serving-dashboard", "kimi-k3-kimi-k3-accelerators-dashboard",
-        "kimi-k3-pod-monitor")},
+        "kimi-k3-serving-dashboard", "kimi-k3-accelerators-dashboard", "kimi-k3-pod-monitor")},
     "kimi-k3-owner": "issue 20: the stack's ownership token (state only) that purchases are tagged with",
     "kimi-k3-gpu-roll-guard": "issue 20: scales the GPU node group to 0 before it rolls while a block runs",
     **{f"kimi-k3-router-{kind}": "issue 23: vllm-router in front of several replicas"
@@ -43,6 +42,22 @@ ADDED_SINCE_RECORD = {
     **{n: "issue 22: ctyun-hcc metrics services (components/ctyun_hcc/metrics_services.py)"
        for n in ("kimi-k3-prometheus", "kimi-k3-exporters")},
 }
+
+
+#: resources renamed after the record, deployed under the old name by main before the rename:
+#: old Pulumi name -> (new name, the main commit that still registered the old one, why)
+RENAMED_SINCE_RECORD = {
+    f"kimi-k3-kimi-k3-{d}-dashboard": (f"kimi-k3-{d}-dashboard", "787b698",
+                                       "issue 22: the dashboard ConfigMaps' doubled prefix")
+    for d in ("serving", "accelerators")}
+
+
+def deployed_before_renames(run) -> set:
+    """The URNs a stack deployed from the commit before each rename holds for the renamed
+    resources: today's URN with the old name (same type and parent)."""
+    new_to_old = {new: old for old, (new, _, _) in RENAMED_SINCE_RECORD.items()}
+    return {r["urn"].rsplit("::", 1)[0] + "::" + new_to_old[r["name"]]
+            for r in run.resources if r["name"] in new_to_old}
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -95,3 +110,31 @@ def test_a_moved_component_without_its_alias_loses_its_children_too(runs):
     m = match(regs, set(recorded("ctyun-default")), "ctyun-hcc", PROJECT)
     created = [u for u in m.created if u.rsplit("::", 1)[-1] not in ADDED_SINCE_RECORD]
     assert len(created) == 5 + 1 and len(m.deleted) == 5 + 1
+
+
+@pytest.mark.parametrize("variant", sorted(v for v, (stack, _) in VARIANTS.items() if stack == "aws-eks"))
+def test_renamed_resources_take_over_their_old_urns(runs, variant):
+    """A stack deployed before a rename (its state: the record and the old names) updates in
+    place: each old URN is taken over by the renamed resource, nothing is deleted."""
+    run = runs[variant]
+    renamed = deployed_before_renames(run)
+    if variant != "aws-hyperpod":  # (an existing HyperPod cluster: the stack adds no monitoring)
+        assert len(renamed) == len(RENAMED_SINCE_RECORD)
+    m = match(run.resources, set(recorded(variant)) | renamed, "aws-eks", PROJECT)
+    assert m.errors == [] and m.deleted == []
+    assert renamed <= set(m.matched.values())
+    assert not [u for u in m.created if u.rsplit("::", 1)[-1] in
+                {new for new, _, _ in RENAMED_SINCE_RECORD.values()}]
+
+
+def test_a_renamed_resource_without_its_alias_would_be_replaced(runs):
+    """The check itself: without the alias the serving dashboard's ConfigMap of a deployed
+    stack would be deleted and a new one created."""
+    regs = copy.deepcopy(runs["aws-default"].resources)
+    cm = next(r for r in regs if r["name"] == "kimi-k3-serving-dashboard")
+    assert cm["aliases"]
+    cm["aliases"] = []
+    old = deployed_before_renames(runs["aws-default"])
+    m = match(regs, set(recorded("aws-default")) | old, "aws-eks", PROJECT)
+    assert m.deleted == [u for u in sorted(old) if u.endswith("::kimi-k3-kimi-k3-serving-dashboard")]
+    assert cm["urn"] in m.created

@@ -182,6 +182,11 @@ def test_dashboards_become_labelled_config_maps():
                                                      "kimi-k3-serving-dashboard"]
     assert all(m["metadata"]["labels"] == {"grafana_dashboard": "1"} for m in maps)
     assert all(len(yaml.safe_dump(m)) < 1_000_000 for m in maps)
+    # the Pulumi names carry the stack's prefix once; the old doubled names stay as aliases
+    assert [monitoring.dashboard_resource_name("kimi-k3", m) for m in maps] == [
+        "kimi-k3-accelerators-dashboard", "kimi-k3-serving-dashboard"]
+    assert [monitoring.dashboard_old_resource_name("kimi-k3", m) for m in maps] == [
+        "kimi-k3-kimi-k3-accelerators-dashboard", "kimi-k3-kimi-k3-serving-dashboard"]
 
 
 @pytest.mark.parametrize("ws,region", [("ws-123", "us-east-2"), ("ws-12345678-abcd-1234-abcd-123456789012/../x", "us-east-2"),
