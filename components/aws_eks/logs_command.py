@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Mapping
 
-from ..cli.logs import EXIT_NOTHING, UsageError, need
+from ..cli.logs import EXIT_NOTHING, TerminalSafe, UsageError, need
 
 
 def show_logs(args, outputs) -> int:
@@ -61,10 +61,11 @@ def show_logs(args, outputs) -> int:
     except (httpx.TransportError, BotoCoreError, ClientError) as e:
         return _unreachable(str(k["apiEndpoint"]), e)
 
-    def write(data: bytes) -> None:
+    def raw(data: bytes) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
 
+    write = TerminalSafe(raw)  # what the log holds is shown, never acted on (cli/logs.py)
     print(f"== pod {pod} (namespace {ns}) ==", file=sys.stderr)
     try:
         logs.read(ns, pod, container, args.lines, args.follow, write)
@@ -73,6 +74,8 @@ def show_logs(args, outputs) -> int:
         return 1
     except (httpx.TransportError, BotoCoreError, ClientError) as e:
         return _unreachable(str(k["apiEndpoint"]), e)
+    finally:
+        write.flush()
     return 0
 
 

@@ -16,12 +16,19 @@ bastionHostKey, logDir}, `sshLoginKey` (secret), `slurmJobId`; aws-eks `kubernet
 {apiEndpoint, caData, clusterName, region, namespace, podSelector, container, and on HyperPod
 inferenceEndpointConfig and port}. Bad input exits 2
 with one line; Ctrl-C ends `--follow`.
+
+What a log holds comes from outside: vLLM writes what clients send into it (a request's
+prompt, a bad request's text, a model name), and so does anything else on the nodes. Every byte
+shown passes through `TerminalSafe`, so an escape sequence in a log is shown as `\\x1b...`,
+never acted on by the terminal (no cleared screen, retitled window, rewritten clipboard through
+OSC 52, or line hidden with a bare carriage return), as `status` and `accept` show outside text.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +38,38 @@ from ..program.registry import REGISTRY
 
 EXIT_BAD_INPUT = 2
 EXIT_NOTHING = 3
+#: what a terminal acts on, as bytes of UTF-8 text: C0 controls but tab and line feed, a
+#: carriage return not followed by a line feed (it moves the cursor back over a line shown),
+#: DEL, and the C1 controls (U+0080-U+009F: UTF-8 C2 80-C2 9F; CSI is U+009B); the same set as
+#: inference/quoting.py `terminal_text`, which also shows line feeds
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)|\xc2[\x80-\x9f]")
+
+
+class TerminalSafe:
+    """A `write(bytes)` that shows every terminal control byte of a log as `\\xNN` (a C1
+    control as its code point, as `terminal_text` does) and passes everything else on as it
+    came. Streamed: a carriage return or a UTF-8 lead byte C2 that ends one chunk is held until
+    the next one says what it is, so a control split across two reads is still caught;
+    `flush()` writes what is held at the end."""
+
+    def __init__(self, write):
+        self._write, self._held = write, b""
+
+    @staticmethod
+    def _shown(m) -> bytes:
+        return b"\\x%02x" % m.group()[-1]
+
+    def __call__(self, data: bytes) -> None:
+        data, self._held = self._held + data, b""
+        if data[-1:] in (b"\r", b"\xc2"):
+            data, self._held = data[:-1], data[-1:]
+        if data:
+            self._write(_CONTROL_BYTES.sub(self._shown, data))
+
+    def flush(self) -> None:
+        held, self._held = self._held, b""
+        if held:
+            self._write(_CONTROL_BYTES.sub(self._shown, held))
 
 
 class UsageError(Exception):

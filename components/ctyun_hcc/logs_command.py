@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from typing import Mapping
 
-from ..cli.logs import EXIT_NOTHING, UsageError, need
+from ..cli.logs import EXIT_NOTHING, TerminalSafe, UsageError, need
 
 
 def show_logs(args, outputs) -> int:
@@ -43,15 +43,20 @@ def show_logs(args, outputs) -> int:
                            bastion_private_key=outputs.get("sshBastionKey") or None)
     out, err = sys.stdout.buffer, sys.stderr.buffer
 
-    def write(stream):
+    def write(stream):  # what the log holds is shown, never acted on (cli/logs.py)
         def w(data: bytes) -> None:
             stream.write(data)
             stream.flush()
-        return w
+        return TerminalSafe(w)
 
+    shown_out, shown_err = write(out), write(err)
     try:
         with SshRunner(target, creds) as runner:
-            code = runner.stream(remote_command(req), write(out), write(err), pty=req.follow)
+            try:
+                code = runner.stream(remote_command(req), shown_out, shown_err, pty=req.follow)
+            finally:
+                shown_out.flush()
+                shown_err.flush()
     except remote_errors() as e:  # a master gone (a stack mid-destroy), a refused login...
         print(f"error: cannot read the logs on {target.host}:{target.port} over SSH "
               f"({type(e).__name__}: {e}); is the cluster still there? "

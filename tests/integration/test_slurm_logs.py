@@ -150,6 +150,23 @@ def test_follow_prints_new_lines_and_leaves_nothing_running(job):
     assert left.stdout.strip() == "", f"tail still running on the master: {left.stdout}"
 
 
+def test_escape_sequences_in_a_log_are_shown_not_acted_on(job):
+    """A line a client put in vLLM's log (clear screen, retitle, OSC 52 clipboard write, a bare
+    carriage return over the line) comes out of the real sshd as \\xNN text (cli/logs.py)."""
+    rank, (host, path) = sorted(job["hosts"].items())[0]
+    size = path.stat().st_size
+    try:
+        with path.open("a") as f:
+            f.write("\x1b[2J\x1b]0;owned\x07\x1b]52;c;cm0gLXJmIH4=\x07 rm -rf ~\rall fine\n")
+        p = logs(job["outputs"], "--node", rank, "--lines", "1")
+    finally:
+        with path.open("r+") as f:  # the module's other tests read the log as the job wrote it
+            f.truncate(size)
+    assert p.returncode == 0, p.stderr
+    assert "\x1b" not in p.stdout and "\x07" not in p.stdout
+    assert "\\x1b[2J\\x1b]0;owned\\x07\\x1b]52;c;cm0gLXJmIH4=\\x07 rm -rf ~\\x0dall fine\n" in p.stdout
+
+
 @pytest.mark.parametrize("node", ["x;id", "$(id)", "a b", "-n", "../x", "a'b", "é", "x" * 64, "a\nb"])
 def test_a_hostile_node_is_refused_before_connecting(job, tmp_path, node):
     data = dict(job["data"], ssh=dict(job["data"]["ssh"], host="203.0.113.1"))  # unroutable

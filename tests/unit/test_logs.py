@@ -323,3 +323,67 @@ def test_pulumi_printing_no_json_is_one_line(tmp_path, capsys, monkeypatch):
     assert main(["logs", "--stack", "s"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "did not print JSON" in err
+
+
+# ---- what a log holds is shown, never acted on (cli/logs.py TerminalSafe) -------------------
+#: what a client can put in vLLM's log (a prompt, a model name): clear screen, retitle, OSC 52
+#: (write the clipboard), an OSC 8 link, a bare carriage return over the line, CSI as C1
+HOSTILE_LOG = ("INFO ok\n\x1b[2J\x1b[H\x1b]0;owned\x07\x1b]52;c;cm0gLXJmIH4=\x07"
+               "\x1b]8;;http://evil.example/\x07click\x1b]8;;\x07 rm -rf ~\rINFO all fine  \n"
+               "\u009b31mred\x08\x7f tab\there é — 漢\r\n").encode()
+
+
+def _shown(chunks):
+    from components.cli.logs import TerminalSafe
+
+    out = []
+    safe = TerminalSafe(out.append)
+    for c in chunks:
+        safe(c)
+    safe.flush()
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 4096])
+def test_a_log_cannot_drive_the_terminal_however_it_is_cut(size):
+    """Every control is shown as \\xNN, also when a read ends between a C1's two bytes or a
+    carriage return and its line feed; text, tabs, line ends (\\n, \\r\\n) pass as they came."""
+    got = _shown([HOSTILE_LOG[i:i + size] for i in range(0, len(HOSTILE_LOG), size)])
+    assert not any(b in got for b in (b"\x1b", b"\x07", b"\x08", b"\x7f", b"\xc2\x9b"))
+    assert b"\r" not in got.replace(b"\r\n", b"")
+    assert got == (b"INFO ok\n\\x1b[2J\\x1b[H\\x1b]0;owned\\x07\\x1b]52;c;cm0gLXJmIH4=\\x07"
+                   b"\\x1b]8;;http://evil.example/\\x07click\\x1b]8;;\\x07 rm -rf ~\\x0dINFO all "
+                   b"fine  \n\\x9b31mred\\x08\\x7f tab\there " + "é — 漢".encode() + b"\r\n")
+
+
+def test_a_lone_byte_held_at_the_end_is_written():
+    assert _shown([b"done\r"]) == b"done\\x0d"
+    assert _shown([b"x\xc2"]) == b"x\xc2"  # not a control: passed as it came
+
+
+def test_the_aws_logs_command_shows_escapes_in_a_pod_log(tmp_path, capsys, monkeypatch):
+    """End to end through the CLI: the pod's log as the API returns it, escapes shown."""
+    import components.aws_eks.kube_api as kube_api
+    import components.aws_eks.logs as eks_logs
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/v1/namespaces/kimi-k3/pods":
+            return httpx.Response(200, json={"items": [WORKER]})
+        if request.url.path.endswith("/log"):
+            return httpx.Response(200, content=HOSTILE_LOG)
+        return httpx.Response(404, json={"kind": "Status", "code": 404})
+
+    class Logs(eks_logs.PodLogs):
+        def __init__(self, endpoint, token, verify=True, client=None, timeout_s=20.0):
+            super().__init__(endpoint, token, client=httpx.Client(transport=httpx.MockTransport(handler)))
+
+    monkeypatch.setattr(eks_logs, "PodLogs", Logs)
+    monkeypatch.setattr(kube_api, "eks_token", lambda session, name, region: "tok")
+    f = tmp_path / "o.json"
+    f.write_text(json.dumps({"kubernetes": {
+        "apiEndpoint": "https://api.example", "caData": "", "clusterName": "c", "region": "us-east-2",
+        "namespace": "kimi-k3", "podSelector": {"app": "kimik3"}, "container": "model"}}))
+    assert main(["logs", "--stack", "s", "--outputs", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\x1b]52;c;" in out and "\\x0dINFO all fine" in out
+    assert out.startswith("INFO ok\n") and "é — 漢" in out
