@@ -193,6 +193,17 @@ def _header(what: str) -> str:
 STOP_MARK = "logs/service-stopped"
 #: how often a service job requeues itself after losing a node before it gives up
 MAX_REQUEUES = 5
+#: A requeued job's batch script starts over with the same job id, so the same log names; Slurm
+#: truncates an existing output file unless it is opened with `--open-mode=append` (sbatch(1)
+#: and srun(1) `--open-mode`, whose default is slurm.conf's JobFileAppend: "By default, any
+#: existing file is truncated"; SchedMD/slurm doc/man/man1/sbatch.1, doc/man/man1/srun.1,
+#: doc/man/man5/slurm.conf.5 at commit 284c3b95f08a, 2026-08-20). The service job and its
+#: node step append, so the first run's lines (why it ended) survive the requeue. Each run
+#: prints one endpoint line carrying its run count (SLURM_RESTART_COUNT, the job's `Restarts`
+#: in `scontrol show job`): the reader (service.endpoint_host) takes the LAST line, and only
+#: when it is the current run's (until the new run has printed its own, the last is the old
+#: run's, whose node 0 may be another node).
+ENDPOINT_LINE_RE = re.compile(r"^endpoint: http://([0-9.]+):[0-9]+/v1 run: ([0-9]+) ")
 
 
 def render_srun_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
@@ -204,7 +215,7 @@ def render_srun_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:
     return _header("sbatch script: one vLLM replica over all allocated nodes (submit: sbatch srun.sh)") + f"""\
 {_sbatch("job-name", layout.job_name)}{_sbatch("nodes", spec.nodes)}#SBATCH --ntasks-per-node=1
 {_sbatch("partition", layout.partition)}{gres}#SBATCH --exclusive
-{_sbatch("chdir", wd)}{_sbatch("output", layout.log_dir + "/job_%j.out")}{_sbatch("error", layout.log_dir + "/job_%j.err")}set -euo pipefail
+{_sbatch("chdir", wd)}{_sbatch("output", layout.log_dir + "/job_%j.out")}{_sbatch("error", layout.log_dir + "/job_%j.err")}{_sbatch("open-mode", "append")}set -euo pipefail
 export LC_CTYPE=C.UTF-8
 
 # node 0 (the vLLM head) is $KK3_HEAD_HOST when it is part of the allocation (the master,
@@ -230,14 +241,15 @@ esac
 export NODE0_ADDR="$node0_addr"
 
 served_model={q(spec.served_model_name)}
-echo "endpoint: http://$NODE0_ADDR:{int(spec.port)}/v1 served model: $served_model"
+# one line per run of the job: a requeue appends the next run's (with its count) to this log
+echo "endpoint: http://$NODE0_ADDR:{int(spec.port)}/v1 run: ${{SLURM_RESTART_COUNT:-0}} served model: $served_model"
 echo "nodes: $SLURM_JOB_NODELIST (vLLM ranks in order: $NODE_ORDER)"
 
 # srun's own messages (which task ended first, and how) are kept to tell a lost node from a
 # failed engine below; they still reach the job's error log
 srun_err=$(mktemp)
 set +e
-srun --ntasks-per-node=1 --kill-on-bad-exit=1 \\
+srun --ntasks-per-node=1 --kill-on-bad-exit=1 --open-mode=append \\
   --output={q(layout.log_dir + "/node_%j.%t.out")} \\
   --error={q(layout.log_dir + "/node_%j.%t.err")} \\
   {q(wd + "/node.sh")} 2>&1 | tee "$srun_err" >&2

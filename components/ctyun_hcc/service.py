@@ -51,7 +51,7 @@ import pulumi
 import pulumi.dynamic
 
 from ..inference.quoting import shell_word
-from .scripts import API_GUARD_FILE
+from .scripts import API_GUARD_FILE, ENDPOINT_LINE_RE
 from ..dynamic.provider import redacted_logger
 from ..progress.record import STEERING_INPUTS, current_phase
 from .health import ensure_watchdog, net_preflight, stop_watchdog
@@ -96,6 +96,17 @@ def job_owner(p: Mapping[str, Any]) -> str:
 def fingerprint(spec_dict: Dict[str, Any]) -> str:
     """Short stable hash of a launch spec (what `sbatch --comment` carries)."""
     return hashlib.sha256(json.dumps(spec_dict, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def endpoint_host(runner: SshRunner, work_dir: str, job_id: str, run: int) -> Optional[str]:
+    """Node 0's address from the job's log: the LAST endpoint line (the log is appended to
+    across requeues, scripts.ENDPOINT_LINE_RE), or None while that line is not run `run`'s
+    (the requeued script has not printed its own yet) or there is none."""
+    out = runner.run(f"grep -a '^endpoint: http://' "
+                     f"{shell_word(f'{work_dir}/logs/job_{job_id}.out')} 2>/dev/null "
+                     "| tail -n 1 || true", label="endpoint line")
+    m = ENDPOINT_LINE_RE.match(out.stdout.strip())
+    return m.group(1) if m and int(m.group(2)) == run else None
 
 
 class SlurmServiceProvider(SshStepProvider):
@@ -247,11 +258,7 @@ class SlurmServiceProvider(SshStepProvider):
                                 f"{', ' + info.reason if info.reason not in ('', 'None') else ''})"
                                 f"; log tail:\n{tail}")
             if info.state == "RUNNING" and node0 is None:
-                out = runner.run("grep -o 'endpoint: http://[^ ]*' "
-                                 f"{shell_word(f'{wd}/logs/job_{job_id}.out')} 2>/dev/null "
-                                 "|| true", label="endpoint line")
-                if out.stdout.strip():
-                    node0 = out.stdout.split("//", 1)[1].split(":", 1)[0]
+                node0 = endpoint_host(runner, wd, job_id, info.restarts)
             while node0 and gates and self._check(runner, p, f"http://{node0}:{int(p['port'])}",
                                                    gates[0]):
                 log.info("job %s: %s passed", job_id, gates.pop(0))

@@ -29,7 +29,7 @@ from components.ctyun_hcc.bootstrap import (
     NvmeMountProvider,
     SifImageProvider,
 )
-from components.ctyun_hcc.service import SlurmServiceProvider
+from components.ctyun_hcc.service import SlurmServiceProvider, endpoint_host
 from components.ctyun_hcc.ssh_resource import STATS
 from tests.integration.day2_env import node_state, start_slurmd, wait_until
 from tests.child_signals import default_signals
@@ -137,8 +137,9 @@ def test_a_node_that_reboots_is_recovered_without_a_human_and_a_second_up_change
     the job ended FAILED (found with this test); now it waits, Slurm sets the node DOWN and
     requeues the job (--requeue: PENDING, Restarts=1), it starts again by itself once the node
     is back (after cred_expire) and the endpoint answers. The job id is the same, so the second
-    `pulumi up` (no --refresh) finds it running and changes nothing. (A slurmd that only
-    crashes, its tasks running on, ends the same way: Slurm's own requeue.)"""
+    `pulumi up` (no --refresh) finds it running and changes nothing. The requeued run appends
+    to the job's log (the first run's lines stay) and the endpoint is the new run's line. (A
+    slurmd that only crashes, its tasks running on, ends the same way: Slurm's own requeue.)"""
     prov = SlurmServiceProvider()
     props = {**prepare(services, workspace), "ownerTag": OWNER}
     out = prov.create(props).outs
@@ -159,6 +160,18 @@ def test_a_node_that_reboots_is_recovered_without_a_human_and_a_second_up_change
         info = _job(services, props, job_id)
         assert info.state == "RUNNING" and info.restarts >= 1
         assert sorted(info.nodes) == ["kk3n0", "kk3n1", "kk3n2", "kk3n3"]
+        # the requeued run appended to the job's logs (--open-mode=append): the first run's
+        # lines, and why it ended, are still there, before the new run's
+        logs = Path(props["workDir"]) / "logs"
+        lines = [ln for ln in (logs / f"job_{job_id}.out").read_text().splitlines()
+                 if ln.startswith("endpoint: ")]
+        assert [ln.split(" run: ")[1].split()[0] for ln in lines] == \
+            [str(n) for n in range(info.restarts + 1)], lines
+        assert "for Slurm to requeue it" in (logs / f"job_{job_id}.err").read_text()
+        # the endpoint is read from the LAST line, and only as the current run's
+        read = lambda run: SlurmServiceProvider()._run(  # noqa: E731
+            lambda r, p: endpoint_host(r, p["workDir"], job_id, run), props)
+        assert read(info.restarts) == "10.77.0.10" and read(info.restarts - 1) is None
         # a plain `pulumi up`: the job in the state runs, nothing to do
         d = prov.diff("x", out, props)
         assert not d.changes

@@ -19,6 +19,7 @@ from pathlib import Path
 from components.config import values as grammar
 from components.ctyun_hcc import health_scripts as hs, scripts as rs
 from components.ctyun_hcc.scripts import (
+    ENDPOINT_LINE_RE,
     SCRIPT_NAMES,
     SlurmLayout,
     render_all,
@@ -399,7 +400,13 @@ def test_head_is_the_named_host_when_it_is_allocated(slurm):
     assert r.returncode == 0, r.stderr
     assert got["NODE_ORDER"] == "kk3n3 kk3n2 kk3n1 kk3n4 "
     assert got["NODE0_ADDR"] == "192.168.0.13"
-    assert "endpoint: http://192.168.0.13:11025/v1 served model: Kimi-K3" in r.stdout
+    assert "endpoint: http://192.168.0.13:11025/v1 run: 0 served model: Kimi-K3" in r.stdout
+    # a requeued run (Slurm sets SLURM_RESTART_COUNT) says which run its line is of
+    r, _ = _srun(tmp, script, KK3_HEAD_HOST="kk3n3", SLURM_RESTART_COUNT="2")
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("endpoint: ")]
+    assert line == ["endpoint: http://192.168.0.13:11025/v1 run: 2 served model: Kimi-K3"]
+    m = ENDPOINT_LINE_RE.match(line[0])
+    assert m and m.groups() == ("192.168.0.13", "2")
 
 
 @pytest.mark.parametrize("head", [None, "", "kk3n9", "kk3n"])
@@ -433,7 +440,7 @@ def test_srun_runs_node_sh_once_per_node_from_the_work_dir(slurm):
     r, _ = _srun(tmp, script)
     assert r.returncode == 0, r.stderr
     argv = (tmp / "state" / "srun.argv").read_text().splitlines()
-    assert argv == ["--ntasks-per-node=1", "--kill-on-bad-exit=1",
+    assert argv == ["--ntasks-per-node=1", "--kill-on-bad-exit=1", "--open-mode=append",
                     "--output=/home/kimi-k3/logs/node_%j.%t.out",
                     "--error=/home/kimi-k3/logs/node_%j.%t.err", "/home/kimi-k3/node.sh"]
 
@@ -457,7 +464,8 @@ def test_the_job_asks_sbatch_for_whole_nodes_one_task_each():
     srun = _sbatch_options(files["srun.sh"])
     assert srun == {"job-name": "kimi-k3", "nodes": "4", "ntasks-per-node": "1", "partition": "npu",
                     "gres": "npu:16", "exclusive": "", "chdir": "/home/kimi-k3",
-                    "output": "/home/kimi-k3/logs/job_%j.out", "error": "/home/kimi-k3/logs/job_%j.err"}
+                    "output": "/home/kimi-k3/logs/job_%j.out", "error": "/home/kimi-k3/logs/job_%j.err",
+                    "open-mode": "append"}  # a requeue keeps the first run's lines
     bcast = _sbatch_options(files["bcast.sh"])
     assert bcast == {"job-name": "kimi-k3-bcast", "nodes": "4", "ntasks-per-node": "1",
                      "partition": "npu", "time": "01:00:00", "chdir": "/home/kimi-k3",

@@ -9,6 +9,7 @@
 #SBATCH --chdir=/home/kimi-k3
 #SBATCH --output=/home/kimi-k3/logs/job_%j.out
 #SBATCH --error=/home/kimi-k3/logs/job_%j.err
+#SBATCH --open-mode=append
 set -euo pipefail
 export LC_CTYPE=C.UTF-8
 
@@ -35,14 +36,15 @@ esac
 export NODE0_ADDR="$node0_addr"
 
 served_model=Kimi-K3
-echo "endpoint: http://$NODE0_ADDR:11025/v1 served model: $served_model"
+# one line per run of the job: a requeue appends the next run's (with its count) to this log
+echo "endpoint: http://$NODE0_ADDR:11025/v1 run: ${SLURM_RESTART_COUNT:-0} served model: $served_model"
 echo "nodes: $SLURM_JOB_NODELIST (vLLM ranks in order: $NODE_ORDER)"
 
 # srun's own messages (which task ended first, and how) are kept to tell a lost node from a
 # failed engine below; they still reach the job's error log
 srun_err=$(mktemp)
 set +e
-srun --ntasks-per-node=1 --kill-on-bad-exit=1 \
+srun --ntasks-per-node=1 --kill-on-bad-exit=1 --open-mode=append \
   --output=/home/kimi-k3/logs/node_%j.%t.out \
   --error=/home/kimi-k3/logs/node_%j.%t.err \
   /home/kimi-k3/node.sh 2>&1 | tee "$srun_err" >&2
