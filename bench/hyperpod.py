@@ -1,5 +1,6 @@
 """Figures of the HyperPod path (issue 24): resources per mode, SageMaker calls of adopting and of
-buying a training plan (and of the cases that must never buy twice), the destroy proofs' calls,
+buying a training plan (and of the cases that must never buy twice), the EKS calls that check the
+add-ons before either, the destroy proofs' calls,
 and the plan's clock from `pulumi up` to the first accepted token.
 
 Resources: the real __main__.py under Pulumi's mock engine (components/offline/runner.py), the
@@ -108,6 +109,19 @@ def plan_calls() -> None:
         s.add_response("describe_training_plan", t.plan_api(status="Pending"), {"TrainingPlanName": t.NAME1})
         tp.acquire(sm, t.BUY, t.NOW, purchase_client=buyer, sleep=lambda _: None)
     print(f"  {'purchase answer lost, found on the second look':<52} {calls.text()}  -> ok, one purchase")
+
+    from components.aws_eks.hyperpod import addon_check, catalog
+    from tests.unit import test_hyperpod_addon_check as a
+
+    print("EKS calls before every adopt or purchase (the add-ons after the plan, addon_check.py):")
+    eks = a.eks_client()
+    calls = Calls(eks)
+    with Stubber(eks) as s:
+        a.expect_versions(s)
+        a.expect_schema(s, a.SCHEMA)
+        addon_check.verify(eks, a.K8S, catalog.ADDON_VERSIONS)
+        s.assert_no_pending_responses()
+    print(f"  {'five pinned add-ons offered, the schema takes IRSA':<52} {calls.text()}  -> ok")
 
 
 def proof_calls() -> None:

@@ -98,9 +98,9 @@ def test_the_addons_are_valid_create_addon_requests_in_the_scripts_order():
 
 
 def test_each_operator_role_trusts_exactly_its_service_account():
-    # the execution role and KEDA's also trust SageMaker (AWS's trust-issue page, AWS's script); the ALB controller's not
-    assert dict(op.TRUSTED_SERVICES) == {"execution": "sagemaker.amazonaws.com", "alb": None,
-                                         "keda": "sagemaker.amazonaws.com"}
+    # the trust policies of AWS's setup page (operator.py): the execution role also trusts SageMaker;
+    # the ALB controller's and KEDA's trust only their service account
+    assert dict(op.TRUSTED_SERVICES) == {"execution": "sagemaker.amazonaws.com", "alb": None, "keda": None}
     for key, account in op.role_subjects().items():
         doc = json.loads(op.irsa_trust(OIDC, ISSUER, catalog.OPERATOR_NAMESPACE, account, op.TRUSTED_SERVICES[key]))
         web = doc["Statement"][-1]
@@ -109,8 +109,8 @@ def test_each_operator_role_trusts_exactly_its_service_account():
             "oidc.eks.us-east-2.amazonaws.com/id/ABC:aud": "sts.amazonaws.com",
             "oidc.eks.us-east-2.amazonaws.com/id/ABC:sub":
                 f"system:serviceaccount:{catalog.OPERATOR_NAMESPACE}:{account}"}
-        assert len(doc["Statement"]) == (1 if key == "alb" else 2)
-        if key != "alb":
+        assert len(doc["Statement"]) == (2 if key == "execution" else 1)
+        if key == "execution":
             assert doc["Statement"][0] == {"Effect": "Allow", "Principal": {"Service": "sagemaker.amazonaws.com"},
                                            "Action": "sts:AssumeRole"}
 

@@ -20,6 +20,11 @@
   (2026-06-19), helm_chart/HyperPodHelmChart/charts/inference-operator/migration/helm_to_addon.sh
   (`aws eks create-addon ... --addon-version ...` for each, L905-941, L1031-1036, L1093-1097).
   EKS validates a version against DescribeAddonVersions for the cluster's Kubernetes version.
+  The same versions are the minimum ones AWS's setup page requires ("Install the dependency EKS
+  Add-Ons" and "Install the inference operator add-on (minimum version: v1.0.0-eksbuild.1)",
+  https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-setup.html,
+  read 2026-12-02); addon_check.py asks EKS whether it still offers each pin for the cluster's
+  version before the training plan is bought or adopted.
 - The operator's service accounts (the IRSA subjects its roles trust), same script: execution
   role L434 (`hyperpod-inference-system:hyperpod-inference-controller-manager`), ALB controller
   L692 (`hyperpod-inference-system:aws-load-balancer-controller`), KEDA L726

@@ -7,15 +7,22 @@ migration/helm_to_addon.sh (catalog.py has the versions):
   `hyperpodClusterArn`, `alb.enabled` with `alb.serviceAccount.{create, roleArn}`, `keda.enabled`
   with `keda.auth.aws.irsa.{enabled, roleArn}`; `jumpstartGatedModelDownloadRoleArn` is left out
   (kimi-k3 deploys no JumpStart model; the chart's default is "");
-- four roles there, three here, all through IRSA (web identity on the cluster's OIDC provider,
-  `aud` sts.amazonaws.com, `sub` the operator's service account), as the script makes them:
-  - execution role (L428-498): name prefixed `SageMakerHyperPodInference` (the add-on refuses
+- the identity: IRSA. AWS's page for this install, "Installing the Inference Operator using the
+  AWS CLI" (https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-setup.html,
+  Method 2, read 2026-12-02), associates an IAM OIDC provider with the cluster and gives every
+  role a web-identity trust on it (`aud` sts.amazonaws.com, `sub` one service account of
+  `hyperpod-inference-system`), passed to the add-on as configuration values; it names no EKS
+  Pod Identity association. addon_check.py verifies, before the training plan, that the add-on
+  version installed still takes these values. Four roles there, three here:
+  - execution role (script L428-498; the page's "Configure IAM roles for inference operator"):
+    name prefixed `SageMakerHyperPodInference` (the add-on refuses
     others, templates/_validateRequiredValues.tpl L13-18); trusted by the operator's service
-    account and by `sagemaker.amazonaws.com` (the script copies the Helm install's trust; AWS's
-    "IAM trust relationship issue" page gives that trust, both statements, as the fix for the
-    operator's AssumeRoleWithWebIdentity failure: https://docs.aws.amazon.com/sagemaker/latest/dg/
-    sagemaker-hyperpod-model-deployment-ts-trust.html, read 2026-12-02); `AmazonSageMakerHyperPodInferenceAccess`
-    and an inline policy on the TLS bucket only: GetObject; PutObject/PutObjectTagging and
+    account and by `sagemaker.amazonaws.com` (the page's trust policy, also the fix AWS's "IAM
+    trust relationship issue" page gives for the operator's AssumeRoleWithWebIdentity failure:
+    https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-ts-trust.html,
+    read 2026-12-02); `AmazonSageMakerHyperPodInferenceAccess` and an inline policy on the TLS
+    bucket only (the page's policy for a bucket not named `hyperpod-tls-*`, as this one):
+    GetObject; PutObject/PutObjectTagging and
     DeleteObject conditioned on the bucket being in the caller's account; plus
     `acm:AddTagsToCertificate` on ACM certificates, which operator 3.0 (the add-on generation)
     needs to tag the certificates it imports: "Before upgrading ... add the following
@@ -31,10 +38,13 @@ migration/helm_to_addon.sh (catalog.py has the versions):
     tag v2.13.2, commit ac0e1ffc76adfb6af8342534f13f178a24b65e92, docs/install/iam_policy.json,
     kept verbatim beside this file as alb_controller_iam_policy.json), as a managed policy (its
     size is made for one);
-  - KEDA role (L709-737): trusted by sagemaker.amazonaws.com and the keda-operator service
-    account; no permission here: kimi-k3 sets no `autoScalingSpec` (the replicas run on a
-    training plan of fixed size, prepaid: scaling out needs capacity the plan does not have, and
-    scaling in saves nothing), so KEDA has no metric to read;
+  - KEDA role (the page's "Create the KEDA operator role"): trusted by the keda-operator service
+    account only (the page's trust; the migration script, L709-737, also trusts
+    sagemaker.amazonaws.com, which nothing here needs); no permission here (the page grants
+    CloudWatch and Amazon Managed Prometheus reads for the metrics KEDA scales on): kimi-k3 sets
+    no `autoScalingSpec` (the replicas run on a training plan of fixed size, prepaid: scaling
+    out needs capacity the plan does not have, and scaling in saves nothing), so KEDA has no
+    metric to read;
   - the JumpStart gated-model role: not made (no JumpStart model).
 - dependencies installed before it (L905-941, L1093-1097): the S3 Mountpoint and FSx CSI drivers,
   cert-manager and metrics-server, as EKS add-ons. The CSI drivers get no IAM role: kimi-k3
@@ -112,7 +122,7 @@ def addon_configuration(execution_role_arn: str, tls_bucket: str, hyperpod_clust
 
 #: role key -> the AWS service its trust also names (module docstring); the ALB controller's: none
 TRUSTED_SERVICES: Mapping[str, Optional[str]] = {"execution": "sagemaker.amazonaws.com",
-                                                 "alb": None, "keda": "sagemaker.amazonaws.com"}
+                                                 "alb": None, "keda": None}
 
 
 def role_subjects() -> Mapping[str, str]:

@@ -102,6 +102,7 @@ def build(infra, name: str, deployment) -> None:
         "maxUpfrontFeeUsd": None if req.adopt else req.max_upfront_fee_usd,
         "stackToken": None if req.adopt else owner.ownerToken,
         "stackName": None if req.adopt else infra.stack_identity,
+        "clusterVersion": cfg.cluster_version, "addons": dict(catalog.ADDON_VERSIONS),
         **aws_inputs,
     }, opts=pulumi.ResourceOptions(parent=infra))
     pulumi.Output.all(plan.trainingPlanName, plan.startTime, plan.endTime, plan.availabilityZone).apply(

@@ -31,6 +31,10 @@ generation. The purchase is also tagged with the token and the stack's name, for
 **Neither adopted nor allowed to buy** (`maxUpfrontFeeUsd` 0, the default): the offerings are
 listed, cheapest first, in the error, and nothing is bought; every other resource of the stack
 waits for this one, so nothing is created.
+
+**Before adopting or buying**, the provider checks the add-ons created after the plan against
+EKS (inputs `clusterVersion`, `addons`; addon_check.py): a withdrawn version, or an operator
+add-on that no longer takes its roles as kimi-k3 gives them, stops `up` before the purchase.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from pulumi.dynamic import CheckFailure, CreateResult, DiffResult, ReadResult, U
 from ...dynamic.provider import DynamicResource
 from ...inference.errors import ConfigError
 from .. import aws_api
+from . import addon_check
 
 HYPERPOD = "hyperpod-cluster"  # SageMakerResourceName
 USABLE = ("Pending", "Scheduled", "Active")
@@ -464,7 +469,8 @@ class TrainingPlanProvider(aws_api.AwsProvider):
                "offeringId", "requested")
     INPUTS = {"region": None, aws_api.AWS_INPUT: None, aws_api.SECRETS_INPUT: None, "trainingPlanArn": None,
               "instanceType": None, "instanceCount": None, "durationHours": None, "earliestStart": None,
-              "latestStart": None, "maxUpfrontFeeUsd": None, "stackToken": None, "stackName": None, "zones": None}
+              "latestStart": None, "maxUpfrontFeeUsd": None, "stackToken": None, "stackName": None, "zones": None,
+              "clusterVersion": None, "addons": None}
 
     def check_inputs(self, news):
         out = []
@@ -473,7 +479,17 @@ class TrainingPlanProvider(aws_api.AwsProvider):
                 out.append(CheckFailure(key, "required"))
         return out
 
+    def _check_addons(self, props) -> None:
+        """The add-ons installed after the plan, checked before it is bought or adopted
+        (addon_check.py); the program always passes `clusterVersion` and `addons`."""
+        if not props.get("addons"):
+            return
+        for note in addon_check.verify(aws_api.client("eks", props), str(props.get("clusterVersion")),
+                                       props["addons"]):
+            self.warn(note)
+
     def _acquire(self, props, generation: int = 1, prefer_zone: Optional[str] = None):
+        self._check_addons(props)
         return acquire(sagemaker(props), props, _now(), purchase_client=sagemaker(props, max_attempts=1),
                        generation=generation, prefer_zone=prefer_zone)
 
@@ -515,6 +531,7 @@ class TrainingPlanProvider(aws_api.AwsProvider):
 
     def update(self, id_, olds, news):
         if news.get("trainingPlanArn"):
+            self._check_addons(news)
             outs = adopt(sagemaker(news), news, _now())
             held = olds.get("trainingPlanArn")
             if olds.get("purchased") and held and held != outs.get("trainingPlanArn") and not _over(olds):
