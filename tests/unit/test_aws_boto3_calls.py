@@ -60,6 +60,8 @@ CALLS = {
     ("sagemaker", "create_training_plan"): ["tests/unit/test_hyperpod_training_plan.py"],
     ("sagemaker", "describe_cluster"): ["tests/unit/test_hyperpod_cluster.py"],
     ("sagemaker", "list_cluster_nodes"): ["tests/unit/test_hyperpod_cluster.py"],
+    ("eks", "describe_addon_versions"): ["tests/unit/test_hyperpod_addon_check.py"],
+    ("eks", "describe_addon_configuration"): ["tests/unit/test_hyperpod_addon_check.py"],
     # the mirror Job (weights/mirror.py) and the gate's progress watch (weights/watch.py)
     ("s3", "list_objects_v2"): [MOTO, "tests/integration/test_weights_scripts.py",
                                 "tests/integration/test_aws_mirror_progress.py"],
