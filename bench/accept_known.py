@@ -37,9 +37,10 @@ def main(argv=None) -> int:
     p.add_argument("--tpot-ms", default="15,22.25,40")
     a = p.parse_args(argv)
     tpots = [float(x) / 1000 for x in a.tpot_ms.split(",")]
-    print(f"known-answer requests: {len(kn.problems())} word problems + 1 extraction + needle "
-          f"control ({kn.NEEDLE_CONTROL_TOKENS} tokens) [+ every replica's {len(kn.problems())}]"
-          f", then the long needles + {kn.REPEAT_PROBLEMS * kn.REPEAT_COPIES} greedy copies; "
+    print(f"known-answer requests: the needle's control ({kn.NEEDLE_CONTROL_TOKENS} tokens) "
+          f"asked for 1 token to size the longer ones, then one batch: {len(kn.problems())} word "
+          f"problems + {kn.REPEAT_PROBLEMS * kn.REPEAT_COPIES} greedy copies + 1 extraction + "
+          f"the needle at each length [+ every replica's {len(kn.problems())}]; "
           f"max_tokens {kn.KNOWN_MAX_TOKENS}, typical answer {kc.TYPICAL_OUTPUT_TOKENS} tokens "
           "(assumed)")
     print(f"prefill: peak BF16 x {kc.PREFILL_MFU} utilisation on one data-parallel rank; "

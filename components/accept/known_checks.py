@@ -1,11 +1,13 @@
 """The known-answer checks against a live endpoint (I/O; what they ask and judge: known.py).
 
-`run_known(c, cfg, record, wanted)` sends its requests in two batches, each all at once so the
-decodes share the server's batch and a batch costs about one answer's time (plus the needle's
-prefill): first the arithmetic set, the JSON extraction, the needle's short control and, when
-replica endpoints are given, the arithmetic set to every replica directly; then the needle's
-long lengths (sized from the control's own token count) and the greedy copies (identical
-requests at another moment, several at once). The routes and fields used are OpenAI's.
+`run_known(c, cfg, record, wanted)` sends its requests in one batch, all at once, so their
+decodes share the server's batch and the checks cost about one answer's time plus the needle's
+prefill (known_cost.py estimates it): the arithmetic set, the greedy copies of its first problems
+(identical requests beside the originals), the JSON extraction, the needle at every length and,
+when replica endpoints are given, the arithmetic set to every replica directly. The needle's
+long prompts are sized from the control prompt's own token count, read first from a one-token
+request on that prompt (a 2048-token prefill, which the control itself then finds in the prefix
+cache), so they need not wait for the control's answer. The routes and fields used are OpenAI's.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from .report import CheckResult
 
 #: requests of one known-answer batch in flight per endpoint (the set is small)
 MAX_IN_FLIGHT = 32
+#: characters per token the needle's control prompt is cut at (English prose: about 4); the
+#: longer prompts use the server's own count of the control
+CONTROL_CHARS_PER_TOKEN = 4.0
 
 
 @dataclass
@@ -80,9 +85,9 @@ async def run_known(c: Client, cfg, record: Callable[[CheckResult], None],
                     wanted: Sequence[str]) -> None:
     """Run the known-answer checks of `wanted` (names in report.CHECK_NAMES) and record them.
 
-    Two batches, each sent at once: (1) the arithmetic set, the extraction, the needle's short
-    control and (directly) every replica's set; (2) the needle's long lengths, sized from the
-    control's token count, and the greedy copies of the first problems."""
+    One batch, sent at once after the needle's one-token sizing request: the arithmetic set,
+    its greedy copies, the extraction, the needle at every length and (directly) every
+    replica's set."""
     model, mt = cfg.model, cfg.known_max_tokens
     ps = kn.problems()
     repeat = ps[:kn.REPEAT_PROBLEMS]
@@ -93,51 +98,63 @@ async def run_known(c: Client, cfg, record: Callable[[CheckResult], None],
         needle_on = "needle" in wanted
         context, source = await _context_tokens(kc, cfg) if needle_on else (None, "")
         lengths = kn.needle_lengths(context, cfg.needle_cap_tokens)
+        per_token = None
+        if needle_on and len(lengths) > 1:
+            per_token = await _chars_per_token(kc, model, gate, lengths[0], codes)
         jobs: Dict[str, Any] = {
             "arithmetic": _arithmetic(kc, model, mt, gate, ps),
             "json_schema": _ask(kc, kn.shipment_body(model, mt), gate),
         }
         if needle_on:
-            jobs["needle"] = _needle_at(kc, model, mt, gate, lengths[0], 4.0, codes)
+            asked = lengths if per_token is not None else lengths[:1]
+            sizes = [CONTROL_CHARS_PER_TOKEN] + [per_token * kn.NEEDLE_MARGIN for _ in asked[1:]]
+            jobs["needle"] = asyncio.gather(*(_needle_at(kc, model, mt, gate, t, chars, codes)
+                                              for t, chars in zip(asked, sizes)))
+        if "greedy_repeat" in wanted:
+            jobs["greedy_repeat"] = _arithmetic(
+                kc, model, mt, gate, [p for p in repeat for _ in range(kn.REPEAT_COPIES)])
         if "greedy_replicas" in wanted:
             jobs["greedy_replicas"] = _replicas(cfg, model, mt, ps)
-        first = dict(zip(list(jobs), await asyncio.gather(*jobs.values())))
-        got, why = _answers(ps, first["arithmetic"])
-        if "arithmetic" in wanted:
-            record(CheckResult("arithmetic", *kn.judge_arithmetic(got, why)))
-        if "json_schema" in wanted:
-            r = first["json_schema"]
-            record(CheckResult("json_schema", *(kn.judge_shipment(r.content)
-                                                if r.content is not None else (False, r.why))))
-        second: Dict[str, Any] = {}
-        if needle_on and first["needle"][3] is not None and len(lengths) > 1:
-            # the control answered: go longer, sized by its measured characters per token
-            per_token = first["needle"][3]
-            second["needle"] = asyncio.gather(*(
-                _needle_at(kc, model, mt, gate, t, per_token * kn.NEEDLE_MARGIN, codes)
-                for t in lengths[1:]))
-        if "greedy_repeat" in wanted:
-            second["greedy_repeat"] = _arithmetic(
-                kc, model, mt, gate, [p for p in repeat for _ in range(kn.REPEAT_COPIES)])
-        later = dict(zip(list(second), await asyncio.gather(*second.values())))
-        if needle_on:
-            found = [first["needle"], *later.get("needle", ())]
-            record(_needle_result(cfg, found, codes, lengths, context, source))
-        if "greedy_repeat" in wanted:
-            record(_repeat_result(ps, repeat, got, first["arithmetic"], later["greedy_repeat"]))
+        done = dict(zip(list(jobs), await asyncio.gather(*jobs.values())))
+    got, why = _answers(ps, done["arithmetic"])
+    if "arithmetic" in wanted:
+        record(CheckResult("arithmetic", *kn.judge_arithmetic(got, why)))
+    if "json_schema" in wanted:
+        r = done["json_schema"]
+        record(CheckResult("json_schema", *(kn.judge_shipment(r.content)
+                                            if r.content is not None else (False, r.why))))
+    if needle_on:
+        record(_needle_result(cfg, done["needle"], codes, lengths, context, source,
+                              sized=per_token is not None))
+    if "greedy_repeat" in wanted:
+        record(_repeat_result(ps, repeat, got, done["arithmetic"], done["greedy_repeat"]))
     if "greedy_replicas" in wanted:
         per_replica = {name: _answers(ps, replies)[0]
-                       for name, replies in first["greedy_replicas"].items()}
+                       for name, replies in done["greedy_replicas"].items()}
         record(CheckResult("greedy_replicas", *kn.judge_replicas(got, per_replica)))
 
 
+async def _chars_per_token(c: Client, model: str, gate: asyncio.Semaphore, control_tokens: int,
+                           codes) -> Optional[float]:
+    """Characters per prompt token of the needle's text on this server: the control prompt
+    asked for one token, its `usage.prompt_tokens` read (None when the server gives none)."""
+    prompt = kn.needle_prompt(int(control_tokens * CONTROL_CHARS_PER_TOKEN), codes)
+    r = await _ask(c, kn.chat_body(model, prompt, 1), gate)
+    return len(prompt) / r.prompt_tokens if r.prompt_tokens else None
+
+
 def _needle_result(cfg, found: Sequence[Tuple], codes, lengths: Sequence[int],
-                   context: Optional[int], source: str) -> CheckResult:
-    """The needle check from the control and the longer requests (`_needle_at`'s answers),
-    saying when only the control ran or the lengths were capped below the context."""
+                   context: Optional[int], source: str, sized: bool = True) -> CheckResult:
+    """The needle check from every length's answer (`_needle_at`), saying when only the
+    control ran (no context length, or no token count to size the longer prompts from) or the
+    lengths were capped below the context."""
     ok, detail = kn.judge_needle([f[:3] for f in found], codes)
     if len(lengths) == 1:
         detail += f"; context length {source}: control only"
+    elif not sized:
+        ok = False
+        detail += ("; control only: the server reported no usage.prompt_tokens for the control "
+                   "prompt, so the longer prompts could not be sized")
     elif cfg.needle_cap_tokens and context and lengths[-1] < context - kn.NEEDLE_ANSWER_TOKENS:
         detail += f"; capped at {cfg.needle_cap_tokens} tokens of the {context} context"
     return CheckResult("needle", ok, detail)
@@ -184,10 +201,8 @@ async def _context_tokens(c: Client, cfg) -> Tuple[Optional[int], str]:
 async def _needle_at(c: Client, model: str, max_tokens: int, gate: asyncio.Semaphore,
                      target_tokens: int, chars_per_token: float, codes):
     """One needle request of about `target_tokens` prompt tokens: (prompt tokens, extracted
-    codes, note, measured characters per token or None)."""
+    codes, note)."""
     prompt = kn.needle_prompt(int(target_tokens * chars_per_token), codes)
     r = await _ask(c, kn.chat_body(model, prompt, max_tokens), gate)
     tokens = r.prompt_tokens or int(len(prompt) / chars_per_token)
-    measured = len(prompt) / r.prompt_tokens if r.prompt_tokens else None
-    return (tokens, kn.extract_codes(r.content), "" if r.content else f"({r.why})",
-            measured if r.content is not None else None)
+    return tokens, kn.extract_codes(r.content), "" if r.content else f"({r.why})"

@@ -1,8 +1,11 @@
 """What the known-answer checks cost against a real endpoint, estimated from token counts (pure).
 
-The gate must stay short (issue 23: at most 5 minutes added). Decode time is `output tokens x
-TPOT` per batch (each batch's requests decode side by side, so a batch costs its longest
-answer); prefill is compute: FLOPs / (devices of one data-parallel rank x peak x utilisation).
+The gate must stay short (issue 23: at most 5 minutes added). The checks send one sizing
+request (the needle's control prompt, one output token) and then one batch, all at once
+(known_checks.py): its requests decode side by side, so the batch costs its longest answer,
+`output tokens x TPOT`, and the prefills are added to that (a prefill step holds the decodes
+back; counting them in full, one after another on one data-parallel rank, is the conservative
+side). Prefill is compute: FLOPs / (devices of one data-parallel rank x peak x utilisation).
 The needle's long prompt dominates: its attention FLOPs grow with the square of the context,
 so the gate caps the needle where its estimated prefill stays within NEEDLE_PREFILL_BUDGET_S
 (the detail says so) and the accept command asks up to the whole context unless told.
@@ -78,27 +81,36 @@ def needle_cap_tokens(model, accelerator: str, devices: int, context_tokens: int
 
 @dataclass(frozen=True)
 class GateEstimate:
-    """Seconds the known-answer checks add, by batch, for one output length per answer."""
+    """Seconds the known-answer checks add, for one output length per answer."""
 
-    batch1_s: float  # arithmetic + json_schema + needle control (+ replicas): decode
-    needle_prefill_s: float  # the long needle prompts, one after another on one rank
-    batch2_s: float  # long needles' and greedy copies' decode
+    sizing_s: float  # the needle's control prompt asked for one token (its prompt_tokens)
+    prefill_s: float  # every prompt of the batch: the short ones and the needle at each length
+    decode_s: float  # the batch's decodes side by side: the longest answer
     needle_tokens: int
 
     @property
     def total_s(self) -> float:
-        return self.batch1_s + self.needle_prefill_s + self.batch2_s
+        return self.sizing_s + self.prefill_s + self.decode_s
+
+
+def short_requests() -> int:
+    """Requests of the batch with a short prompt on the endpoint: the word problems, their
+    greedy copies and the extraction (each replica prefills its own problems itself)."""
+    return len(kn.problems()) + kn.REPEAT_PROBLEMS * kn.REPEAT_COPIES + 1
 
 
 def estimate(model, accelerator: str, devices: int, context_tokens: int, tpot_s: float,
              output_tokens: int, needle_cap: Optional[int] = None) -> GateEstimate:
-    """The known-answer checks' time: two batches of decodes (`output_tokens` each at
-    `tpot_s`) and the needle prefills (the control's is small and left in batch 1)."""
+    """The known-answer checks' time: the sizing request, then one batch whose decodes
+    (`output_tokens` each at `tpot_s`) run side by side after its prefills (the short prompts
+    and the needle at every length, counted one after another on one rank). The replicas'
+    own word problems prefill on their own servers and are left out."""
     lengths = kn.needle_lengths(context_tokens, needle_cap)
-    prefill = sum(prefill_s(t, model, accelerator, devices) for t in lengths[1:])
-    first = prefill_s(max(SHORT_PROMPT_TOKENS, lengths[0]), model, accelerator, devices)
-    return GateEstimate(batch1_s=first + output_tokens * tpot_s, needle_prefill_s=prefill,
-                        batch2_s=output_tokens * tpot_s, needle_tokens=lengths[-1])
+    sizing = prefill_s(lengths[0], model, accelerator, devices) + tpot_s if len(lengths) > 1 else 0.0
+    prefill = (prefill_s(short_requests() * SHORT_PROMPT_TOKENS, model, accelerator, devices)
+               + sum(prefill_s(t, model, accelerator, devices) for t in lengths))
+    return GateEstimate(sizing_s=sizing, prefill_s=prefill, decode_s=output_tokens * tpot_s,
+                        needle_tokens=lengths[-1])
 
 
 def gate_clock(plan) -> "tuple[int, str]":

@@ -110,6 +110,33 @@ def test_known_requests_send_greedy_sampling_explicitly():
                         for s in seen)
 
 
+def test_the_known_requests_go_out_as_one_batch_after_a_one_token_sizing_request():
+    """What the gate's time estimate (known_cost.py) counts on: the needle's control prompt is
+    sized first with one output token, then every known-answer request is in flight at once
+    (the 8 problems, their 9 greedy copies, the extraction and the needle's 3 lengths), so the
+    checks cost one answer's decode, not two batches one after the other."""
+    with VllmOpenAIDouble(DoubleConfig(**{**FAST, "ttft_s": 0.4})) as d:
+        seen = []
+        orig = d.knowledge.answer
+
+        def spy(prompt, req, faults, count):
+            said = orig(prompt, req, faults, count)
+            if said is not None:
+                seen.append((req["max_tokens"], "access codes" in prompt, d.running))
+            return said
+        d.knowledge.answer = spy
+        r = run(d.url)
+    assert failed(r) == [], summary(r)
+    assert seen[0][:2] == (1, True)  # the sizing request: the needle's control, one token
+    batch = seen[1:]
+    assert len(batch) == 8 + 9 + 1 + 3 and {m for m, _, _ in batch} == {64}
+    # in flight together: more than either of two batches one after the other could hold (the
+    # problems, extraction and control, 10; the long needles and the copies, 11); all 21 on an
+    # idle machine (each answer holds 0.4 s before its first token), fewer if arrivals straggle
+    peak = max(running for _, _, running in batch) + 1
+    assert peak > 11, f"at most {peak} known-answer requests in flight at once"
+
+
 def test_no_known_skips_them():
     with VllmOpenAIDouble(DoubleConfig(**FAST)) as d:
         r = run(d.url, known=False)

@@ -161,3 +161,20 @@ def test_every_request_carries_explicit_greedy_sampling():
     body = kn.chat_body("Kimi-K3", "q", 10)
     assert body["temperature"] == 0 and body["top_p"] == 1 and isinstance(body["seed"], int)
     assert kn.shipment_body("Kimi-K3", 10)["response_format"]["type"] == "json_schema"
+
+
+def test_a_needle_whose_longer_prompts_could_not_be_sized_fails_saying_so():
+    """The longer needle prompts are sized from the control's usage.prompt_tokens; a server
+    that reports none leaves only the control asked, and the check must not pass on it alone
+    (it would claim the long context works without having asked it)."""
+    from types import SimpleNamespace
+
+    from components.accept.known_checks import _needle_result
+
+    codes = {"amber": 123456, "cobalt": 234567, "jade": 345678}
+    control = [(2048, dict(codes), "")]
+    lengths = kn.needle_lengths(131072)
+    cfg = SimpleNamespace(needle_cap_tokens=None)
+    r = _needle_result(cfg, control, codes, lengths, 131072, "given", sized=False)
+    assert not r.ok and "could not be sized" in r.detail
+    assert _needle_result(cfg, control, codes, kn.needle_lengths(None), None, "unknown").ok

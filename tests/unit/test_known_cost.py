@@ -35,10 +35,31 @@ def test_no_cap_when_the_whole_context_fits_or_is_tiny():
     assert kc.needle_cap_tokens(m, "ascend-910c", 16, 1000) is None
 
 
-def test_estimate_adds_two_decode_batches_and_the_needle_prefill():
+def test_estimate_adds_one_decode_batch_to_every_prefill_and_the_sizing_request():
     m = MODELS["mxfp4"]
     e = kc.estimate(m, "b300", 8, 1_048_576, 0.02, 1000, needle_cap=200_000)
     assert e.needle_tokens == 200_000
-    assert e.batch2_s == pytest.approx(20.0)
-    assert e.batch1_s > 20.0 and e.needle_prefill_s > 0
-    assert e.total_s == pytest.approx(e.batch1_s + e.needle_prefill_s + e.batch2_s)
+    assert e.decode_s == pytest.approx(20.0)  # one batch: the longest answer, once
+    lengths = kn.needle_lengths(1_048_576, 200_000)
+    assert lengths[-1] == 200_000 and len(lengths) == 3
+    assert e.prefill_s > sum(kc.prefill_s(t, m, "b300", 8) for t in lengths)  # + the short ones
+    assert e.sizing_s == pytest.approx(kc.prefill_s(kn.NEEDLE_CONTROL_TOKENS, m, "b300", 8) + 0.02)
+    assert e.total_s == pytest.approx(e.sizing_s + e.prefill_s + e.decode_s)
+    # no context length: the control alone, no sizing request
+    assert kc.estimate(m, "b300", 8, None, 0.02, 1000).sizing_s == 0
+
+
+@pytest.mark.parametrize("model,shape,nodes", [("w4a8", "atlas-800-a3", 4), ("w4a8", "atlas-800-a3", 8),
+                                               ("mxfp4", "p6-b300.48xlarge", 1),
+                                               ("mxfp4", "p6-b300.48xlarge", 2)])
+def test_the_gate_worst_case_stays_within_five_minutes_at_40_ms_per_token(model, shape, nodes):
+    """Issue 23's goal for the gate (the needle capped as the gate caps it), even when every
+    answer uses all of max_tokens at a slow 40 ms per output token."""
+    from components.inference.planner import PlanRequest, plan
+
+    pl = plan(PlanRequest(model=model, node_shape=shape, nodes=nodes))
+    devices = pl.parallelism.tensor_parallel * pl.parallelism.pipeline_parallel
+    cap = kc.needle_cap_tokens(MODELS[model], pl.accelerator, devices, pl.max_model_len)
+    worst = kc.estimate(MODELS[model], pl.accelerator, devices, pl.max_model_len, 0.040,
+                        kn.KNOWN_MAX_TOKENS, cap)
+    assert worst.total_s <= 5 * 60
