@@ -3,8 +3,9 @@
 One EKS control plane per `eks:index:Cluster`, a NAT gateway per `aws:ec2/natGateway`, a public
 IPv4 address per `aws:ec2/eip`, a system node per desired node of an ON_DEMAND node group; the
 GPU nodes of a Capacity Block node group (its maxSize: every replica's nodes while the block
-runs), the training plan's nodes on the HyperPod path, or the plan's nodes; the weights mirror
-bucket. Priced by components/cost (the catalog, its sources and dates): `AwsEks.cost_parts`.
+runs; priced as a block, not on demand), the training plan's nodes on the HyperPod path, or the
+plan's nodes on a HyperPod cluster of the user's (not created here); the weights mirror bucket
+(priced per GB stored: components/cost/estimate.py `for_stack`). Priced by components/cost (the catalog, its sources and dates): `AwsEks.cost_parts`.
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ def aws_parts(resources: Sequence[Mapping[str, Any]], node_shape: str, nodes: in
         parts.append(part("aws:sagemaker-training-plan", positive_int(plan.get("instanceCount")) or nodes,
                            f"{plan.get('instanceType')} on the training plan"))
     elif not gpu_nodes:
-        parts.append(part(f"aws:ec2:{node_shape}", nodes, "the plan's nodes"))
+        parts.append(part(f"aws:your-capacity:{node_shape}", nodes, "the plan's nodes"))
     else:
-        parts.append(part(f"aws:ec2:{node_shape}", gpu_nodes,
+        parts.append(part(f"aws:capacity-block:{node_shape}", gpu_nodes,
                            "the Capacity Block node group's nodes while the block runs"))
     # the weights mirror (not the HyperPod operator's certificate bucket, kimi-k3-tls-*: a few kB)
     if any(not str(inputs_of(r).get("bucketPrefix") or "").startswith("kimi-k3-tls-")

@@ -15,6 +15,7 @@ from dataclasses import asdict
 from typing import Any, Dict, List, Mapping, Optional
 
 from ..cost import estimate as cost_estimate
+from ..inference.catalog import MODELS
 from ..observability import alerts, dashboards, metrics
 from ..progress import clock as clocks
 
@@ -38,8 +39,15 @@ def cost(run, contract_usd_per_hour: Optional[float] = None) -> Dict[str, Any]:
         contract_usd_per_hour = contract(run)
     # every replica's nodes (the plan is one replica's)
     nodes = plan.nodes * run.deployment.shared.replicas
+    # the stack's region (its aws:region; a target without one: None, region-bound figures
+    # stay unknown) and what its mirror stores (the checkpoint), in GB as S3 bills them: 2^30
+    # bytes (the S3 FAQ's example bills 10,995,116,277,760 bytes as "10 TB",
+    # https://aws.amazon.com/s3/faqs/, read 2026-12-02)
+    region = (run.config or {}).get("aws:region")
+    stored_gb = round(MODELS[plan.model].download_bytes / 2**30)
     return cost_estimate.estimate(target_name(run), run.resources, plan.node_shape, nodes,
-                                  contract_usd_per_hour)
+                                  contract_usd_per_hour, region=region if isinstance(region, str) else None,
+                                  stored_gb=stored_gb)
 
 
 def clock(run) -> Dict[str, Any]:

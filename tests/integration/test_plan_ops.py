@@ -34,7 +34,11 @@ def test_aws_cost_and_clock(capsys, tmp_path):
     _, doc, _ = plan(capsys, tmp_path, "aws-eks")
     cost = doc["cost"]
     assert cost["usd_per_hour"] is None and cost["known_usd_per_hour"] == 0.15
-    assert cost["unknown"] == ["aws:ec2:m7i.xlarge", "aws:ec2:p6-b300.48xlarge", "aws:s3-storage"]
+    # us-east-2 (the stack's aws:region) has no EC2/S3 figure of its own; the block has no list rate
+    assert cost["unknown"] == ["aws:ec2:m7i.xlarge", "aws:capacity-block:p6-b300.48xlarge", "aws:s3-storage"]
+    assert cost["region"] == "us-east-2"
+    s3 = next(p for p in cost["parts"] if p["key"] == "aws:s3-storage")
+    assert s3["quantity"] == 1454  # the MXFP4 checkpoint's 1,561 GB in the 2^30-byte GB S3 bills
     clock = doc["clock"]
     assert [p["name"] for p in clock["phases"]] == ["infrastructure", "block-wait", "nodes", "staging",
                                                    "engine", "gate"]
@@ -56,8 +60,21 @@ def test_the_counts_follow_the_config(capsys, tmp_path):
     _, doc, _ = plan(capsys, tmp_path, "ctyun-hcc", "kimi-k3:nodes=8")
     assert doc["cost"]["parts"][0]["quantity"] == 8
     _, doc, _ = plan(capsys, tmp_path, "aws-eks", "kimi-k3:accelerator=h200", "kimi-k3:nodes=2")
-    gpu = next(p for p in doc["cost"]["parts"] if p["key"].startswith("aws:ec2:p"))
-    assert (gpu["key"], gpu["quantity"]) == ("aws:ec2:p5en.48xlarge", 2)
+    gpu = next(p for p in doc["cost"]["parts"] if p["key"].startswith("aws:capacity-block:"))
+    assert (gpu["key"], gpu["quantity"]) == ("aws:capacity-block:p5en.48xlarge", 2)
+    _, doc, _ = plan(capsys, tmp_path, "aws-eks", "kimi-k3:replicas=2")
+    gpu = next(p for p in doc["cost"]["parts"] if p["key"].startswith("aws:capacity-block:"))
+    assert gpu["quantity"] == 2  # every replica's node
+
+
+def test_us_east_1_prices_what_was_read_for_it(capsys, tmp_path):
+    _, doc, _ = plan(capsys, tmp_path, "aws-eks", "aws:region=us-east-1")
+    cost = doc["cost"]
+    parts = {p["key"]: p for p in cost["parts"]}
+    assert parts["aws:ec2:m7i.xlarge"]["usd_per_hour"] == 0.4032
+    assert parts["aws:s3-storage"]["usd_per_hour"] == pytest.approx(1454 * 0.023 / 730, abs=1e-6)
+    assert cost["known_usd_per_hour"] == pytest.approx(0.15 + 0.4032 + 1454 * 0.023 / 730, abs=1e-5)
+    assert cost["unknown"] == ["aws:capacity-block:p6-b300.48xlarge"] and cost["usd_per_hour"] is None
 
 
 def test_the_summary_shows_cost_and_clock(capsys, tmp_path):
