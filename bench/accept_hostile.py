@@ -6,7 +6,8 @@ in another; the peak memory is that command's maximum resident set size (`wait4`
 ru_maxrss), the time its wall time. This script's own process stays small: a child's ru_maxrss
 also counts the pages it shared with its parent before `exec`. The outcome is the exit code,
 the summary's last line, the failing checks, and whether the key or a terminal control
-character reached the output or the `--out` report (both must be "no").
+character reached the output or the `--out` report (both must be "no"); for the `redirect`
+server, whether anything reached the listener its 307s point to (must be "no").
 
     .venv/bin/python bench/accept_hostile.py [--timeout 10] [--cases endless,slow,...]
         [--before PATH]   # also run the accept of another checkout (e.g. the code before
@@ -98,7 +99,11 @@ def main(argv=None) -> int:
                           f"{outcome(code, text, out)}", flush=True)
             finally:
                 srv.terminate()
-                srv.wait(10)
+                rest, _ = srv.communicate(timeout=10)
+            if mode == "redirect":
+                reached = rest.count("sink got:")
+                print(f"{'':<13} {'':<7} {'':>8} {'':>7}  redirect target reached: "
+                      f"{f'YES ({reached} requests)' if reached else 'no'}", flush=True)
     return 0
 
 

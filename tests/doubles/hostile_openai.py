@@ -42,6 +42,9 @@ MODES = {
     "gzip_bomb": "answers gzip-encoded (1 GiB of zeros in 1 MiB) whatever Accept-Encoding says",
     "escapes": "terminal escape sequences (clear screen, retitle, OSC 8 links) in every text",
     "v1_only": "a well-behaved proxy that forwards only /v1 (auth enforced): /invocations 404",
+    "redirect": "every answer but /health is a 307 to the same path on another listener (the "
+                "sink), which records whatever reaches it (a key, a prompt) and answers like a "
+                "good server would",
 }
 ESC = "\x1b[2J\x1b[H\x1b]0;owned\x07\x1b]8;;http://evil.example/\x07click\x1b]8;;\x07\x9b31m"
 MODEL = "Kimi-K3"
@@ -89,15 +92,28 @@ class HostileServer:
         self._up = threading.Event()
         self._thread = None
         self._writers: set = set()
+        #: mode redirect: the other listener the answers point to, and what reached it
+        self.sink_requests: list = []
+        self._sink = None
+        if mode == "redirect":
+            self._sink = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._sink.bind(("127.0.0.1", 0))
+            self._sink.listen(64)
+            self.sink_url = f"http://127.0.0.1:{self._sink.getsockname()[1]}"
 
     # ---- lifecycle -------------------------------------------------------------------------
     async def _main(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
         server = await asyncio.start_server(self._connection, sock=self._sock)
+        sink = None
+        if self._sink is not None:
+            sink = await asyncio.start_server(self._sink_connection, sock=self._sink)
         self._up.set()
         await self._stopped.wait()
         server.close()
+        if sink is not None:
+            sink.close()
         for w in list(self._writers):
             w.close()
         for task in [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]:
@@ -117,6 +133,26 @@ class HostileServer:
             self._loop.call_soon_threadsafe(self._stopped.set)
         if self._thread is not None:
             self._thread.join(10)
+
+    async def _sink_connection(self, reader, writer) -> None:
+        """The redirect's target: records each request (method, path, Authorization, body
+        size) and answers 200 with a model list, so a client that followed would see success."""
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            headers = {k.strip().lower(): v.strip() for k, sep, v in
+                       (line.partition(":") for line in lines[1:]) if sep}
+            body = await reader.readexactly(int(headers.get("content-length") or 0))
+            self.sink_requests.append((lines[0], headers.get("authorization"), len(body)))
+            print(f"(hostile double) sink got: {lines[0]}", flush=True)
+            data = json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model"}]}).encode()
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                         b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(data), data))
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            writer.close()
 
     # ---- HTTP/1.1 --------------------------------------------------------------------------
     async def _connection(self, reader, writer) -> None:
@@ -202,6 +238,10 @@ class _Answer:
             await self.w.drain()
             return True
         mode = self.mode
+        if mode == "redirect":  # before any auth: where the key and the prompt would go next
+            await self.head(307, [("location", self.s.sink_url + self.path),
+                                  ("content-length", "0")])
+            return True
         if mode == "v1_only" and not self.path.startswith("/v1/"):
             return await self.whole(404, {"detail": "Not Found"})
         if self.path.startswith("/v1/") and not self.authorized():

@@ -38,6 +38,7 @@ EXPECT = {
     "gzip_bomb": (ALL, "compressed"),
     "escapes": ({"models", "tool_call"}, "is not listed"),
     "v1_only": (set(), None),
+    "redirect": (ALL, "HTTP 307"),
 }
 
 
@@ -155,6 +156,26 @@ def test_readiness_polls_on_malformed_answers_until_its_deadline(mode):
     assert not r.ready and r.stage == "models" and r.polls >= 3, r
     _clean(r.last_seen)
     _clean(r.error_message(s.url, 2.5))
+
+
+def test_a_redirect_is_not_followed_nothing_reaches_its_target(tmp_path, capsys, monkeypatch):
+    """An endpoint (or a router) answering 307 to another listener: accept, its known-answer
+    checks and the readiness gate send that listener nothing (no key, no prompt); each check
+    fails by name on the 307 (client.py: follow_redirects=False)."""
+    monkeypatch.setenv("KK3_HOSTILE_KEY", KEY)
+    with HostileServer("redirect", api_key=KEY) as s:
+        code = cli.main(["accept", "--endpoint", s.url, "--model", "Kimi-K3", "--api-key-env",
+                         "KK3_HOSTILE_KEY", "--requests", "2", "--concurrency", "1",
+                         "--max-tokens", "16", "--timeout", "5", "--known-max-tokens", "16",
+                         "--needle-cap-tokens", "4096", "--out", str(tmp_path / "r.json")])
+        r = wait_ready(s.url, "Kimi-K3", KEY, timeout_s=1, poll_interval_s=0.2,
+                       request_timeout_s=1)
+        sink = list(s.sink_requests)
+    out = capsys.readouterr()
+    assert sink == [], sink
+    assert code == 1 and "FAIL models    GET /v1/models: HTTP 307" in out.out
+    assert not r.ready and r.polls >= 2, r
+    _clean(out.out + out.err)
 
 
 def test_readiness_last_seen_is_scrubbed():
