@@ -12,9 +12,12 @@ What it does, and why it is enough:
 - a byte relay, not an HTTP proxy: every request, streamed answer (SSE) and keep-alive passes
   unchanged to vLLM, whose API-key guard (inference/kk3_api_guard.py) checks every route
   but `GET /health`;
-- bounded: at most `--max-connections` at once (more are closed at accept), a TLS handshake
-  must finish within `--handshake-timeout` s, a connection with no byte either way for
-  `--idle-timeout` s is closed (a long prefill sends nothing for minutes: 900 s by default);
+- bounded: at most `--max-connections` at once (more are closed at accept), at most
+  `--max-per-peer` of them from one address (a quarter by default: one host that opens
+  connections and sends nothing cannot hold every slot for the idle limit and shut everyone
+  else out; it takes four), a TLS handshake must finish within `--handshake-timeout` s, a
+  connection with no byte either way for `--idle-timeout` s is closed (a long prefill sends
+  nothing for minutes: 900 s by default);
 - once listening (port 443 needs root) it drops to `--user` (nobody) when started as root;
 - logs one line per connection (peer, bytes each way, seconds), never content.
 
@@ -49,17 +52,27 @@ def host_port(text: str):
 
 
 class Relay:
-    def __init__(self, upstream, max_connections: int, idle_s: float, log=print):
+    def __init__(self, upstream, max_connections: int, idle_s: float, log=print,
+                 max_per_peer: int = 0):
         self.upstream, self.max, self.idle_s, self.log = upstream, max_connections, idle_s, log
+        #: connections one address may hold (0: a quarter of max_connections, at least 1)
+        self.max_per_peer = max_per_peer or max(1, max_connections // 4)
         self.active = 0
+        self.by_peer = {}
 
     async def handle(self, reader, writer) -> None:
         peer = writer.get_extra_info("peername")
+        addr = peer[0] if isinstance(peer, tuple) and peer else str(peer)
         if self.active >= self.max:
             writer.close()
             self.log(f"{peer}: refused, {self.active} connections open")
             return
+        if self.by_peer.get(addr, 0) >= self.max_per_peer:
+            writer.close()
+            self.log(f"{peer}: refused, {self.by_peer[addr]} connections open from {addr}")
+            return
         self.active += 1
+        self.by_peer[addr] = self.by_peer.get(addr, 0) + 1
         start, sent = time.monotonic(), [0, 0]
         try:
             try:
@@ -87,6 +100,9 @@ class Relay:
             up_w.close()
         finally:
             self.active -= 1
+            self.by_peer[addr] -= 1
+            if not self.by_peer[addr]:
+                del self.by_peer[addr]
             writer.close()
             self.log(f"{peer}: {sent[0]} bytes in, {sent[1]} out, "
                      f"{time.monotonic() - start:.1f} s")
@@ -133,7 +149,8 @@ def drop_privileges(user: str) -> None:
 async def main_async(a) -> None:
     ctx = tls_context(a.cert, a.key)
     relay = Relay(host_port(a.upstream), a.max_connections, a.idle_timeout,
-                  log=lambda m: print(m, file=sys.stderr, flush=True))
+                  log=lambda m: print(m, file=sys.stderr, flush=True),
+                  max_per_peer=a.max_per_peer)
     host, port = host_port(a.listen)
     server = await asyncio.start_server(relay.handle, host, port, ssl=ctx, backlog=512,
                                         ssl_handshake_timeout=a.handshake_timeout,
@@ -158,6 +175,8 @@ def main(argv=None) -> int:
     p.add_argument("--key", required=True)
     p.add_argument("--user", default="nobody", help="run as this user once listening")
     p.add_argument("--max-connections", type=int, default=1024)
+    p.add_argument("--max-per-peer", type=int, default=0,
+                   help="connections one address may hold (0: a quarter of --max-connections)")
     p.add_argument("--handshake-timeout", type=float, default=30.0)
     p.add_argument("--idle-timeout", type=float, default=900.0)
     a = p.parse_args(argv)

@@ -149,6 +149,55 @@ def test_connections_over_the_limit_are_closed_at_once():
     assert _relay_case(1, client) == b""
 
 
+def test_one_address_cannot_hold_every_connection():
+    """A peer that opens connections and sends nothing (slowloris) gets its share of the slots,
+    not all of them: past --max-per-peer its next one is closed at once, while another address
+    is still served. The upstream greets every connection the relay makes, so "served" and
+    "closed" are told apart by what is read, not by time."""
+    import asyncio
+
+    from components.ctyun_hcc.tls_proxy import Relay
+
+    async def main():
+        async def greets(reader, writer):  # until the client's side ends
+            writer.write(b"up\n")
+            await writer.drain()
+            await reader.read()
+            writer.close()
+
+        up = await asyncio.start_server(greets, "127.0.0.1", 0)
+        relay = Relay(up.sockets[0].getsockname()[:2], 8, 30, log=lambda m: None, max_per_peer=2)
+        front = await asyncio.start_server(relay.handle, "0.0.0.0", 0)
+        port = front.sockets[0].getsockname()[1]
+
+        async def first_line(source):
+            r, w = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+            return await asyncio.wait_for(r.readline(), 3), w
+
+        try:
+            held = [await first_line("127.0.0.1") for _ in range(2)]
+            over, _ = await first_line("127.0.0.1")
+            other, _ = await first_line("127.0.0.2")
+            held[0][1].close()
+            await asyncio.sleep(0.2)  # the relay sees the close and frees the slot
+            again, _ = await first_line("127.0.0.1")
+            return [h for h, _ in held], over, other, again, dict(relay.by_peer)
+        finally:
+            front.close()
+            up.close()
+
+    held, over, other, again, by_peer = asyncio.run(main())
+    assert held == [b"up\n", b"up\n"] and over == b"" and other == b"up\n" and again == b"up\n"
+    assert by_peer == {"127.0.0.1": 2, "127.0.0.2": 1}
+
+
+def test_the_per_peer_default_is_a_quarter():
+    from components.ctyun_hcc.tls_proxy import Relay
+
+    assert Relay(("127.0.0.1", 1), 1024, 900).max_per_peer == 256
+    assert Relay(("127.0.0.1", 1), 2, 900).max_per_peer == 1
+
+
 def test_accept_refuses_a_ca_file_without_a_certificate(tmp_path, capsys):
     from components.cli import main as cli
     from components.accept.client import use_ca_file
