@@ -23,6 +23,7 @@ from typing import Dict, List, Optional, Tuple
 from components.ctyun_hcc.fetch_commands import SEED_SIF_URL
 from components.ctyun_hcc import bootstrap, service
 from components.ctyun_hcc.ssh import Result, SshCredentials, SshRunner, SshTarget
+from components.ctyun_hcc.tls_step import TlsProxyProvider
 from components.inference import api_guard
 from components.inference.errors import KimiK3Error
 from components.offline.runner import SECRET, run_program
@@ -32,7 +33,7 @@ from tests.integration.sandbox import Sandbox
 #: ctyun keys that reach the command lines the SSH steps send (the rest only reach scripts)
 PROVIDER_KEYS = {"kimi-k3:workDir", "kimi-k3:modelRoot", "kimi-k3:sifDir", "kimi-k3:sifName",
                  "kimi-k3:sifUrl", "kimi-k3:sifSource", "kimi-k3:modelSource", "ctyun:queueName",
-                 "kimi-k3:servedModelName", "kimi-k3:modelRevision"}
+                 "kimi-k3:servedModelName", "kimi-k3:modelRevision", "kimi-k3:tlsCertificate"}
 #: what a placeholder is on the sandbox node / in the pod (head: node0, address 10.0.0.1)
 NODE = {"NODE0_ADDR": "10.0.0.1", "NODE_ADDR": "10.0.0.1", "NODE_IFNAME": "eth0"}
 POD = {"NODE_ADDR": "10.9.9.9", "LWS_LEADER_ADDRESS": "10.9.9.1", "NODE_RANK": "1",
@@ -176,7 +177,8 @@ def _provider_commands(run) -> List[Tuple[str, bytes]]:
              ("kimi-k3-weights", bootstrap.ModelWeightsProvider()),
              ("kimi-k3-sif", bootstrap.SifImageProvider()),
              ("kimi-k3-bcast", bootstrap.BroadcastProvider()),
-             ("kimi-k3-service", service.SlurmServiceProvider())]
+             ("kimi-k3-service", service.SlurmServiceProvider()),
+             ("kimi-k3-tls", TlsProxyProvider())]
     for name, prov in steps:
         props = _resource(run, name)
         if props is None:
@@ -187,6 +189,41 @@ def _provider_commands(run) -> List[Tuple[str, bytes]]:
         except Exception:  # noqa: BLE001 the recorded answers are not a cluster's; the lines are
             pass
     return rec.sent
+
+
+def _router_files(run):
+    """(router directory, {path: text}) the RouterService step writes on the master, or None
+    with one replica (components/ctyun_hcc/router_service.py files_of, the step's own)."""
+    from components.ctyun_hcc.router_service import RouterServiceProvider, files_of
+
+    props = _resource(run, "kimi-k3-router")
+    if props is None:
+        return None
+    p = RouterServiceProvider().inputs({k: (None if v == SECRET else v) for k, v in props.items()})
+    d = p["routerDir"]
+    return d, {f"{d}/{name}": text for name, text in files_of(p).items()}, p
+
+
+def _check_router(out, router, first: int, v: Verdict) -> None:
+    """install.sh and service.sh start ran to their end; with an interpreter that answers
+    (the sandbox's python3) pip got the pinned, hash-checked install; each supervisor loop got
+    its service's argv with the interpreter as one argument."""
+    d, _, p = router
+    install, start = out.results[first], out.results[first + 1]
+    python = p["python"]
+    if python == "/sb/bin/python3":
+        if install[0] != 0:
+            v.problems.append(f"the router's install.sh failed in the sandbox: {install[2][-300:]}")
+        pips = [a for a in out.called("python3") if a[:3] == ("-m", "pip", "install")]
+        if len(pips) != 1 or "--require-hashes" not in pips[0] or pips[0][-1] != "requirements.txt":
+            v.problems.append(f"the router's pip install differs: {pips!r}")
+    if start[0] != 0:
+        v.problems.append(f"the router's service.sh start failed in the sandbox: {start[2][-300:]}")
+    # started in the background (`&`): a loop may record after the sandbox is read, so each
+    # one recorded is checked, not their number
+    loops = [a for a in out.called("setsid") if a[:2] == ("nohup", f"{d}/supervise.sh")]
+    if any(a[2] not in ("router", "front") or a[a.index("--") + 1] != python for a in loops):
+        v.problems.append(f"the router's supervisor loops got {loops!r}")
 
 
 def _ctyun(sandbox: Sandbox, run, key: str, value: str, v: Verdict) -> None:
@@ -205,6 +242,10 @@ def _ctyun(sandbox: Sandbox, run, key: str, value: str, v: Verdict) -> None:
                 ["bash", "-c", run.outputs["curl"]]]
     if spec.worker is not None:
         commands.insert(1, worker_env + ["bash", f"{wd}/node.sh"])
+    router = _router_files(run)  # several replicas: the router's install and start (master)
+    if router:
+        files.update(router[1])
+        commands += [["bash", f"{router[0]}/install.sh"], ["bash", f"{router[0]}/service.sh", "start"]]
     sent = _provider_commands(run) if key in PROVIDER_KEYS else []
     stdin = [b""] * len(commands) + [data for _, data in sent]
     commands += [["sh", "-c", line] for line, _ in sent]
@@ -250,6 +291,8 @@ def _ctyun(sandbox: Sandbox, run, key: str, value: str, v: Verdict) -> None:
     for args in out.called("wget"):  # the configured URL, else the seed's (the default)
         if args[-1] != (sif["url"] or SEED_SIF_URL):
             v.problems.append(f"wget got {args[-1]!r}, not the configured URL")
+    if router:
+        _check_router(out, router, len(commands) - len(sent) - 2, v)
     bcasts = out.called("cthpc_model_bcast")
     if {a[1] for a in bcasts} != {sif["sifDir"], f"{weights['modelRoot']}/{weights['modelName']}"}:
         v.problems.append(f"bcast paths differ: {bcasts!r}")

@@ -39,6 +39,8 @@ STUBS = ("srun", "sbatch", "scontrol", "squeue", "scancel", "sinfo", "apptainer"
          "umount", "mkfs", "mkfs.xfs", "mkfs.ext4", "blkid", "lsblk", "wipefs", "findmnt", "du",
          "stat", "id", "hostname", "cthpc", "cthpc_model_bcast", "launcher", "modelscope", "aws",
          "hf", "kubectl", "sleep", "kill", "timeout", "find", "sync", "npu-smi", "vllm", "python3", "python", "pip", "nproc", "df", "jq",
+         # the router's service.sh starts its supervisor loop detached (components/router/host.py)
+         "setsid", "nohup",
          "kk3canary")
 
 STUB = r'''#!/bin/bash
@@ -75,6 +77,8 @@ case "$name" in
       */chat/completions) printf '{"choices":[{"message":{"content":"ready"}}]}' ;;
     esac ;;
   launcher) echo '{"success": true}' ;;
+  python3|python)  # the router's install.sh asks the interpreter its version first
+    case "$*" in *'print("%d.%d" % sys.version_info[:2])'*) echo 3.11 ;; esac ;;
 esac
 exit 0
 '''

@@ -19,6 +19,10 @@ KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh
 SEG = r"[A-Za-z0-9._+-]{1,8}"
 URL_CH = r"[A-Za-z0-9._~%!$&'()*+,;=:@-]"
 
+#: PEM as kimi-k3:tlsCertificate and tlsPrivateKey take them (serve_config.py checks the
+#: armour and base64, openssl on the master the content)
+CERT = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUa0VzdA==\n-----END CERTIFICATE-----\n"
+TLS_KEY = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----\n"
 #: secrets: any text, made recognisable so "it appears somewhere" is not a coincidence
 SECRETS = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"),
                   max_size=20).map(lambda t: "kk3-secret-" + t)
@@ -38,6 +42,9 @@ SEEDS = {
     "kimi-k3:modelRevision": "0123456789abcdef0123456789abcdef01234567",
     "kimi-k3:tlsPrivateKey": "kk3-secret-tls-key",
     "kimi-k3:efaInstallerSha256": "ab" * 32, "aws:region": "us-east-2",
+    # the sandbox's python3 (a recording stub that answers the version): install.sh runs to its end
+    "kimi-k3:routerPython": "/sb/bin/python3",
+    "kimi-k3:modelId": "kimi-k3", "kimi-k3:usdPerHour": "98.5", "kimi-k3:tlsCertificate": CERT,
     # (stack, key): a seed of its own where the key's seed above is another stack's
     ("aws-eks", "kimi-k3:image"): "vllm/vllm-openai:kimi-k3@sha256:" + "0" * 64,
 }
@@ -87,6 +94,15 @@ BENCH_CASES = [
     # the region reaches the mirror's and the staging's environment (AWS_REGION) and every AWS
     # call; aws-eks/config.py refuses other partitions and non-names (tests/unit/test_aws_config.py)
     ("aws-eks", "aws:region", st.sampled_from(["us-east-2", "us-west-2", "eu-west-1", "ap-northeast-1"]), {}, False),
+    # the master's interpreter for the router (replicas > 1): install.sh, the units and the
+    # supervisor's argv (components/router/host.py); its refusals: tests/unit/test_ctyun_target.py
+    # issue 22/23 keys: a catalog choice, a price (both reach resource inputs and the progress
+    # records only), the TLS certificate (the TLS step's stdin on the master)
+    ("ctyun-hcc", "kimi-k3:modelId", st.just("kimi-k3"), {}, False),
+    ("aws-eks", "kimi-k3:modelId", st.sampled_from(["kimi-k3", "kimi-k3.1-pro"]), {}, False),
+    ("ctyun-hcc", "kimi-k3:usdPerHour", st.from_regex(r"[1-9][0-9]{0,3}(\.[0-9]{1,2})?", fullmatch=True), {}, False),
+    ("ctyun-hcc", "kimi-k3:tlsCertificate", st.just(CERT), {"kimi-k3:tlsPrivateKey": TLS_KEY}, False),
+    ("ctyun-hcc", "kimi-k3:routerPython", st.from_regex(rf"/(usr|opt)(/{SEG}){{1,3}}", fullmatch=True), {"kimi-k3:replicas": "2"}, False),
 ]
 EXAMPLES = 6
 #: known holes owned by another helper, reported on NOTES.md: (stack, key) -> why (strict xfail,
@@ -149,3 +165,16 @@ def test_the_harness_sees_an_injection(sandbox, monkeypatch):
     assert not v.refused and v.executed >= 1
 
 
+
+
+def test_the_harness_sees_an_injection_through_the_router(sandbox, monkeypatch):
+    """The router's files are run too: with routerPython's grammar and install.sh's quoting
+    switched off, a payload in the interpreter runs on the master and is counted."""
+    from components.ctyun_hcc import serve_config
+    from components.router import host
+    monkeypatch.setattr(serve_config, "_interpreter_path", lambda key, value: value)
+    monkeypatch.setattr(host, "shell_word", lambda v: str(v))
+    monkeypatch.setattr(host, "plain", lambda word, what: word)
+    v = judge(sandbox, "ctyun-hcc", "kimi-k3:routerPython", f"/sb/bin/python3;{CANARY}",
+              {"kimi-k3:replicas": "2"})
+    assert not v.refused and v.executed >= 1
