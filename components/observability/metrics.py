@@ -131,10 +131,15 @@ _NPU = (  # file:line of the BuildDesc call under collector/metrics/
      "not stated in the source (a ratio of used to total needs none)", "collector_for_hbm.go"),
     ("npu_chip_info_hbm_total_memory", "gauge", 32, "the npu hbm total memory",
      "as npu_chip_info_hbm_used_memory", "collector_for_hbm.go"),
-    ("npu_chip_info_power", "gauge", 65, "the npu power", "not stated in the source (watts on a "
-     "node, to be confirmed)", "collector_for_npu.go"),
-    ("npu_chip_info_temperature", "gauge", 64, "the npu temperature", "celsius (to be confirmed)",
-     "collector_for_npu.go"),
+    # collector_for_npu.go collectPower: the chip's power from devmanager's GetDevicePowerInfo,
+    # which returns DCMI's reading times 0.1 ("the accuracy is 0.1w, the result like: 8.2":
+    # https://github.com/Ascend/mind-cluster/blob/master/component/ascend-common/devmanager/dcmi/dcmi.go
+    # DcGetDevicePowerInfo, read 2026-12-02 in the stored versions of the file, not at v26.1.0)
+    ("npu_chip_info_power", "gauge", 65, "the npu power", "watt", "collector_for_npu.go"),
+    # DCMI's dcmi_get_device_temperature value as is; the source names no unit (degrees Celsius
+    # is what the dashboard assumes: not checked here)
+    ("npu_chip_info_temperature", "gauge", 64, "the npu temperature",
+     "not stated in the source (Celsius assumed)", "collector_for_npu.go"),
     ("npu_chip_info_health_status", "gauge", 70, "the npu health status", "1 healthy, 0 unhealthy",
      "collector_for_npu.go"),
 )
