@@ -165,7 +165,8 @@ def _pick(dev: DeviceType, volume_type: str, want: str, offered: List[RaidType])
         f"{key} unset: {need}, and it has no default: the types offered ({_listed(offered)}) "
         "make one volume of the disks, whose block device is not documented (open question 16), "
         "while the mount step expects the NVMe disks apart (/dev/nvme0n1, /dev/nvme1n1); "
-        f"choose one with {key} and see {DOCS} for the devices the mount step must then find")
+        f"choose one with {key}, mount that volume yourself and set kimi-k3:mountDisks=false "
+        f"({DOCS})")
 
 
 def layout_for(ebm: Ebm, az_name: str, spec_name: str, choice: RaidChoice,

@@ -27,9 +27,11 @@ from typing import Any, Dict, List, Mapping, Tuple
 from ..config.shared import Exposure, SharedSettings
 from ..inference.catalog import MODELS
 from ..inference.curl import chat_curl
+from ..inference.errors import ConfigError
 from ..inference.launch import LaunchSpec, Runtime
 from ..inference.planner import Plan, PlanRequest
 from ..program.contract import Deployment, Gates, MockOutputs, Rendered, Served, StackSettings, Target
+from . import raid
 from .config import HccConfig
 from .replicas import file_prefix, replica_layouts, replica_port, resource_suffix, router_dir
 from .scripts import API_GUARD_FILE, SlurmLayout, api_guard_files, render_all
@@ -45,6 +47,26 @@ def slurm_layout(plan: Plan, cfg: HccServeConfig, partition: str = "batch") -> S
     model_dir = f"{cfg.model_root.rstrip('/')}/{MODELS[plan.model].local_dir_name}"
     return SlurmLayout(partition=partition, work_dir=cfg.work_dir, model_dir=model_dir,
                        sif_dir=cfg.sif_dir, sif_file=f"{cfg.sif_name}.sif").validate()
+
+
+def check_disks_agree(serve: HccServeConfig, cluster: HccConfig) -> None:
+    """The RAID the orders ask for and the disks the mount step mounts must agree, before
+    anything is ordered. A data-disk RAID (`ctyun:localDataRaid` a name or uuid) makes the
+    local data disks one volume whose block device the OS names in a way CTyun does not
+    document (open question 16; docs/ctyun-hcc.md, 'Local disks'), while the mount step
+    (mount_nvme.sh) mounts /dev/nvme0n1 and /dev/nvme1n1 apart: it would fail on every node
+    after the cluster is billed. So that choice needs `kimi-k3:mountDisks=false` (the operator
+    mounts the volume and points modelRoot/sifDir at it); ConfigError otherwise."""
+    data = dict(cluster.server_fields).get("localDataRaid", "")
+    if serve.mount_disks and data and data.lower() != raid.NONE:
+        raise ConfigError(
+            "ctyun:localDataRaid", data,
+            "leave it unset (or none) for NVMe disks mounted apart, or mount the RAID volume "
+            "yourself and set kimi-k3:mountDisks=false with kimi-k3:modelRoot and "
+            "kimi-k3:sifDir on it (docs/ctyun-hcc.md, 'Local disks')",
+            "makes the data disks one RAID volume whose device name CTyun does not document, "
+            "but the mount step (kimi-k3:mountDisks, on by default) mounts /dev/nvme0n1 and "
+            "/dev/nvme1n1")
 
 
 def curl_line(endpoint: str, served_model_name: str, api_key: bool, pin: str = "") -> str:
@@ -114,7 +136,9 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
         replica_port(shared, serve_cfg)  # the replicas' port is free (ConfigError otherwise)
         if serve_cfg.model_source == "modelscope":
             serve_cfg = replace(serve_cfg, model_revision=shared.revision())
-        return HccTargetConfig(serve=serve_cfg, cluster=load_hcc_config(shared))
+        cluster = load_hcc_config(shared)
+        check_disks_agree(serve_cfg, cluster)
+        return HccTargetConfig(serve=serve_cfg, cluster=cluster)
 
     def pins(self, settings: Settings, rendered) -> list:
         """The Apptainer image every node runs as root: pinned by `kimi-k3:sifSha256` (checked

@@ -55,6 +55,7 @@ CASES = [
     ("ctyun-hcc", ["kimi-k3:sshUser=root;id"], "kimi-k3:sshUser"),
     ("ctyun-hcc", ["kimi-k3:sifSource=url", "kimi-k3:sifUrl=https://x/a b"], "kimi-k3:sifUrl"),
     ("ctyun-hcc", ["ctyun:queueName=batch;rm"], "ctyun:queueName"),
+    ("ctyun-hcc", ["ctyun:localDataRaid=RAID0"], "kimi-k3:mountDisks=false"),
     ("aws-eks", ["kimi-k3:sshAllowedCidrs=203.0.113.1/32"], "kimi-k3:sshAllowedCidrs=<not shown> is not a known key"),
     ("ctyun-hcc", ["kimi-k3:sshAllowedCidrs=0.0.0.0/0"], "kimi-k3:allowInternet=true"),
     ("ctyun-hcc", ["kimi-k3:nodes=١"], "kimi-k3:nodes"),

@@ -190,3 +190,27 @@ def test_ssh_port_equal_to_the_model_port_is_refused_naming_both_keys():
         TARGET.parse_config(parse_settings(raw, stack="ctyun-hcc"))
     msg = str(err.value)
     assert msg.startswith("kimi-k3:sshPort=2222 ") and "kimi-k3:port=2222" in msg
+
+
+
+@pytest.mark.parametrize("data_raid", ["RAID0", "raid1", "r-" + "a" * 28])
+def test_a_data_disk_raid_with_the_mount_step_on_is_refused_before_anything(data_raid):
+    """Issue 19 item 2: the RAID lookup and the mount step agree on devices. A data-disk RAID
+    makes one volume of undocumented name; the mount step mounts /dev/nvme0n1 and /dev/nvme1n1:
+    refused in one line naming the key, the value and the fix (mountDisks=false). The target's
+    parse_config runs this check (the offline plan stops on it: test_plan_command)."""
+    from components.config.shared import parse_settings
+    from components.ctyun_hcc.config import parse_hcc_config
+    from components.ctyun_hcc.target import check_disks_agree
+
+    def cluster(**ctyun):
+        return parse_hcc_config(ctyun, parse_settings({"target": "ctyun-hcc"}, "ctyun-hcc"))
+    with pytest.raises(ConfigError) as err:
+        check_disks_agree(parse_serve_config({}), cluster(localDataRaid=data_raid))
+    msg = str(err.value)
+    assert msg.startswith(f"ctyun:localDataRaid='{data_raid}' makes the data disks one RAID")
+    assert "/dev/nvme0n1" in msg and "kimi-k3:mountDisks=false" in msg
+    # the operator mounts the volume: accepted; so are the layouts the mount step expects
+    check_disks_agree(parse_serve_config({"mountDisks": "false"}), cluster(localDataRaid=data_raid))
+    for ok in ({"localDataRaid": "none"}, {"localDataRaid": "NONE"}, {}):
+        check_disks_agree(parse_serve_config({}), cluster(**ok))
