@@ -27,7 +27,7 @@ from components.ctyun_hcc.sg_provider import GroupProblem, HccSecurityGroupProvi
 from components.progress.record import read_records
 from tests.emulators.ctyun.catalog import SPEC_910C
 from tests.emulators.ctyun.state import AZ2, DEFAULT_SG, REGION, SUBNET, VPC
-from tests.integration.ctyun_stack import CheckFailed, PASSWORD, Stack, clean
+from tests.integration.ctyun_stack import CheckFailed, Direct, PASSWORD, Stack, clean
 
 NOT_FOUND_READS = {"Openapi.Vpc.NotFound", "Openapi.Subnet.NotFound",
                    "Openapi.SecurityGroup.NotFound", "Hpc.Delegate.AlreadyExists",
@@ -41,9 +41,33 @@ def orders(emu, api="hpc/create-cluster"):
     return [o for o in emu.report()["orders"] if o["api"] == api]
 
 
+class Recording(Direct):
+    """The engine, noting which resources a diff found changed."""
+
+    def __init__(self):
+        self.changed = []
+
+    def diff(self, name, p, id_, olds, news):
+        changes, replaces = super().diff(name, p, id_, olds, news)
+        if changes or replaces:
+            self.changed.append((name, changes, replaces))
+        return changes, replaces
+
+
+#: what a second `up` with nothing changed may ask CTyun: reads only (a path's last part)
+READS = ("list", "show", "query", "describe", "info", "get", "detail")
+
+
 def test_lifecycle_creates_resizes_and_destroys_leaving_nothing(emu):
-    s = Stack()
+    engine = Recording()
+    s = Stack(engine=engine)
     out = s.up()
+    # a second `pulumi up` with nothing changed is a no-op: no resource changes, no write call
+    before = emu.calls()
+    assert s.up() == out and engine.changed == []
+    after = emu.calls()
+    new = {path: n - before.get(path, 0) for path, n in after.items() if n != before.get(path, 0)}
+    assert all(any(w in path.rsplit("/", 1)[-1].lower() for w in READS) for path in new), new
     assert out["computeNodeCount"] == 3 and out["clusterStatus"] == "available"
     assert [n["role"] for n in out["nodes"]] == ["master", "compute", "compute", "compute"]
     assert out["masterPublicIP"] and out["masterInnerIP"] == out["nodes"][0]["innerIP"]
@@ -70,7 +94,8 @@ def test_lifecycle_creates_resizes_and_destroys_leaving_nothing(emu):
     assert [n["raid"] for n in emu.inventory()["nodes"]] == [{"system": "RAID1"}] * 4
     assert s.up(kimi={"nodes": "6"})["computeNodeCount"] == 5
     assert s.up(kimi={"nodes": "2"})["computeNodeCount"] == 1
-    assert s.up(kimi={"nodes": "2"})["computeNodeCount"] == 1  # no change, no call
+    engine.changed.clear()
+    assert s.up(kimi={"nodes": "2"})["computeNodeCount"] == 1 and engine.changed == []
     s.destroy()
     report = clean(emu)
     assert report["leakedTotal"] == 0, report["leakedItems"]
