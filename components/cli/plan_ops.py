@@ -41,8 +41,8 @@ def cost(run, contract_usd_per_hour: Optional[float] = None) -> Dict[str, Any]:
     nodes = plan.nodes * run.deployment.shared.replicas
     # the stack's region (its aws:region; a target without one: None, region-bound figures
     # stay unknown) and what its mirror stores (the checkpoint), in GB as S3 bills them: 2^30
-    # bytes (the S3 FAQ's example bills 10,995,116,277,760 bytes as "10 TB",
-    # https://aws.amazon.com/s3/faqs/, read 2026-12-02)
+    # bytes (https://aws.amazon.com/s3/faqs/, read 2026-12-02 in a copy: its S3 Express example
+    # turns 10,995,116,277,760 bytes x 240 h into "3303.77 GB-Month", 2^30-byte GB over 744 h)
     region = (run.config or {}).get("aws:region")
     stored_gb = round(MODELS[plan.model].download_bytes / 2**30)
     return cost_estimate.estimate(target_name(run), run.resources, plan.node_shape, nodes,

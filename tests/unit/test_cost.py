@@ -167,3 +167,20 @@ def test_summary_lines():
     line = est.summary_line(est.estimate("aws-eks", AWS[:4], "p6-b300.48xlarge", 1, region="us-east-1"))
     assert line.startswith("unknown: at least $0.55/h known (") and "m7i.xlarge on demand (system nodes) x2" \
         in line.split(";")[0]
+
+
+def test_the_blocks_upfront_fee_read_at_run_time_is_its_price():
+    """The catalog has no Capacity Block rate (the part stays unknown in plan.json); once a block is
+    bought, its fee from AWS is what the stack output capacityCost states, per hour of the block."""
+    from types import SimpleNamespace
+
+    from components.aws_eks.config import CapacityRequest
+    from components.aws_eks.target import _cost_text
+
+    buy = CapacityRequest(None, 2, 24, None, None, 5000.0)
+    plan = SimpleNamespace(usd_per_hour=None)
+    assert _cost_text(buy, True, 2400.0, plan, 2) == "$2,400.00 paid upfront ($100.00/h for 24 h)"
+    assert _cost_text(buy, False, None, plan, 2).startswith("not bought yet: a 24 h block of 2 instances")
+    adopted = CapacityRequest("cr-0123456789abcdef0", 1, 24, None, None, 0.0)
+    assert _cost_text(adopted, True, None, plan, 1) == \
+        "adopted reservation: prepaid when it was bought (see its upfront fee in the EC2 console)"
