@@ -80,13 +80,16 @@ def efa_supports(instance_type: str, version: str = EFA_DEVICE_PLUGIN_VERSION) -
     return instance_type in labels["values"]
 
 
-def check_efa_supported(instance_type: str) -> None:
-    """Refuse a multi-node layout on an instance type the pinned EFA chart would never serve."""
+def check_efa_supported(accelerator: str, instance_type: str) -> None:
+    """Refuse a multi-node layout on an instance type the pinned EFA chart would never serve;
+    the refusal quotes `kimi-k3:accelerator` (the caller requotes it as the user wrote it)."""
     if not efa_supports(instance_type):
-        raise ConfigError("kimi-k3:accelerator", instance_type,
+        raise ConfigError("kimi-k3:accelerator", accelerator,
                           "use an accelerator whose instance type the EFA device plugin chart "
                           f"{EFA_DEVICE_PLUGIN_VERSION} lists (components/aws_eks/chart_facts.yaml), or "
-                          "kimi-k3:nodes=1", "is not in the pinned EFA device plugin's supported instances")
+                          "kimi-k3:nodes=1",
+                          f"(instance type {instance_type}) is not in the pinned EFA device plugin's "
+                          "supported instances")
 
 
 def charts(multi_node: bool) -> List[Chart]:

@@ -123,7 +123,10 @@ class AwsEks(Target[EksTargetConfig, K8sRendered, AwsEksCluster, AwsServed, AwsG
         if cfg.serving == "eks" and shared.nodes > 1 and cfg.inter_node_transport == "efa":
             from .addons import check_efa_supported
 
-            check_efa_supported(shared.node_shape)
+            try:
+                check_efa_supported(shared.accelerator, shared.node_shape)
+            except ConfigError as err:  # quoted as the user wrote it (or unset, its default)
+                raise shared.requote(err) from None
         if cfg.serving == "eks" and shared.nodes > 1 and cfg.inter_node_transport == "tcp":
             from ..inference.catalog import NODE_SHAPES
             from .efa.transport import inter_node

@@ -131,7 +131,9 @@ def run(args) -> int:
         for entry in REGISTRY.values():  # the target whose outputs these are reads its logs
             if any(key in outputs for key in entry.logs_outputs):
                 return importlib.import_module(entry.logs_module).show_logs(args, outputs)
-        told = "; ".join(f"{name}: {' or '.join(e.logs_outputs)}" for name, e in REGISTRY.items())
+        # a target without a logs reader (no `logs_outputs`) is not listed
+        told = "; ".join(f"{name}: {' or '.join(e.logs_outputs)}" for name, e in REGISTRY.items()
+                         if e.logs_outputs)
         raise UsageError(f"--stack {args.stack!r}: its outputs are no registered target's (none "
                          f"of the outputs that tell them: {told})")
     except UsageError as e:

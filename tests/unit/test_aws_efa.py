@@ -167,3 +167,31 @@ def test_the_scripts_configmap_ships_the_files_verbatim():
     assert cm["metadata"]["name"] == "kimi-k3-efa-scripts"
     assert cm["data"] == efa.script_texts() and set(cm["data"]) == {"efa_check.sh", "efa_userspace.sh"}
     assert rk.render_efa(layout_for()) == [] and rk.render_efa(layout_for(nodes="2", interNodeTransport="tcp")) == []
+
+
+# ---- the pinned EFA device plugin chart must serve the instance type -------------------------
+
+def test_a_multi_node_layout_on_an_instance_type_the_efa_chart_does_not_list_is_refused():
+    from components.aws_eks.addons import check_efa_supported
+
+    check_efa_supported("b300", "p6-b300.48xlarge")  # listed by the pinned chart
+    with pytest.raises(ConfigError) as e:
+        check_efa_supported("dx1", "p9-dx1.48xlarge")
+    assert str(e.value).startswith(
+        "kimi-k3:accelerator='dx1' (instance type p9-dx1.48xlarge) is not in the pinned EFA device "
+        "plugin's supported instances; use an accelerator whose instance type")
+
+
+@pytest.mark.parametrize("raw,quoted", [
+    ({"accelerator": " b300"}, "kimi-k3:accelerator=' b300' "),  # as typed, not the instance type
+    ({}, "kimi-k3:accelerator (not set, default 'b300') "),
+])
+def test_the_efa_refusal_quotes_the_accelerator_as_the_user_wrote_it(monkeypatch, raw, quoted):
+    from components.aws_eks import addons
+    from components.aws_eks.target import TARGET
+
+    shared = settings(nodes="2", **raw)
+    monkeypatch.setattr(addons, "efa_supports", lambda instance_type: False)
+    with pytest.raises(ConfigError) as e:
+        TARGET.parse_config(shared)
+    assert str(e.value).startswith(quoted + "(instance type p6-b300.48xlarge)"), str(e.value)

@@ -104,8 +104,9 @@ def test_hostile_pod_names(value):
 @pytest.mark.parametrize("outputs,fragment", [
     ("not json", "is not readable JSON"),
     ("[1]", "not a JSON object"),
+    # (open-ended: a target registered later adds its own outputs after these)
     ('{"endpoint": "x"}', "no registered target's (none of the outputs that tell them: "
-                           "ctyun-hcc: slurmJobId or ssh; aws-eks: kubernetes or kubeconfig)"),
+                           "ctyun-hcc: slurmJobId or ssh; aws-eks: kubernetes or kubeconfig"),
     ('{"slurmJobId": "1"}', "have no `ssh`"),
     ('{"slurmJobId": "1", "ssh": {"host": "h"}, "sshLoginKey": "k"}', "no pinned hostKey"),
     ('{"slurmJobId": "1", "ssh": {"host": "h", "hostKey": "ssh-ed25519 AAAA", "logDir": "/etc/../x"}, '
@@ -118,6 +119,19 @@ def test_outputs_problems_are_one_line_exit_2(tmp_path, capsys, outputs, fragmen
     assert main(["logs", "--stack", "s", "--outputs", str(f)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and fragment in err and "sshLoginKey" not in err.replace("`", "")
+
+
+def test_a_target_without_a_logs_reader_is_not_listed(tmp_path, capsys, monkeypatch):
+    """A registered target with no `logs_outputs` (a third target need not bring a reader) is
+    left out of the list of outputs that tell a target, not shown as `name: ` with nothing."""
+    from components.program import registry
+
+    monkeypatch.setitem(registry.REGISTRY, "no-logs", registry.Entry("x", ("b300",), ("mxfp4", 1, 8000)))
+    f = tmp_path / "o.json"
+    f.write_text('{"endpoint": "x"}')
+    assert main(["logs", "--stack", "s", "--outputs", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "aws-eks: kubernetes or kubeconfig)" in err and "no-logs" not in err
 
 
 def test_the_login_key_is_never_printed(tmp_path, capsys):
