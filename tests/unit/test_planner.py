@@ -4,7 +4,7 @@ import pytest
 from dataclasses import replace
 
 from components.inference import coldstart as cs
-from components.inference.catalog import ACCELERATORS, GIB, MODELS, NODE_SHAPES
+from components.inference.catalog import GIB, MODELS, NODE_SHAPES
 from components.inference.errors import ConfigError, PlanError
 from components.inference.planner import (
     ColdStart as cs_cold,
