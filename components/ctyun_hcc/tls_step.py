@@ -2,8 +2,8 @@
 
 Type `pulumi-python:dynamic/ctyun:TlsProxy`. Over SSH to the master, after the Slurm service:
 
-- writes kimi-k3's TLS front (tls_proxy.py, standard library only) to `<workDir>/tls/` (dir
-  0700, root), with the certificate the user gave (`kimi-k3:tlsCertificate` and the secret
+- writes kimi-k3's TLS front (tls_proxy.py, standard library only) to `tlsDir`
+  (`/etc/kimi-k3/tls`: dir 0700, root, on the master's own disk), with the certificate the user gave (`kimi-k3:tlsCertificate` and the secret
   `kimi-k3:tlsPrivateKey`; the key written root-only, its value on stdin) or a self-signed one
   made there by `openssl req -x509` (an ECDSA P-256 key that never leaves the master; subject
   alternative name the master's public address; 825 days; remade when the address changes or
@@ -16,11 +16,21 @@ Type `pulumi-python:dynamic/ctyun:TlsProxy`. Over SSH to the master, after the S
 - reports the certificate (PEM), its SHA-256 fingerprint and the SHA-256 pin of its public key
   (`sha256//<base64>`, what `curl --pinnedpubkey` takes), read with openssl on the master.
 
-Delete stops the service and removes `<workDir>/tls`. Read reports whether it still runs.
+Why not under `workDir`: the work directory is on the cluster's shared file system (every
+node reads the job's scripts there, docs/ctyun-bootstrap.md), so a key there is readable by
+root on every node (and, were the export to map root through, by whatever runs as root there:
+the model repository's own code under `--trust-remote-code`), and a script there that root runs
+on the master can be replaced from any node. The key (possibly the user's own, for a name of
+theirs) and the proxy root starts belong to the master alone. Stacks deployed before kept them
+in `<workDir>/tls`: the next apply stops what ran from there and removes it, as delete does.
+
+Delete stops the service and removes `tlsDir` (and `<workDir>/tls` of earlier stacks). Read
+reports whether it still runs.
 """
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any, Dict, Optional
 
 import pulumi
@@ -28,14 +38,18 @@ import pulumi.dynamic
 
 from ..inference.quoting import shell_word as q
 from ..systemd import units
+from .monitoring import check_path
 from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, SshStepProvider
 
 UNIT = "kimi-k3-tls.service"
 UNIT_PATH = f"/etc/systemd/system/{UNIT}"
 #: how long a self-signed certificate is valid, and how close to its end it is remade
 CERT_DAYS, RENEW_DAYS = 825, 30
+#: where the proxy, its certificate and key live on the master: its own disk, not the shared
+#: work directory (see the module docstring)
+TLS_DIR = "/etc/kimi-k3/tls"
 STEP_INPUTS: Dict[str, Any] = {
-    "workDir": "/home/kimi-k3", "listenPort": 443, "upstreamHost": "", "upstreamPort": 11025,
+    "workDir": "/home/kimi-k3", "tlsDir": TLS_DIR, "listenPort": 443, "upstreamHost": "", "upstreamPort": 11025,
     "publicHost": "", "certificatePem": "", "privateKeyPem": "", "proxyPy": "",
     "runAs": "nobody", "timeoutS": 180, "pollIntervalS": 2,
 }
@@ -158,7 +172,24 @@ class TlsProxyProvider(SshStepProvider):
 
     @staticmethod
     def _dir(p) -> str:
-        return f"{p['workDir'].rstrip('/')}/tls"
+        return check_path(str(p.get("tlsDir") or TLS_DIR).rstrip("/"), "the TLS directory")
+
+    @classmethod
+    def _legacy_dir(cls, p) -> Optional[str]:
+        """`<workDir>/tls`, where stacks before tlsDir kept the proxy and key (None when it is
+        tlsDir itself)."""
+        old = f"{str(p['workDir']).rstrip('/')}/tls"
+        return None if old == cls._dir(p) else old
+
+    @classmethod
+    def _forget_legacy(cls, p) -> str:
+        """Shell: stop a proxy run from `<workDir>/tls` and remove that directory, when it holds
+        kimi-k3's proxy (nothing else there is touched)."""
+        old = cls._legacy_dir(p)
+        if old is None:
+            return ""
+        return (f"if [ -f {q(old + '/kk3_tls_proxy.py')} ]; then\n"
+                + STOP.format(unit=UNIT, dir=q(old)) + f"rm -rf {q(old)}\nfi\n")
 
     def command(self, p) -> str:
         d = self._dir(p)
@@ -178,9 +209,13 @@ class TlsProxyProvider(SshStepProvider):
                           rendered_by="components/ctyun_hcc/tls_step.py").rstrip("\n")
 
     def apply(self, runner, p):
-        """Three round trips (each costs a channel and a bash): the proxy and the key (root-only
-        files), then certificate + restart, then health + description."""
+        """Few round trips (each costs a channel and a bash): the directory, the proxy and the
+        key (root-only files), then certificate + restart (after stopping and removing a proxy
+        an earlier stack ran from `<workDir>/tls`), then health + description."""
         d = self._dir(p)
+        # the parent readable (other kimi-k3 services keep their config beside: /etc/kimi-k3),
+        # the directory itself root-only (write_private)
+        runner.run(f"mkdir -p -m 0755 {q(posixpath.dirname(d))}", label="TLS directory")
         runner.write_private(f"{d}/kk3_tls_proxy.py", p["proxyPy"], label="write TLS proxy")
         given = bool(p.get("certificatePem"))
         if given:
@@ -190,7 +225,7 @@ class TlsProxyProvider(SshStepProvider):
             cert = MAKE_SELF_SIGNED.format(dir=q(d), san=q(_san(p["publicHost"])),
                                            days=CERT_DAYS, renew_s=RENEW_DAYS * 86400)
         how = runner.run(
-            f"( {cert} ) >&2\n" + STOP.format(unit=UNIT, dir=q(d)) +
+            f"( {cert} ) >&2\n" + self._forget_legacy(p) + STOP.format(unit=UNIT, dir=q(d)) +
             START.format(unit=UNIT, unit_path=UNIT_PATH, dir=q(d), unit_text=self.unit_text(p),
                          command=self.command(p)),
             stdin=p["certificatePem"] if given else None,
@@ -219,8 +254,8 @@ class TlsProxyProvider(SshStepProvider):
 
     def remove(self, runner, p):
         d = self._dir(p)
-        runner.run(STOP.format(unit=UNIT, dir=q(d)) + f"rm -f {UNIT_PATH}; rm -rf {q(d)}",
-                   check=False, label="remove TLS proxy")
+        runner.run(self._forget_legacy(p) + STOP.format(unit=UNIT, dir=q(d))
+                   + f"rm -f {UNIT_PATH}; rm -rf {q(d)}", check=False, label="remove TLS proxy")
 
     def resource_id(self, p, outs) -> str:
         return f"{p['sshHost']}:tls:{int(p['listenPort'])}"

@@ -41,6 +41,7 @@ def upstream():
 
 
 def props(services, ws, upstream, port, **kw):
+    kw.setdefault("tlsDir", str(ws / "etc" / "kimi-k3" / "tls"))  # the master's /etc/kimi-k3/tls
     return ssh_props(services, hostKey=host_key(services), workDir=str(ws / "home" / "kimi-k3"),
                      listenPort=port, upstreamHost="127.0.0.1", upstreamPort=upstream.port,
                      publicHost="127.0.0.1",
@@ -63,8 +64,11 @@ def test_self_signed_tls_in_front_of_vllm(services, workspace, upstream, tmp_pat
         assert outs["selfSigned"] and outs["how"] == "process" and outs["running"]
         pin = outs["pinSha256"]
         assert pin.startswith("sha256//") and len(outs["fingerprintSha256"].split(":")) == 32
-        tls_dir = ws / "home" / "kimi-k3" / "tls"
+        tls_dir = ws / "etc" / "kimi-k3" / "tls"
+        # on the master's own disk: nothing of it in the work directory every node shares
+        assert not (ws / "home" / "kimi-k3" / "tls").exists()
         assert oct((tls_dir / "key.pem").stat().st_mode & 0o777) == "0o600"
+        assert oct(tls_dir.parent.stat().st_mode & 0o777) == "0o755"
         assert oct(tls_dir.stat().st_mode & 0o777) == "0o700"
         # the TLS key never comes back (outs also carry the SSH inputs, the login key a secret)
         tls_key = (tls_dir / "key.pem").read_text()
@@ -105,8 +109,31 @@ def test_self_signed_tls_in_front_of_vllm(services, workspace, upstream, tmp_pat
         assert prov.read(created.id, moved).outs["running"]
     finally:
         prov.delete(created.id, outs)
-    assert not (ws / "home" / "kimi-k3" / "tls").exists()
+    assert not (ws / "etc" / "kimi-k3" / "tls").exists()
     assert curl("-k", f"https://127.0.0.1:{port}/health").returncode != 0
+
+
+def test_a_proxy_an_earlier_stack_ran_from_the_work_dir_is_moved_off_it(services, workspace,
+                                                                          upstream):
+    """Stacks before tlsDir kept the proxy and its key in `<workDir>/tls` (the shared file
+    system): the next apply stops that proxy (else the port stays taken), removes the directory
+    and serves from tlsDir on the same port."""
+    ws, port = workspace, free_port()
+    legacy = ws / "home" / "kimi-k3" / "tls"
+    prov = TlsProxyProvider()
+    before = prov.create(props(services, ws, upstream, port, tlsDir=str(legacy)))
+    old_pid = (legacy / "proxy.pid").read_text().strip()
+    assert (legacy / "key.pem").exists() and Path(f"/proc/{old_pid}").exists()
+    p = props(services, ws, upstream, port)
+    try:
+        after = prov.update(before.id, before.outs, p).outs
+        assert not legacy.exists() and not Path(f"/proc/{old_pid}").exists()
+        assert after["running"] and after["pinSha256"] != before.outs["pinSha256"]
+        assert curl("-k", "--pinnedpubkey", after["pinSha256"],
+                    f"https://127.0.0.1:{port}/health").stdout == "200"
+    finally:
+        prov.delete(before.id, {**before.outs, **p})
+    assert not (ws / "etc" / "kimi-k3" / "tls").exists()
 
 
 def test_a_given_certificate_is_served_as_given(services, workspace, upstream, tmp_path):
@@ -139,5 +166,5 @@ def test_the_systemd_unit_is_valid(tmp_path):
     # the unit's own syntax count
     assert "kimi-k3-tls.service:" not in r.stderr, \
         r.stderr
-    assert "ExecStart=/usr/bin/env python3 /home/kimi-k3/tls/kk3_tls_proxy.py --listen 0.0.0.0:443 --upstream " \
+    assert "ExecStart=/usr/bin/env python3 /etc/kimi-k3/tls/kk3_tls_proxy.py --listen 0.0.0.0:443 --upstream " \
            "10.0.0.5:11025" in unit.read_text()
