@@ -22,7 +22,9 @@ root on every node (and, were the export to map root through, by whatever runs a
 the model repository's own code under `--trust-remote-code`), and a script there that root runs
 on the master can be replaced from any node. The key (possibly the user's own, for a name of
 theirs) and the proxy root starts belong to the master alone. Stacks deployed before kept them
-in `<workDir>/tls`: the next apply stops what ran from there and removes it, as delete does.
+in `<workDir>/tls`: the next apply stops what ran from there and removes it, as delete does; a
+self-signed certificate is made anew in `tlsDir` (a new pin), deliberately: its key was on
+the shared file system.
 
 Delete stops the service and removes `tlsDir` (and `<workDir>/tls` of earlier stacks). Read
 reports whether it still runs.
