@@ -11,7 +11,7 @@ contracted price (`kimi-k3:usdPerHour`) replaces all of them.
 Currency: every figure is US dollars. CTyun bills in CNY; a CNY figure would be converted only
 with an exchange rate cited with its date, and none was found to convert.
 
-Searched and not found (2026-12-01 and 2026-12-02, the search tools' stored pages, docs and code):
+Searched and not found (2026-12-01 and 2026-12-02, in stored copies of public pages, docs and code):
 - a Capacity Block rate for p6-b300.48xlarge: the copies of AWS's "Amazon EC2 Capacity Blocks for
   ML Pricing" page read list p5/p5e/p4d/trn1 only ("The current prices are scheduled to be updated
   on January 1, 2025"); a block is priced per offering anyway, so the block's upfront fee, read
