@@ -303,3 +303,23 @@ def test_the_pod_identity_agent_is_a_valid_create_addon_request():
     validate("eks", "CreateAddon", {"clusterName": "kimi-k3-aws-eks", "addonName": POD_IDENTITY_AGENT["addon_name"],
                                     "configurationValues": POD_IDENTITY_AGENT["configuration_values"]})
     assert json.loads(POD_IDENTITY_AGENT["configuration_values"]) == {"tolerations": [{"operator": "Exists"}]}
+
+
+def test_destroy_after_a_failed_create_names_the_failed_cluster_at_once(monkeypatch):
+    """A create that failed leaves the cluster (status Failed) outside the stack's state: nothing
+    deletes it, so the proof fails on its first look, naming it and the command, instead of
+    waiting its hour. One answer is queued: a second look would be the Stubber's error, not this."""
+    sm = client("sagemaker")
+    monkeypatch.setattr(proof.aws_api, "client", lambda service, *a, **k: {"sagemaker": sm}[service])
+    with Stubber(sm) as stub:
+        stub.add_response("describe_cluster", {"ClusterArn": "arn:aws:sagemaker:us-east-2:111122223333:cluster/abc",
+                                               "ClusterStatus": "Failed", "InstanceGroups": [],
+                                               "FailureMessage": "InsufficientCapacity"}, {"ClusterName": "c"})
+        stub.add_response("list_cluster_nodes", {"ClusterNodeSummaries": []}, {"ClusterName": "c"})
+        with pytest.raises(RuntimeError) as e:
+            proof.HyperPodGoneProvider().delete("hyperpod-gone/c", {"clusterName": "c", "region": "us-east-2",
+                                                                     "waitS": 5, "pollS": 0.001})
+        stub.assert_no_pending_responses()
+    msg = str(e.value)
+    assert "HyperPod cluster c is in SageMaker with status Failed" in msg and "not in the stack's state" in msg
+    assert "aws sagemaker delete-cluster --cluster-name c" in msg and "\n" not in msg

@@ -5,7 +5,11 @@ operator's load balancers. Two dynamic resources whose work is their delete (lik
   the cluster first (aws-native waits for Cloud Control's delete) and then runs this: SageMaker
   must no longer know the cluster (DescribeCluster: ResourceNotFound). While it still does, the
   nodes it lists (ListClusterNodes, paginated) are what is still billed; at the deadline the
-  destroy fails naming each instance.
+  destroy fails naming each instance. A cluster SageMaker lists as `Failed` is one nothing is
+  deleting: a `pulumi up` whose create failed leaves it outside the stack's state (Pulumi keeps
+  no record of a failed create), so the destroy that follows would wait an hour for nothing;
+  it fails at once instead, naming it and the command that deletes it (kimi-k3 does not delete
+  it itself: it cannot prove the cluster is its own, the name alone being no proof).
 - `OperatorLoadBalancersGone`: created after the operator add-on and before the
   `InferenceEndpointConfig` (which depends on it), so destroy deletes the endpoint config first
   (the operator, still running, removes its Ingress and so its ALB) and then waits here, before
@@ -78,6 +82,15 @@ def operator_load_balancers(elbv2, elb, eks_cluster: str) -> List[Leftover]:
             for lb in load_balancers(elbv2, elb) if lb["tags"].get(LBC_CLUSTER_TAG) == eks_cluster]
 
 
+#: SageMaker's ClusterStatus of a cluster whose create or update failed (botocore 1.44.8 enum:
+#: Creating, Deleting, Failed, InService, RollingBack, SystemUpdating, Updating)
+FAILED = "Failed"
+
+
+def _delete_hint(cluster: str) -> str:
+    return f"Delete it (aws sagemaker delete-cluster --cluster-name {cluster}) and run `pulumi destroy` again"
+
+
 class HyperPodGoneProvider(_OnDelete):
     DIFF_KEYS = ("clusterName",)
     DEFAULT_TIMEOUT_S = NODES_WAIT_S
@@ -86,17 +99,25 @@ class HyperPodGoneProvider(_OnDelete):
         return f"hyperpod-gone/{p['clusterName']}"
 
     def delete(self, id_, p):
-        sm = aws_api.client("sagemaker", p)
+        sm, name = aws_api.client("sagemaker", p), p["clusterName"]
         deadline = self.deadline(p, "delete").seconds
-        with self.progress(p).phase("hyperpod-teardown", f"HyperPod cluster {p['clusterName']} and its nodes "
+
+        def listing():
+            left = cluster_left(sm, name)
+            if left and left[0].detail == FAILED:  # nothing deletes it: no wait (module docstring)
+                raise RuntimeError(
+                    f"kimi-k3: HyperPod cluster {name} is in SageMaker with status Failed (left by a create or "
+                    f"update that failed; not in the stack's state, so the destroy did not delete it): "
+                    f"{'; '.join(x.text() for x in left)}. {_delete_hint(name)}")
+            return left
+
+        with self.progress(p).phase("hyperpod-teardown", f"HyperPod cluster {name} and its nodes "
                                     "to be gone", deadline_s=deadline) as ph:
-            left = wait_until_empty(lambda: cluster_left(sm, p["clusterName"]), deadline, ph,
-                                    poll_s=self.poll_s(p))
+            left = wait_until_empty(listing, deadline, ph, poll_s=self.poll_s(p))
         if left:
             raise RuntimeError(
-                f"kimi-k3: HyperPod cluster {p['clusterName']} is still there after {deadline:g} s and billed: "
-                f"{'; '.join(x.text() for x in left)}. Delete it (aws sagemaker delete-cluster --cluster-name "
-                f"{p['clusterName']}) and run `pulumi destroy` again")
+                f"kimi-k3: HyperPod cluster {name} is still there after {deadline:g} s and billed: "
+                f"{'; '.join(x.text() for x in left)}. {_delete_hint(name)}")
 
 
 class OperatorLoadBalancersGoneProvider(_OnDelete):
