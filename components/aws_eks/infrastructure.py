@@ -95,7 +95,7 @@ class AwsEksCluster(pulumi.ComponentResource):
         # listing of the offers without a fee cap, stops everything): every resource below waits
         # for it, directly or through what it waits for (tests/integration/test_aws_order.py)
         self.cluster_name = f"{name}-{shared.stack}"[:100]
-        network = Network(name, cfg, block.availability_zone, self, depends_on=[block],
+        network = Network(name, cfg, block.availability_zone, self, depends_on=[block], region=region,
                           public_endpoint=bool(shared.allowed_cidrs))
         # destroy: deleted after the cluster (which depends on it) and before the VPC, its
         # subnets and NAT gateway (it depends on them): lists what is still tagged for the

@@ -19,6 +19,19 @@ and, being one of the cluster's subnets, would churn the EKS cluster. So:
   Availability Zone but do not enable the Availability Zone, these registered targets do not
   receive traffic"), so the block's zone always has one.
 
+A gateway endpoint for S3 on the private route table (the system, GPU and HyperPod nodes'):
+without it every byte the nodes move to or from S3 in the region crosses the NAT gateway, which
+bills each GB it processes ($0.045 in us-east regions: components/cost/prices.py's NAT source);
+the weights mirror writes 1.56 TB to S3 once and every GPU node reads it back on each cold start,
+and the HyperPod operator stores its certificates there (AWS's operator setup creates "an Amazon
+S3 VPC endpoint" for the cluster's VPC: https://docs.aws.amazon.com/sagemaker/latest/dg/
+sagemaker-hyperpod-model-deployment-setup.html, read 2026-12-02). "Gateway endpoints are
+recommended for workloads contained within a single AWS account and Region, and come at no
+additional charge" (AWS Prescriptive Guidance, startup security baseline WKLD.12,
+https://docs.aws.amazon.com/prescriptive-guidance/latest/aws-startup-security-baseline/wkld-12.html,
+read 2026-12-02). S3 in other regions keeps going through the NAT (the endpoint's route holds
+only its region's prefix list). An existing VPC is left as it is (its routes are yours).
+
 `subnet_plan` is the pure CIDR arithmetic; `Network` declares the resources. Nothing is exposed
 to the internet except through a load balancer in a public subnet (nodes have no public IPs).
 """
@@ -108,6 +121,13 @@ def public_zone_warning(block_zone: str, public_zones: Sequence[str]) -> str:
             "pods; add a public subnet in that zone")
 
 
+def s3_gateway_service(region: str) -> str:
+    """The S3 gateway endpoint's service name in `region` (`com.amazonaws.<region>.s3`, the form
+    AWS's operator setup page passes to `aws ec2 create-vpc-endpoint --vpc-endpoint-type Gateway`);
+    `aws:region` is held to the aws partition's region names before anything (config.py)."""
+    return f"com.amazonaws.{region}.s3"
+
+
 def region_zones() -> List[str]:
     """The region's availability zones (no Local or Wavelength Zones), known at preview.
 
@@ -123,7 +143,7 @@ class Network:
     `gpu_subnet_id` (the block's zone) as Outputs."""
 
     def __init__(self, name: str, cfg: AwsEksConfig, block_zone: pulumi.Output, parent: pulumi.Resource,
-                 depends_on: List[pulumi.Resource], public_endpoint: bool = False):
+                 depends_on: List[pulumi.Resource], region: str, public_endpoint: bool = False):
         opts = pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
         self.parent = parent
         #: every resource of a VPC this stack creates (none for an existing VPC): what the
@@ -132,7 +152,7 @@ class Network:
         if cfg.vpc_id:
             self._existing(cfg, block_zone, public_endpoint)
         else:
-            self._create(name, cfg, block_zone, opts)
+            self._create(name, cfg, block_zone, opts, region)
 
     def _existing(self, cfg: AwsEksConfig, block_zone, public_endpoint: bool):
         self.vpc_id = pulumi.Output.from_input(cfg.vpc_id)
@@ -147,7 +167,7 @@ class Network:
             pulumi.Output.all(block_zone, *pub).apply(lambda z: _warn(public_zone_warning(z[0], z[1:]),
                                                                       self.parent))
 
-    def _create(self, name: str, cfg: AwsEksConfig, block_zone, opts):
+    def _create(self, name: str, cfg: AwsEksConfig, block_zone, opts, region: str):
         plan = subnet_plan(cfg.vpc_cidr, region_zones())
         zones = sorted(plan.gpu)
         vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=cfg.vpc_cidr, enable_dns_hostnames=True,
@@ -188,7 +208,11 @@ class Network:
         # one per zone, fixed CIDRs: a block in another zone moves only the GPU node group
         gpus = {zone: private_subnet(f"{name}-gpu-{zone}", cidr, zone, {"kimi-k3/purpose": "gpu-nodes"})
                 for zone, cidr in plan.gpu.items()}
-        self.resources += [vpc, igw, public_rt, eip, nat, private_rt, *publics, *privates, *gpus.values()]
+        # S3 without the NAT's per-GB charge (module docstring); free, deleted with the VPC
+        s3 = aws.ec2.VpcEndpoint(f"{name}-s3", vpc_id=vpc.id, service_name=s3_gateway_service(region),
+                                 vpc_endpoint_type="Gateway", route_table_ids=[private_rt.id],
+                                 tags={"Name": f"{name}-s3"}, opts=child)
+        self.resources += [vpc, igw, public_rt, eip, nat, private_rt, s3, *publics, *privates, *gpus.values()]
         self.vpc_id = vpc.id
         self.zones = zones
         self.public_subnets, self.private_subnets, self.gpu_subnets = publics, privates, gpus

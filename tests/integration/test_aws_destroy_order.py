@@ -17,7 +17,8 @@ CR = "cr-0123456789abcdef0"
 CHECK = "kimi-k3-leftovers"
 NETWORK_TYPES = ("aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway:NatGateway",
                  "aws:ec2/internetGateway:InternetGateway", "aws:ec2/routeTable:RouteTable",
-                 "aws:ec2/routeTableAssociation:RouteTableAssociation", "aws:ec2/eip:Eip")
+                 "aws:ec2/routeTableAssociation:RouteTableAssociation", "aws:ec2/eip:Eip",
+                 "aws:ec2/vpcEndpoint:VpcEndpoint")
 
 
 @pytest.fixture(scope="module", params=["clusterip", "loadbalancer"])

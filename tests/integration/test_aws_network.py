@@ -92,3 +92,28 @@ def test_an_existing_vpc_without_a_public_subnet_in_the_blocks_zone_is_warned_ab
         "kimi-k3:privateSubnetIds": "subnet-0123456789abcdef0,subnet-0123456789abcdef1",
         "kimi-k3:publicSubnetIds": "subnet-0123456789abcdef0,subnet-0123456789abcdef2"})  # zones a, c
     assert any("kimi-k3:publicSubnetIds has no subnet in us-east-2b" in w for w in run.warnings)
+
+
+@pytest.mark.parametrize("config", [{}, {"kimi-k3:serving": "hyperpod",
+                                         "kimi-k3:apiKey": "kk3-hyperpod-key-0123456789abcdefghij"}],
+                         ids=["eks", "hyperpod end to end"])
+def test_s3_goes_through_a_gateway_endpoint_on_the_nodes_route_table_not_the_nat(config):
+    """The weights (1.56 TB written once, read back by every GPU node on each cold start) and
+    the operator's certificates bypass the NAT gateway's per-GB charge (network.py docstring)."""
+    run = run_program("aws-eks", {"kimi-k3:apiAccessCidrs": "198.51.100.7/32", **config})
+    endpoints = list(run.of_type("aws:ec2/vpcEndpoint:VpcEndpoint"))
+    assert len(endpoints) == 1
+    ep = endpoints[0]["inputs"]
+    assert (ep["serviceName"], ep["vpcEndpointType"]) == ("com.amazonaws.us-east-2.s3", "Gateway")
+    tables = {r["name"]: r for r in run.of_type("aws:ec2/routeTable:RouteTable")}
+    nat_routed = [r for r in tables.values() if any(x.get("natGatewayId") for x in r["inputs"]["routes"])]
+    assert len(nat_routed) == 1 and nat_routed[0]["name"] == "kimi-k3-private-rt"
+    # the private route table (system, GPU and HyperPod nodes) and only it (mock ids: `<name>-id`)
+    assert ep["routeTableIds"] == ["kimi-k3-private-rt-id"] and ep["vpcId"] == "kimi-k3-vpc-id"
+
+
+def test_an_existing_vpc_gets_no_endpoint_its_routes_are_yours():
+    run = run_program("aws-eks", {**BASE, "kimi-k3:capacityReservationId": FIRST, "kimi-k3:vpcId": "vpc-0123456789abcdef0",
+                                  "kimi-k3:privateSubnetIds": "subnet-0123456789abcdef0,subnet-0123456789abcdef1",
+                                  "kimi-k3:publicSubnetIds": "subnet-0123456789abcdef2"})
+    assert not list(run.of_type("aws:ec2/vpcEndpoint:VpcEndpoint"))

@@ -109,7 +109,8 @@ def build(infra, name: str, deployment) -> None:
         lambda t: pulumi.log.warn(f"training plan {t[0]}: {t[1]} to {t[2]} in {t[3]}; the HyperPod nodes run "
                                   "from its start", resource=infra) if t[0] else None)
     infra.cluster_name = f"{name}-{shared.stack}"[:100]
-    network = Network(name, cfg, plan.availabilityZone, infra, depends_on=[plan], public_endpoint=False)
+    network = Network(name, cfg, plan.availabilityZone, infra, depends_on=[plan], region=region,
+                      public_endpoint=False)
     leftovers = LeftoverCheck(f"{name}-leftovers", {
         "clusterName": infra.cluster_name, "region": region, **aws_inputs, **progress_inputs()},
         opts=pulumi.ResourceOptions(parent=infra, depends_on=[plan, *network.resources]))
