@@ -99,7 +99,8 @@ class HyperPodGoneProvider(_OnDelete):
         return f"hyperpod-gone/{p['clusterName']}"
 
     def delete(self, id_, p):
-        sm, name = aws_api.client("sagemaker", p), p["clusterName"]
+        name = p["clusterName"]
+        sm = aws_api.client("sagemaker", p)
         deadline = self.deadline(p, "delete").seconds
 
         def listing():
