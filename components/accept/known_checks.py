@@ -98,9 +98,9 @@ async def run_known(c: Client, cfg, record: Callable[[CheckResult], None],
         needle_on = "needle" in wanted
         context, source = await _context_tokens(kc, cfg) if needle_on else (None, "")
         lengths = kn.needle_lengths(context, cfg.needle_cap_tokens)
-        per_token = None
+        per_token, unsized = None, ""
         if needle_on and len(lengths) > 1:
-            per_token = await _chars_per_token(kc, model, gate, lengths[0], codes)
+            per_token, unsized = await _chars_per_token(kc, model, gate, lengths[0], codes)
         jobs: Dict[str, Any] = {
             "arithmetic": _arithmetic(kc, model, mt, gate, ps),
             "json_schema": _ask(kc, kn.shipment_body(model, mt), gate),
@@ -124,8 +124,7 @@ async def run_known(c: Client, cfg, record: Callable[[CheckResult], None],
         record(CheckResult("json_schema", *(kn.judge_shipment(r.content)
                                             if r.content is not None else (False, r.why))))
     if needle_on:
-        record(_needle_result(cfg, done["needle"], codes, lengths, context, source,
-                              sized=per_token is not None))
+        record(_needle_result(cfg, done["needle"], codes, lengths, context, source, unsized))
     if "greedy_repeat" in wanted:
         record(_repeat_result(ps, repeat, got, done["arithmetic"], done["greedy_repeat"]))
     if "greedy_replicas" in wanted:
@@ -135,26 +134,29 @@ async def run_known(c: Client, cfg, record: Callable[[CheckResult], None],
 
 
 async def _chars_per_token(c: Client, model: str, gate: asyncio.Semaphore, control_tokens: int,
-                           codes) -> Optional[float]:
+                           codes) -> Tuple[Optional[float], str]:
     """Characters per prompt token of the needle's text on this server: the control prompt
-    asked for one token, its `usage.prompt_tokens` read (None when the server gives none)."""
+    asked for one token, its `usage.prompt_tokens` read; (None, why) when there is none."""
     prompt = kn.needle_prompt(int(control_tokens * CONTROL_CHARS_PER_TOKEN), codes)
     r = await _ask(c, kn.chat_body(model, prompt, 1), gate)
-    return len(prompt) / r.prompt_tokens if r.prompt_tokens else None
+    if r.prompt_tokens:
+        return len(prompt) / r.prompt_tokens, ""
+    if r.why and not r.why.startswith("no content"):  # no reply, an HTTP error, not a chat reply
+        return None, f"the sizing request on the control prompt failed: {r.why}"
+    return None, "the server reported no usage.prompt_tokens for the control prompt"
 
 
 def _needle_result(cfg, found: Sequence[Tuple], codes, lengths: Sequence[int],
-                   context: Optional[int], source: str, sized: bool = True) -> CheckResult:
+                   context: Optional[int], source: str, unsized: str = "") -> CheckResult:
     """The needle check from every length's answer (`_needle_at`), saying when only the
     control ran (no context length, or no token count to size the longer prompts from) or the
     lengths were capped below the context."""
     ok, detail = kn.judge_needle([f[:3] for f in found], codes)
     if len(lengths) == 1:
         detail += f"; context length {source}: control only"
-    elif not sized:
+    elif unsized:  # why the longer prompts could not be sized
         ok = False
-        detail += ("; control only: the server reported no usage.prompt_tokens for the control "
-                   "prompt, so the longer prompts could not be sized")
+        detail += f"; control only: {unsized}, so the longer prompts could not be sized"
     elif cfg.needle_cap_tokens and context and lengths[-1] < context - kn.NEEDLE_ANSWER_TOKENS:
         detail += f"; capped at {cfg.needle_cap_tokens} tokens of the {context} context"
     return CheckResult("needle", ok, detail)

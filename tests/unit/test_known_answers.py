@@ -175,6 +175,7 @@ def test_a_needle_whose_longer_prompts_could_not_be_sized_fails_saying_so():
     control = [(2048, dict(codes), "")]
     lengths = kn.needle_lengths(131072)
     cfg = SimpleNamespace(needle_cap_tokens=None)
-    r = _needle_result(cfg, control, codes, lengths, 131072, "given", sized=False)
-    assert not r.ok and "could not be sized" in r.detail
+    why = "the server reported no usage.prompt_tokens for the control prompt"
+    r = _needle_result(cfg, control, codes, lengths, 131072, "given", why)
+    assert not r.ok and r.detail.endswith(f"control only: {why}, so the longer prompts could not be sized")
     assert _needle_result(cfg, control, codes, kn.needle_lengths(None), None, "unknown").ok
