@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hypothesis.errors import NonInteractiveExampleWarning  # noqa: E402
 
-from tests.integration.hostile_config import PAYLOADS, judge  # noqa: E402
+from tests.integration.hostile_config import PAYLOADS, Verdict, judge  # noqa: E402
 from tests.integration.sandbox import Sandbox, available  # noqa: E402
 from tests.integration.test_hostile_config import BENCH_CASES, CASES, INPUTS_ONLY, SEEDS, hostile  # noqa: E402
 
@@ -64,7 +65,10 @@ def main() -> int:
     for stack, key, valid, extra, secret in cases:
         seed = seed_of(stack, key)
         for value in values_for(seed, valid, secret, args.random):
-            v = judge(sandbox, stack, key, value, extra, secret, key in INPUTS_ONLY, seed)
+            try:
+                v = judge(sandbox, stack, key, value, extra, secret, key in INPUTS_ONLY, seed)
+            except subprocess.TimeoutExpired as e:  # a sandbox run that did not end: counted
+                v = Verdict(False, problems=[f"the sandbox run did not end within {e.timeout} s"])
             kind = "refused" if v.refused and not v.problems else \
                 "inert" if v.inert else "problem"
             for c in (totals, per_key[f"{stack} {key}"]):
