@@ -24,6 +24,14 @@ a vLLM data-parallel rank; vllm-router reads `x-session-id`, `x-worker-priority`
 clients have no business steering them. The answer is streamed back as it comes (SSE).
 `/v1/responses` is not passed: its stored state (`previous_response_id`) lives on one replica.
 
+A request body with a `Content-Encoding` (gzip, deflate, br...) is refused with 415 before a
+byte of it is read, and the connection closed: aiohttp's server inflates such a body on its own
+while reading it, and a few KB of gzip are gigabytes inflated; the inflating code has had
+advisories where the size limit was applied late or not at all (GHSA-g3cq-j2xw-wf74: an unread
+compressed body inflated in one chunk during cleanup, fixed in aiohttp 3.14.1), and the legacy
+closure for a Python 3.8-3.10 master pins aiohttp 3.10.11 (settings.py). No client needs it:
+vLLM's OpenAI server does not decode compressed request bodies either.
+
 `GET /health` asks the router's `/readiness`, not its `/health`, and answers with the status
 alone. vllm-router 0.1.17's `/health` is 503 as soon as *any* worker is unhealthy, its body
 listing the unhealthy workers' URLs; `/readiness` is 200 while at least one is healthy
@@ -89,8 +97,9 @@ def decide(method: str, raw_target: str) -> Optional[tuple]:
 
 
 def _refusal(status: int, message: str) -> web.Response:
-    return web.json_response({"error": {"message": message, "type": "NotFound" if status == 404
-                                        else "MethodNotAllowed", "code": status}}, status=status)
+    kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(status, "UnsupportedMediaType")
+    return web.json_response({"error": {"message": message, "type": kind, "code": status}},
+                             status=status)
 
 
 def _router_error(status: int) -> web.Response:
@@ -116,6 +125,11 @@ def make_app(upstream: str, max_body_mib: int = DEFAULT_MAX_BODY_MIB) -> web.App
         refused = decide(request.method, request.raw_path)
         if refused is not None:
             return _refusal(*refused)
+        if request.headers.get("Content-Encoding", "identity").strip().lower() != "identity":
+            refusal = _refusal(415, "compressed request bodies are not accepted; send the "
+                                    "body without Content-Encoding")
+            refusal.force_close()  # the body stays unread, never inflated (module docstring)
+            return refusal
         path = request.raw_path.split("?", 1)[0]
         headers: Dict[str, str] = {k: v for k, v in request.headers.items()
                                    if k.lower() in PASS_REQUEST_HEADERS}

@@ -15,6 +15,20 @@ from tests.doubles.router_rig import RouterRig, get, post
 from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble
 
 KEY = "kk3-router-front-key-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def bomb() -> bytes:
+    """80 MiB of zeros gzip'ed (about 80 KB): inflated, past the front's 64 MiB body limit."""
+    import gzip
+    import io
+
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb") as z:
+        block = b"\0" * (1 << 20)
+        for _ in range(80):
+            z.write(block)
+    return out.getvalue()
 CHAT = {"model": "Kimi-K3", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 4}
 
 
@@ -161,6 +175,22 @@ def test_a_body_over_the_limit_is_refused_before_the_router(rig):
                  % len(big) + big, timeout=30)
     assert status_of(answer) == 413
     assert [d.chat_requests for d in rig.doubles] == marks
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "GZIP ", "identity, gzip"])
+def test_a_compressed_body_is_refused_unread(rig, bomb, encoding):
+    """A gzip bomb never reaches the router and the front does not inflate it: 415 before the
+    body is read (without the guard: inflated to the 64 MiB limit, then 413)."""
+    marks = [d.chat_requests for d in rig.doubles]
+    head = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Encoding: %s\r\nContent-Length: %d\r\n\r\n" % (encoding.encode(), len(bomb)))
+    answer = raw(rig.front_port, head + bomb, timeout=30)
+    assert status_of(answer) == 415, answer[:300]
+    assert b"compressed request bodies are not accepted" in answer
+    assert [d.chat_requests for d in rig.doubles] == marks
+    # the same route uncompressed still passes: the refusal is the encoding's
+    assert post(f"http://127.0.0.1:{rig.front_port}/v1/chat/completions", CHAT,
+                headers={"Authorization": f"Bearer {KEY}"})[0] == 200
 
 
 def test_the_router_down_is_a_502_not_a_hang():
