@@ -216,3 +216,15 @@ def test_amp_remote_write_has_the_pod_identity_agent(run):
     agents = [r for r in run.of_type("aws:eks/addon:Addon") if r["inputs"].get("addonName") == "eks-pod-identity-agent"]
     assert len(agents) == (1 if associations else 0)
     assert associations or "kimi-k3:ampWorkspaceId" not in run.config
+
+
+def test_the_operators_namespace_is_made_before_the_addon_and_goes_after_it(run):
+    """AWS's setup page creates `hyperpod-inference-system` before installing the add-on (its
+    roles trust service accounts there); destroy then deletes the add-on before the namespace."""
+    ns = one(run, "kubernetes:core/v1:Namespace", "kimi-k3-hyperpod-operator-ns")
+    assert ns["inputs"]["metadata"]["name"] == catalog.OPERATOR_NAMESPACE == "hyperpod-inference-system"
+    assert ns["parent"] == "kimi-k3-hyperpod"
+    operator = one(run, "aws:eks/addon:Addon", "kimi-k3-hyperpod-operator")
+    assert ns["urn"] in order.waits_for(operator)
+    system = one(run, "aws:eks/nodeGroup:NodeGroup", "kimi-k3-system")
+    assert system["urn"] in order.waits_for(ns)

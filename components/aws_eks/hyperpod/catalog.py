@@ -24,7 +24,8 @@
   Add-Ons" and "Install the inference operator add-on (minimum version: v1.0.0-eksbuild.1)",
   https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-setup.html,
   read 2026-12-02); addon_check.py asks EKS whether it still offers each pin for the cluster's
-  version before the training plan is bought or adopted.
+  version before the training plan is bought or adopted. The same page creates the operator's
+  namespace (`hyperpod-inference-system`) before the add-on; resources.py does too.
 - The operator's service accounts (the IRSA subjects its roles trust), same script: execution
   role L434 (`hyperpod-inference-system:hyperpod-inference-controller-manager`), ALB controller
   L692 (`hyperpod-inference-system:aws-load-balancer-controller`), KEDA L726

@@ -13,8 +13,8 @@ refused purchase or a plain listing of the offers leaves nothing behind):
         execution role of the nodes + policies; the nodes-gone proof; aws-native provider;
         kimi-k3-hyperpod-cluster (aws-native:sagemaker:Cluster) on the plan
         TLS bucket (private, encrypted, TLS-only) for the operator's certificates
-        operator roles (execution, ALB controller, KEDA), the dependency add-ons, the operator
-        add-on, the load-balancers-gone proof
+        operator roles (execution, ALB controller, KEDA), the dependency add-ons, the operator's
+        namespace, the operator add-on, the load-balancers-gone proof
 
 Destroy runs it backwards: the endpoint config (K3Inference), then the wait for the operator's
 load balancers, the operator add-on and its roles, the HyperPod cluster, then the proof that
@@ -186,6 +186,7 @@ class HyperPodCluster(pulumi.ComponentResource):
 
     def _operator(self, name: str, cluster, region: str, aws_inputs, stack_identity: str, plan) -> None:
         import pulumi_aws as aws
+        import pulumi_kubernetes as k8s
 
         from ..weights import iam as wiam
 
@@ -237,6 +238,11 @@ class HyperPodCluster(pulumi.ComponentResource):
                                                         opts=pulumi.ResourceOptions(parent=self.alb_role)))
         self.keda_role = irsa("keda", subjects["keda"], op.TRUSTED_SERVICES["keda"])
         addon_opts = pulumi.ResourceOptions(parent=self, depends_on=[cluster.system_nodes])
+        # the operator's namespace, made before the add-on as AWS's setup page does ("Create a
+        # namespace for inference operator resources", catalog.py's page, read 2026-12-02)
+        self.operator_namespace = k8s.core.v1.Namespace(
+            f"{name}-operator-ns", metadata={"name": catalog.OPERATOR_NAMESPACE},
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[cluster.system_nodes]))
         self.dependencies = [aws.eks.Addon(f"{name}-{dep}", cluster_name=cluster.name, **op.addon_args(dep),
                                            opts=addon_opts) for dep in catalog.DEPENDENCY_ADDONS]
         config = pulumi.Output.all(self.execution_role.arn, self.tls_bucket.bucket, self.arn, self.alb_role.arn,
@@ -245,4 +251,5 @@ class HyperPodCluster(pulumi.ComponentResource):
             f"{name}-operator", cluster_name=cluster.name, configuration_values=config,
             **op.addon_args(catalog.OPERATOR_ADDON),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*self.dependencies, *roles_ready,
-                                                                 *bucket_settings, self.cluster]))
+                                                                 *bucket_settings, self.cluster,
+                                                                 self.operator_namespace]))
