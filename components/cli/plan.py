@@ -26,7 +26,7 @@ DEFAULT_STACKS = ("ctyun-hcc", "aws-eks")
 
 
 def plan_document(run: ProgramRun) -> Dict:
-    """The plan.json contract of DESIGN.md ("The plan command")."""
+    """The plan.json contract (README.md, "Set up and run"; docs/architecture.md, "The flow")."""
     dep = run.deployment
     plan, spec = dep.plan, dep.spec
     par, mem = plan.parallelism, plan.memory

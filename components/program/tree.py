@@ -4,7 +4,7 @@ Before, the ctyun-hcc stack had `K3Inference` (named `kimi-k3`) at the root with
 cluster component and the bootstrap and serving steps under it, and the aws-eks stack had
 `K3Inference` (also `kimi-k3`) at the root without children beside the EKS cluster component,
 which held everything. Now each target's component is at the top and `K3Inference`
-(`kimi-k3-inference`) is attached to it (DESIGN.md, "The component tree"). Every resource whose
+(`kimi-k3-inference`) is attached to it (docs/architecture.md, "The component tree"). Every resource whose
 URN changed carries an alias to its old one, so `pulumi up` after the change updates in place;
 tests/integration/test_urn_aliases.py checks them against the URNs recorded before
 (tests/golden/urns/). A resource whose only change is an ancestor's move inherits that
