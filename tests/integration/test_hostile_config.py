@@ -40,7 +40,7 @@ SEEDS = {
     "kimi-k3:namespace": "kimi-k3", "kimi-k3:weightsS3Uri": "s3://kimi-k3-weights/k3",
     "kimi-k3:hyperpodClusterName": "hp", "kimi-k3:model": "mxfp4",
     "kimi-k3:modelRevision": "0123456789abcdef0123456789abcdef01234567",
-    "kimi-k3:tlsPrivateKey": "kk3-secret-tls-key",
+    "kimi-k3:tlsPrivateKey": TLS_KEY,
     "kimi-k3:efaInstallerSha256": "ab" * 32, "aws:region": "us-east-2",
     # the sandbox's python3 (a recording stub that answers the version): install.sh runs to its end
     "kimi-k3:routerPython": "/sb/bin/python3",
@@ -87,7 +87,9 @@ CASES = [
 #: add a minute: an image pin reaches only `image:` fields, the TLS key only a secret input
 BENCH_CASES = [
     ("aws-eks", "kimi-k3:image", st.just("vllm/vllm-openai:kimi-k3@sha256:" + "0" * 64), {}, False),
-    ("ctyun-hcc", "kimi-k3:tlsPrivateKey", SECRETS, {"kimi-k3:allowedCidrs": "203.0.113.0/24"}, True),
+    # with its certificate (alone it is refused, and the case tried nothing else): keys the PEM
+    # grammar accepts, made recognisable, must then appear in no file, input or output
+    ("ctyun-hcc", "kimi-k3:tlsPrivateKey", st.from_regex(r"-----BEGIN PRIVATE KEY-----\nkk3secret[A-Za-z0-9+/]{8,60}\n-----END PRIVATE KEY-----\n", fullmatch=True), {"kimi-k3:allowedCidrs": "203.0.113.0/24", "kimi-k3:tlsCertificate": CERT}, True),
     # issue 20: the EFA installer's sha256 reaches the efa-userspace init container's environment
     # (tests/unit/test_pins.py has its refusals)
     ("aws-eks", "kimi-k3:efaInstallerSha256", st.from_regex(r"[0-9a-f]{64}", fullmatch=True), {"kimi-k3:nodes": "2"}, False),
