@@ -202,8 +202,10 @@ MAX_REQUEUES = 5
 #: prints one endpoint line carrying its run count (SLURM_RESTART_COUNT, the job's `Restarts`
 #: in `scontrol show job`): the reader (service.endpoint_host) takes the LAST line, and only
 #: when it is the current run's (until the new run has printed its own, the last is the old
-#: run's, whose node 0 may be another node).
-ENDPOINT_LINE_RE = re.compile(r"^endpoint: http://([0-9.]+):[0-9]+/v1 run: ([0-9]+) ")
+#: run's, whose node 0 may be another node). A line without the run count is from an srun.sh
+#: rendered before the append (a job adopted after an upgrade): that script truncated its log at
+#: each start, so its one line is the current run's.
+ENDPOINT_LINE_RE = re.compile(r"^endpoint: http://([0-9.]+):[0-9]+/v1 (?:run: ([0-9]+) )?")
 
 
 def render_srun_sh(plan: Plan, spec: LaunchSpec, layout: SlurmLayout) -> str:

@@ -101,12 +101,14 @@ def fingerprint(spec_dict: Dict[str, Any]) -> str:
 def endpoint_host(runner: SshRunner, work_dir: str, job_id: str, run: int) -> Optional[str]:
     """Node 0's address from the job's log: the LAST endpoint line (the log is appended to
     across requeues, scripts.ENDPOINT_LINE_RE), or None while that line is not run `run`'s
-    (the requeued script has not printed its own yet) or there is none."""
+    (the requeued script has not printed its own yet) or there is none. A line without a run
+    count (an srun.sh from before the append, which truncated its log at each start) is the
+    current run's."""
     out = runner.run(f"grep -a '^endpoint: http://' "
                      f"{shell_word(f'{work_dir}/logs/job_{job_id}.out')} 2>/dev/null "
                      "| tail -n 1 || true", label="endpoint line")
     m = ENDPOINT_LINE_RE.match(out.stdout.strip())
-    return m.group(1) if m and int(m.group(2)) == run else None
+    return m.group(1) if m and (m.group(2) is None or int(m.group(2)) == run) else None
 
 
 class SlurmServiceProvider(SshStepProvider):

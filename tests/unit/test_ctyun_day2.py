@@ -684,6 +684,31 @@ class _LocalRunner:
         return type("Res", (), {"stdout": r.stdout, "stderr": r.stderr, "code": r.returncode})()
 
 
+def test_the_endpoint_is_the_last_runs_line_and_only_once_that_run_printed_it(tmp_path):
+    """A requeued job appends to its log (--open-mode=append): node 0 is read from the LAST
+    endpoint line, and only when it carries the run Slurm reports (`Restarts`): until the new
+    run prints its own, the last line is the old run's, whose node 0 may be another node."""
+    from components.ctyun_hcc.service import endpoint_host
+
+    (tmp_path / "logs").mkdir()
+    log = tmp_path / "logs" / "job_42.out"
+    read = lambda run: endpoint_host(_LocalRunner(), str(tmp_path), "42", run)  # noqa: E731
+    assert read(0) is None  # no log yet
+    log.write_text("endpoint: http://10.0.0.5:11025/v1 run: 0 served model: Kimi-K3\n"
+                   "nodes: kk3n[1-4] (vLLM ranks in order: kk3n1 kk3n2 kk3n3 kk3n4 )\n")
+    assert read(0) == "10.0.0.5"
+    assert read(1) is None  # requeued: the new run has not printed yet
+    with log.open("a") as f:
+        f.write("endpoint: http://10.0.0.7:11025/v1 run: 1 served model: Kimi-K3\n")
+    assert read(1) == "10.0.0.7" and read(0) is None
+    # a job adopted after an upgrade: its srun.sh printed no run count, and truncated its log
+    # at each start, so its one line is the current run's
+    log.write_text("endpoint: http://10.0.0.9:11025/v1 served model: Kimi-K3\n")
+    assert read(0) == read(2) == "10.0.0.9"
+    log.write_text("endpoint: http://my-host:11025/v1 run: 0 served model: K3\n")
+    assert read(0) is None  # srun.sh prints node 0's IPv4 address, nothing else
+
+
 def test_the_shrink_records_the_removed_nodes_in_every_replicas_work_dir(tmp_path):
     from components.ctyun_hcc import resize
 
