@@ -23,7 +23,11 @@ Sources (read at their tags; the facts the tests check are recorded under tests/
   691c92762eb551313c825f6efe4ceeee20982801, 2026-05-06), deployment/values.yaml: image
   `nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless`, `serviceMonitor.enabled: true`,
   tolerations only for the control plane: the GPU nodes' `nvidia.com/gpu` taint is tolerated here
-  and the DaemonSet is kept to the GPU nodes.
+  and the DaemonSet is kept to the GPU nodes. The exporter reads `-f
+  /etc/dcgm-exporter/default-counters.csv` (`arguments`), but the chart mounts its own list
+  there (`extraConfigMapVolumes`/`extraVolumeMounts`: the ConfigMap of
+  templates/metrics-configmap.yaml, its built-in list unless `customMetrics` is set; ours is
+  not), so the names the dashboards may query are that template's (metrics.py cites both).
 - Amazon Managed Service for Prometheus: remote write to
   `https://aps-workspaces.<region>.amazonaws.com/workspaces/<workspace id>/api/v1/remote_write`
   with SigV4 (`remoteWrite[].sigv4.region`, the Prometheus CRD: "It requires Prometheus >= v2.26.0").
@@ -46,7 +50,8 @@ KPS_SOURCE = ("prometheus-community/helm-charts", "ea930baeebeba39f56d6b44e351f2
               "charts/kube-prometheus-stack")
 KPS_CRDS = ("crd-podmonitors.yaml", "crd-prometheusrules.yaml")
 DCGM_SOURCE = ("NVIDIA/dcgm-exporter", "691c92762eb551313c825f6efe4ceeee20982801",
-               ("deployment/values.yaml", "deployment/Chart.yaml", "etc/default-counters.csv"))
+               ("deployment/values.yaml", "deployment/Chart.yaml", "etc/default-counters.csv",
+                "deployment/templates/metrics-configmap.yaml"))
 #: how long Helm may take to install kube-prometheus-stack (its default is 300 s)
 KPS_INSTALL_TIMEOUT_S = 900
 #: the namespace the monitoring releases live in

@@ -70,7 +70,9 @@ SOURCES: Mapping[str, Source] = {s.key: s for s in (
     Source("dcgm-exporter-4.5.3-4.8.2", "NVIDIA dcgm-exporter", "4.5.3-4.8.2",
            "https://github.com/NVIDIA/dcgm-exporter/blob/4.5.3-4.8.2/etc/default-counters.csv",
            "691c92762eb551313c825f6efe4ceeee20982801", "2026-05-06",
-           ("gpu", "UUID"), "README.md of the same tag shows the labels gpu and UUID"),
+           ("gpu", "UUID"), "README.md of the same tag shows the labels gpu and UUID; the chart "
+           "4.8.2 mounts its own list over that file (deployment/templates/metrics-configmap.yaml "
+           "of the same tag, lines 24, 27, 36, 51, 52: the same five names, kinds and help)"),
     Source("npu-exporter-v26.1.0", "Ascend MindCluster npu-exporter", "v26.1.0",
            "https://github.com/Ascend/mind-cluster/tree/v26.1.0/component/npu-exporter/collector/metrics",
            "9e132e216bb7b81f4a2742a4ac6d3b50754e8a77", "2026-07-29",

@@ -64,6 +64,30 @@ def test_every_dcgm_name_is_a_default_counter_at_its_line():
         assert f"# HELP {m.name} {m.help}" in text
 
 
+#: the lines of the chart's own list (templates/metrics-configmap.yaml) for the table's names
+CHART_LINES = {"DCGM_FI_DEV_GPU_TEMP": 24, "DCGM_FI_DEV_POWER_USAGE": 27, "DCGM_FI_DEV_GPU_UTIL": 36,
+               "DCGM_FI_DEV_FB_FREE": 51, "DCGM_FI_DEV_FB_USED": 52}
+
+
+def test_the_chart_mounts_its_own_list_and_it_has_every_dcgm_name():
+    """dcgm-exporter reads `-f /etc/dcgm-exporter/default-counters.csv`, and the chart mounts
+    its ConfigMap's built-in list there (kimi-k3 sets no `customMetrics`): that list, not the
+    image's file, decides which names exist on aws-eks."""
+    repo, commit, _ = monitoring.DCGM_SOURCE
+    defaults = upstream.load_yaml(repo, commit, "deployment/values.yaml")
+    path = defaults["arguments"][defaults["arguments"].index("-f") + 1]
+    mount = next(m for m in defaults["extraVolumeMounts"] if m["mountPath"] == path)
+    volume = next(v for v in defaults["extraConfigMapVolumes"] if v["name"] == mount["name"])
+    template = lines(repo, commit, "deployment/templates/metrics-configmap.yaml")
+    assert volume["configMap"]["name"] in template[3]  # metadata.name: exporter-metrics-config-map
+    assert "customMetrics" not in monitoring.dcgm_values({"nvidia.com/gpu.present": "true"})
+    assert set(CHART_LINES) == set(metrics.METRICS["dcgm-exporter-4.5.3-4.8.2"])
+    for m in metrics.METRICS["dcgm-exporter-4.5.3-4.8.2"].values():
+        line = template[CHART_LINES[m.name] - 1].strip()
+        assert [x.strip() for x in line.split(",", 2)] == [m.name, m.kind, m.help], line
+        assert CHART_LINES[m.name] > next(i for i, t in enumerate(template, 1) if "else" in t)
+
+
 def test_every_npu_name_is_built_at_its_line():
     repo, commit, paths = metrics.NPU_FILES
     for m in metrics.METRICS["npu-exporter-v26.1.0"].values():
