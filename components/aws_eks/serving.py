@@ -19,6 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..inference.render_k8s import K8sLayout
+from .weights.resources import undoubled
 
 
 def secret_data(api_key: Optional[Any], hf_token: Optional[Any]) -> Dict[str, Any]:
@@ -65,9 +66,13 @@ class Serving:
                 opts=pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(
                     additional_secret_outputs=["stringData", "data"])))
             waits.append(self.secret)
-        for cm in config_maps:  # the API-key guard the serving pod mounts (render_api_guard)
-            waits.append(k8s.core.v1.ConfigMap(f"{name}-{cm['metadata']['name']}",
-                                               metadata=cm["metadata"], data=cm["data"], opts=in_ns))
+        for cm in config_maps:  # the API-key guard the serving pod mounts (render_api_guard), EFA scripts
+            # not `kimi-k3-kimi-k3-...`: the old name aliased (weights/resources.py `undoubled`)
+            rname, als = undoubled(name, layout.name, cm["metadata"]["name"], aliases)
+            waits.append(k8s.core.v1.ConfigMap(rname, metadata=cm["metadata"], data=cm["data"],
+                                               opts=pulumi.ResourceOptions(parent=parent, provider=provider,
+                                                                           depends_on=[self.namespace],
+                                                                           aliases=als)))
         if before_workload is not None:
             # the weights objects (components/aws_eks/weights/resources.py) the pods refer to
             waits += before_workload(provider, self.namespace, parent, aliases)

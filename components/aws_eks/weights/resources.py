@@ -37,6 +37,23 @@ def _warn(message: Optional[str], resource) -> None:
         pulumi.log.warn(message, resource=resource)
 
 
+def undoubled(prefix: str, app: str, meta_name: str, aliases: Sequence[pulumi.Alias] = ()):
+    """The Pulumi name of a cluster object and its aliases: the resource prefix (`kimi-k3`) and
+    the object's Kubernetes name without the app prefix it carries, so `kimi-k3-weights-scripts`
+    gives `kimi-k3-weights-scripts` (until 2026-12-02 `kimi-k3-kimi-k3-weights-scripts`, as the
+    dashboards were: monitoring.py). The old name is aliased under the current parent (a stack
+    deployed before the rename) and under each earlier parent in `aliases` (a stack deployed
+    before the component tree moved it: components/program/tree.py), so `pulumi up` updates in
+    place and replaces nothing (tests/integration/test_urn_aliases.py). The Kubernetes name is
+    unchanged."""
+    new = f"{prefix}-{meta_name.removeprefix(app + '-')}"
+    old = f"{prefix}-{meta_name}"
+    if old == new:
+        return new, list(aliases)
+    moved = [pulumi.Alias(name=old, parent=a.parent) for a in aliases if a.parent is not ...]
+    return new, [pulumi.Alias(name=old), *moved, *aliases]
+
+
 def _skip_await(obj: dict) -> dict:
     meta = dict(obj["metadata"])
     meta["annotations"] = {**meta.get("annotations", {}), "pulumi.com/skipAwait": "true"}
@@ -170,28 +187,31 @@ class Weights:
                         aliases: List[pulumi.Alias]) -> List[pulumi.Resource]:
         """The scripts ConfigMap, service accounts, source ConfigMap and mirror Job, children of
         `parent` (with `aliases`: their place before, components/program/tree.py)."""
-        opts = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[namespace],
-                                      aliases=aliases)
         made: List[pulumi.Resource] = []
+
+        def named(obj: dict, depends_on: List[pulumi.Resource]):
+            rname, als = undoubled(self.name, self.layout.name, obj["metadata"]["name"], aliases)
+            return rname, pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends_on,
+                                                 aliases=als)
+
         objs = self.objects
         for obj in objs:
             if obj["kind"] == "ConfigMap":
-                made.append(k8s.core.v1.ConfigMap(f"{self.name}-{obj['metadata']['name']}",
-                                                  metadata=obj["metadata"], data=obj["data"], opts=opts))
+                rname, opts = named(obj, [namespace])
+                made.append(k8s.core.v1.ConfigMap(rname, metadata=obj["metadata"], data=obj["data"], opts=opts))
             elif obj["kind"] == "ServiceAccount":
+                rname, opts = named(obj, [namespace])
                 made.append(k8s.core.v1.ServiceAccount(
-                    f"{self.name}-{obj['metadata']['name']}", metadata=obj["metadata"],
+                    rname, metadata=obj["metadata"],
                     automount_service_account_token=obj["automountServiceAccountToken"], opts=opts))
         if self.w.uses_bucket:
             src = wr.source_configmap(self.layout, self.s3_uri, self.cache_uri, self.region)
-            made.append(k8s.core.v1.ConfigMap(f"{self.name}-{src['metadata']['name']}",
-                                              metadata=src["metadata"], data=src["data"], opts=opts))
+            rname, opts = named(src, [namespace])
+            made.append(k8s.core.v1.ConfigMap(rname, metadata=src["metadata"], data=src["data"], opts=opts))
         for obj in objs:
             if obj["kind"] == "Job":
                 job = _skip_await(obj)
                 # credentials must exist before the Job's first try (Pod Identity agent + role)
-                made.append(k8s.batch.v1.Job(
-                    f"{self.name}-{job['metadata']['name']}", metadata=job["metadata"], spec=job["spec"],
-                    opts=pulumi.ResourceOptions(parent=parent, provider=provider, aliases=aliases,
-                                                depends_on=[namespace, *made, *self.aws_resources])))
+                rname, opts = named(job, [namespace, *made, *self.aws_resources])
+                made.append(k8s.batch.v1.Job(rname, metadata=job["metadata"], spec=job["spec"], opts=opts))
         return made + self.aws_resources
