@@ -18,6 +18,11 @@ What it does, and why it is enough:
   else out; it takes four), a TLS handshake must finish within `--handshake-timeout` s, a
   connection with no byte either way for `--idle-timeout` s is closed (a long prefill sends
   nothing for minutes: 900 s by default);
+- its open-files limit raised to the hard limit (at most 65536) before it listens: each
+  connection, and each TLS handshake still under way (those are not counted against the bounds
+  above until they finish), costs a descriptor, and the usual soft limit of 1024 would let
+  about a thousand unfinished handshakes make `accept` fail for every client for up to the
+  handshake timeout;
 - once listening (port 443 needs root) it drops to `--user` (nobody) when started as root;
 - logs one line per connection (peer, bytes each way, seconds), never content.
 
@@ -135,6 +140,23 @@ class Relay:
                 return
 
 
+#: the open-files limit the proxy asks for (soft), within the hard limit
+NOFILE_WANTED = 65536
+
+
+def raise_open_files_limit() -> int:
+    """Raise the soft RLIMIT_NOFILE to min(hard, NOFILE_WANTED) (never lower it); the new soft
+    limit. Done as root before the drop, so a hard limit above the soft one is all it needs."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = NOFILE_WANTED if hard == resource.RLIM_INFINITY else min(hard, NOFILE_WANTED)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        soft = want
+    return soft
+
+
 def drop_privileges(user: str) -> None:
     if os.getuid() != 0 or not user:
         return
@@ -147,6 +169,7 @@ def drop_privileges(user: str) -> None:
 
 
 async def main_async(a) -> None:
+    raise_open_files_limit()
     ctx = tls_context(a.cert, a.key)
     relay = Relay(host_port(a.upstream), a.max_connections, a.idle_timeout,
                   log=lambda m: print(m, file=sys.stderr, flush=True),

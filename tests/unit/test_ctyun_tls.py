@@ -191,6 +191,23 @@ def test_one_address_cannot_hold_every_connection():
     assert by_peer == {"127.0.0.1": 2, "127.0.0.2": 1}
 
 
+def test_the_open_files_limit_is_raised_to_the_hard_limit():
+    """With the common soft limit (here 256, hard 4096) a thousand unfinished handshakes would
+    exhaust the proxy's descriptors; it raises the soft limit to the hard one (at most 65536),
+    in a child so this process keeps its own."""
+    import subprocess
+    import sys
+
+    code = ("import resource; from components.ctyun_hcc.tls_proxy import raise_open_files_limit as r; "
+            "resource.setrlimit(resource.RLIMIT_NOFILE, (256, 4096)); print(r(), "
+            "resource.getrlimit(resource.RLIMIT_NOFILE)[0])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["4096", "4096"]
+    code = code.replace("(256, 4096)", "(8192, 8192)")  # never lowered
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["8192", "8192"]
+
+
 def test_the_per_peer_default_is_a_quarter():
     from components.ctyun_hcc.tls_proxy import Relay
 
