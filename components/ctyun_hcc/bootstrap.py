@@ -514,6 +514,10 @@ class BroadcastProvider(StopsTheService, SshStepProvider):
     `copy` force one. After a grow only the new nodes get the files (the nodes that serve have
     them: output `holding`); a changed content (`contentKey`) means every node again. The service
     is stopped first when the broadcast needs a node it holds (the job's source, or a target).
+    The method a run used is the output `methodUsed` (`none` when no node needed the files): it
+    was the output `method` before, which overwrote the input of that name in the state, so
+    every later `pulumi up` with the default `auto` saw a changed REDO key and broadcast to
+    every node again, stopping the service (found by the shrink test's second-up check).
     """
 
     PROGRESS_PHASE = "weights-broadcast"  # progress
@@ -538,7 +542,7 @@ class BroadcastProvider(StopsTheService, SshStepProvider):
         done = set(p.get("nodesDone") or [])
         targets = [n for n in nodes if n not in done and n != p.get("sourceHost")]
         if not targets:
-            return {"holding": nodes, "jobId": "", "method": "none", "copied": []}
+            return {"holding": nodes, "jobId": "", "methodUsed": "none", "copied": []}
         method = p["method"]
         if method == "auto":
             probe = runner.run(f"bash {_q(wd + '/bcast.sh')} --probe", check=False,
@@ -558,7 +562,7 @@ class BroadcastProvider(StopsTheService, SshStepProvider):
                        f" > {_q(wd + '/logs/bcast_copy.out')} 2>&1 || "
                        f"{{ rc=$?; tail -n 30 {_q(wd + '/logs/bcast_copy.out')} >&2; exit $rc; }}",
                        timeout_s=float(p["timeoutS"]), label="bcast.sh --copy-all")
-            return {"holding": nodes, "jobId": "", "method": method, "copied": targets}
+            return {"holding": nodes, "jobId": "", "methodUsed": method, "copied": targets}
         # the seed's MPI broadcast: one job over the source (when it is a node of the
         # partition) and the targets
         job_nodes = targets + ([p["sourceHost"]] if p.get("sourceHost") in in_partition else [])
@@ -575,7 +579,16 @@ class BroadcastProvider(StopsTheService, SshStepProvider):
             if not (info.state == "GONE" and ok):
                 tail = log_tail(runner, f"{wd}/logs", [f"bcast_{job_id}*"])
                 raise JobFailed(f"broadcast job {job_id} ended {info.state}; log tail:\n{tail}")
-        return {"holding": nodes, "jobId": job_id, "method": method, "copied": targets}
+        return {"holding": nodes, "jobId": job_id, "methodUsed": method, "copied": targets}
+
+    def upgrade(self, props):
+        """A state an earlier release wrote (`holding` but no `methodUsed`) holds the method the
+        step used under `method`, not the input: it becomes `methodUsed`, and the input is taken
+        as the default `auto` (a forced method then reads as one change, once)."""
+        p = super().upgrade(props)
+        if "holding" in p and "methodUsed" not in p:
+            p["methodUsed"] = p.pop("method", None)
+        return p
 
     def observe(self, runner, p):
         return {}
@@ -595,4 +608,4 @@ NvmeMount = _resource(NvmeMountProvider, "NvmeMount", ["mounted", "report"])
 ModelWeights = _resource(ModelWeightsProvider, "ModelWeights",
                          ["path", "bytes", "files", "installed", "via"])
 SifImage = _resource(SifImageProvider, "SifImage", ["path", "bytes", "installed", "via"])
-Broadcast = _resource(BroadcastProvider, "Broadcast", ["jobId", "holding", "method", "copied"])
+Broadcast = _resource(BroadcastProvider, "Broadcast", ["jobId", "holding", "methodUsed", "copied"])

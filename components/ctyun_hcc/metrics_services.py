@@ -215,7 +215,8 @@ class MasterPrometheusProvider(SshStepProvider):
 
 
 NodeExporters = step_resource(NodeExportersProvider, "NodeExporters", ["exporters"])
-MasterPrometheus = step_resource(MasterPrometheusProvider, "MasterPrometheus", ["prometheus", "listen"])
+MasterPrometheus = step_resource(MasterPrometheusProvider, "MasterPrometheus", ["prometheus"])
+# (`listen` is an input: an output of that name would blank it, step_resource)
 
 
 # ---- in the program ------------------------------------------------------------------------------

@@ -189,6 +189,14 @@ def step_resource(provider_cls, type_name: str, output_names: List[str],
     classes differ only in these arguments."""
     secrets = SECRET_OUTPUTS + list(provider_cls.SECRET_INPUTS if secret_outputs is None
                                     else secret_outputs)
+    # an output named like an input would blank that input here (outputs start as None) and
+    # overwrite it in the state: the Broadcast's output `method` did both (the config's method
+    # never reached the step, and every later diff saw the input changed). Only an input the
+    # step never diffs on may share its output's name (HostKeyPin's pins: IGNORED_KEYS)
+    clash = sorted(set(output_names) & set({**SSH_INPUTS, **provider_cls.STEP_INPUTS})
+                   - set(provider_cls.IGNORED_KEYS))
+    if clash:
+        raise ValueError(f"{type_name}: output(s) {', '.join(clash)} are also input names")
 
     class _Step(pulumi.dynamic.Resource, module="ctyun", name=type_name):
         def __init__(self, resource_name: str, inputs: Dict[str, Any],

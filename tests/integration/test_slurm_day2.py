@@ -349,6 +349,12 @@ def test_grow_by_one_while_serving_touches_only_the_new_node_and_reports_the_dow
             <= ready_at - stopped_at + 1
         assert "the service was down for" in caplog.text and "stopped for the broadcast" in \
             caplog.text
+        # the next `pulumi up` with the grown config changes nothing: no step runs again
+        for p_, olds, news in ((prov, new, props4), (NvmeMountProvider(), mounted,
+                                                     {**nvme, "nodes": grown}),
+                               (BroadcastProvider(), sent, {**bcast, "nodes": grown})):
+            d = p_.diff("x", olds, news)
+            assert not d.changes and not d.replaces, type(p_).__name__
     finally:
         for o in (new, out):
             if o:
@@ -407,10 +413,9 @@ def test_shrink_by_one_stops_the_service_first_and_removes_an_idle_node(
         assert [c for c in ehpc.calls if c.startswith("shrink")] == ["shrink_cluster kk3n3"]
         assert [n["name"] for n in shrunk_out["nodes"]] == ["kk3n0", "kk3n1", "kk3n2"]
         shrunk = ["kk3n0", "kk3n1", "kk3n2"]
-        assert NvmeMountProvider().update("x", nvme_out, {**nvme, "nodes": shrunk}).outs[
-            "report"] == []
-        assert BroadcastProvider().update("x", bcast_out, {**bcast, "nodes": shrunk}).outs[
-            "copied"] == []
+        nvme_shrunk = NvmeMountProvider().update("x", nvme_out, {**nvme, "nodes": shrunk}).outs
+        bcast_shrunk = BroadcastProvider().update("x", bcast_out, {**bcast, "nodes": shrunk}).outs
+        assert nvme_shrunk["report"] == [] and bcast_shrunk["copied"] == []
         props3 = {**prepare(services, workspace, nodes=3), "ownerTag": OWNER,
                   "progressFile": progress}
         sh("scontrol update PartitionName=batch Nodes=kk3n[0-2]")  # prepare joins kk3n0 again
@@ -430,6 +435,12 @@ def test_shrink_by_one_stops_the_service_first_and_removes_an_idle_node(
                    for ph, d in details)
         assert any(f"serving again after {new['downtimeS']} s down (stopped for the shrink"
                    in d for _, d in details)
+        # the next `pulumi up` with the shrunk config changes nothing: no step runs again
+        for p_, olds, news in ((prov, new, props3),
+                               (NvmeMountProvider(), nvme_shrunk, {**nvme, "nodes": shrunk}),
+                               (BroadcastProvider(), bcast_shrunk, {**bcast, "nodes": shrunk})):
+            d = p_.diff("x", olds, news)
+            assert not d.changes and not d.replaces, type(p_).__name__
     finally:
         for o in (new, out):
             if o:
@@ -673,7 +684,7 @@ def test_broadcast_falls_back_to_copies_when_cthpc_model_bcast_is_missing(
                       remoteEnv={"PATH": no_doubles_path()}, timeoutS=120, pollIntervalS=0.25)
     with caplog.at_level(logging.WARNING):
         out = BroadcastProvider().create(props).outs
-    assert out["method"] == "copy" and out["copied"] == ["kk3n1", "kk3n2", "kk3n3"]
+    assert out["methodUsed"] == "copy" and out["copied"] == ["kk3n1", "kk3n2", "kk3n3"]
     assert "cthpc_model_bcast is not on the master" in caplog.text
     assert "modules.sh not found" in caplog.text  # the module lines warn, never skip silently
     log = Path(lay.work_dir, "logs", "bcast_copy.out").read_text()

@@ -977,3 +977,39 @@ def test_a_replica_stops_the_jobs_of_replicas_no_longer_declared_before_it_submi
     olds = {**p, "jobId": "9"}
     monkeypatch.setattr(service.SlurmServiceProvider, "live_state", lambda self, props: "RUNNING")
     assert not prov.diff("x", olds, {**p, "serviceJobNames": ["kimi-k3", "kimi-k3-r1"]}).changes
+
+
+@pytest.mark.parametrize("used", ["copy", "cthpc_model_bcast", "none"])
+def test_a_second_up_after_a_broadcast_is_no_change_whatever_method_it_used(used):
+    """The broadcast's output `method` (what a run used: `none` when no node needed the files)
+    overwrote the input `method` (default `auto`) in the state, so every later `pulumi up` saw a
+    changed REDO key and broadcast to every node again, stopping the service. The output is
+    `methodUsed` now; a state an earlier release wrote is read the same way."""
+    from components.ctyun_hcc.bootstrap import BroadcastProvider
+
+    prov = BroadcastProvider()
+    news = {"sshHost": "203.0.113.9", "script": "#!/bin/bash\n", "sourceHost": "kk3n0",
+            "nodes": ["kk3n0", "kk3n1"], "contentKey": "weights:1 sif:2", "method": "auto"}
+    state = {**news, "holding": ["kk3n0", "kk3n1"], "jobId": "", "methodUsed": used,
+             "copied": []}
+    d = prov.diff("x", state, news)
+    assert not d.changes and not d.replaces
+    # a state from before the rename: `method` there is what the run used
+    old_state = {k: v for k, v in state.items() if k != "methodUsed"}
+    old_state["method"] = used
+    assert not prov.diff("x", old_state, news).changes
+    assert prov.inputs(old_state)["method"] == "auto"
+    # the hostile side: a real change of the method is still one (every node again)
+    assert prov.diff("x", state, {**news, "method": "copy"}).changes
+
+
+def test_a_step_whose_output_is_named_like_a_diffed_input_is_refused():
+    """The factory of the SSH steps blanks every output name in the resource's properties, so an
+    output named like an input silently dropped that input (the Broadcast's `method`: the
+    config's kimi-k3:bcastMethod never reached the step) and overwrote it in the state."""
+    from components.ctyun_hcc.bootstrap import BroadcastProvider
+    from components.ctyun_hcc.ssh_resource import step_resource
+
+    with pytest.raises(ValueError, match="Broadcast: output\\(s\\) method are also input names"):
+        step_resource(BroadcastProvider, "Broadcast", ["jobId", "holding", "method", "copied"])
+    step_resource(BroadcastProvider, "Broadcast", ["jobId", "holding", "methodUsed", "copied"])
