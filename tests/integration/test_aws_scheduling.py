@@ -221,7 +221,9 @@ def test_multi_node_on_an_instance_type_the_efa_chart_does_not_list_is_refused(m
     monkeypatch.setitem(facts["defaults"]["supportedInstanceLabels"], "values", ["p5.48xlarge"])
     with pytest.raises(pulumi.RunError) as e:
         run_program("aws-eks", {"kimi-k3:nodes": "2", "kimi-k3:capacityReservationId": CR})
-    assert "kimi-k3:accelerator='p6-b300.48xlarge' is not in the pinned EFA device plugin" in str(e.value)
+    # the accelerator as the user wrote it (the default, b300), then its instance type (3392f0e)
+    assert ("kimi-k3:accelerator='b300' (instance type p6-b300.48xlarge) is not in the pinned EFA device "
+            "plugin") in str(e.value)
 
 
 # ---------------------------------------------------------------- the facts, re-read at the source
