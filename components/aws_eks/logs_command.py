@@ -11,6 +11,7 @@ kubeconfig are the same principal, the one EKS granted (API authentication mode)
 
 from __future__ import annotations
 
+import ssl
 import sys
 from typing import Mapping
 
@@ -31,6 +32,11 @@ def show_logs(args, outputs) -> int:
         check_lines(args.lines)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    try:  # EKS's base64 PEM: anything else is a damaged outputs file, not a traceback
+        verify = ssl_context(str(k["caData"])) if k.get("caData") else True
+    except (ValueError, ssl.SSLError):  # binascii.Error and UnicodeDecodeError are ValueErrors
+        raise UsageError("the stack's `kubernetes` output has a caData that is not a base64 PEM "
+                         "certificate: save the outputs again (pulumi stack output --json --show-secrets)") from None
     import httpx
     from botocore.exceptions import BotoCoreError, ClientError
 
@@ -42,7 +48,7 @@ def show_logs(args, outputs) -> int:
         return 1
     logs = PodLogs(str(k["apiEndpoint"]),
                    lambda: eks_token(session, str(k["clusterName"]), str(k["region"])),
-                   verify=ssl_context(str(k["caData"])) if k.get("caData") else True)
+                   verify=verify)
     ns = str(k.get("namespace") or "kimi-k3")
     selector = dict(k.get("podSelector") or {})
     try:

@@ -112,6 +112,10 @@ def test_hostile_pod_names(value):
     ('{"slurmJobId": "1", "ssh": {"host": "h", "hostKey": "ssh-ed25519 AAAA", "logDir": "/etc/../x"}, '
      '"sshLoginKey": "k"}', "log directory '/etc/../x'"),
     ('{"kubeconfig": "x"}', "have no `kubernetes`"),
+    # caData that is not EKS's base64 PEM: not base64, base64 of no certificate, of no text
+    *[(json.dumps({"kubernetes": {"apiEndpoint": "https://api.example", "caData": ca, "clusterName": "c",
+                                  "region": "us-east-2"}}), "caData that is not a base64 PEM certificate")
+      for ca in ("abc", "bW9jaw==", "//79")],
 ])
 def test_outputs_problems_are_one_line_exit_2(tmp_path, capsys, outputs, fragment):
     f = tmp_path / "o.json"
