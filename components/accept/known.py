@@ -122,19 +122,29 @@ def judge_arithmetic(got: Mapping[str, Optional[int]], why: Mapping[str, str]) -
 
 def judge_repeat(first: Mapping[str, Optional[int]],
                  copies: Mapping[str, Sequence[Optional[int]]],
-                 texts: Mapping[str, Sequence[str]]) -> Tuple[bool, str]:
-    """Every copy of a problem must give the first answer (None never agrees)."""
-    bad, same_text, n = [], 0, 0
+                 texts: Mapping[str, Sequence[str]],
+                 why: Optional[Mapping[str, str]] = None) -> Tuple[bool, str]:
+    """Every copy of a problem must give the first answer (None never agrees). A problem no
+    request of which got an integer is reported as unanswered (with `why`: the first failing
+    reply's reason), not as answers that differ: a server that answers nothing (an error, a
+    redirect) has shown nothing about determinism."""
+    bad, missing, same_text, n = [], [], 0, 0
     for pid, answers in copies.items():
         all_answers = [first.get(pid), *answers]
-        if any(a is None for a in all_answers) or len(set(all_answers)) != 1:
+        if all(a is None for a in all_answers):
+            missing.append(f"{pid}: {(why or {}).get(pid) or 'no integer in any answer'}")
+        elif any(a is None for a in all_answers) or len(set(all_answers)) != 1:
             bad.append(f"{pid}: {all_answers}")
         ts = texts.get(pid) or []
         n += 1
         same_text += int(bool(ts) and len(set(ts)) == 1)
     copies_n = sum(len(a) for a in copies.values())
     if bad:
-        return False, f"greedy answers differ between identical requests: {'; '.join(bad[:3])}"
+        return False, (f"greedy answers differ between identical requests: {'; '.join(bad[:3])}"
+                       + (f"; no answer at all for {len(missing)} problem(s)" if missing else ""))
+    if missing:
+        return False, ("no answer to compare between identical requests: "
+                       + "; ".join(missing[:3]))
     return True, (f"{len(copies)} problems x {copies_n // max(len(copies), 1) + 1} requests: same "
                   f"answers; identical text for {same_text}/{n} (text may differ without "
                   "VLLM_BATCH_INVARIANT=1)")

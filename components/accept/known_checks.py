@@ -18,6 +18,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..inference.catalog import MODELS
 from . import known as kn
 from .client import Answer, Client
 from .protocol import ProtocolError, first_message
@@ -28,6 +29,18 @@ MAX_IN_FLIGHT = 32
 #: characters per token the needle's control prompt is cut at (English prose: about 4); the
 #: longer prompts use the server's own count of the control
 CONTROL_CHARS_PER_TOKEN = 4.0
+#: the largest context a server's /v1/models `max_model_len` is believed for: 4 x the largest
+#: context in the catalog. The needle builds its longest prompt in memory from that figure, so a
+#: server claiming 10**10 tokens would have `accept` build tens of GB of text (the client's
+#: memory must stay bounded whatever the server sends); above it the needle runs its control
+#: only and fails, naming the figure.
+MAX_BELIEVED_CONTEXT_TOKENS = 4 * max(m.max_context_tokens for m in MODELS.values())
+#: characters per prompt token believed from the sizing request's `usage.prompt_tokens`: a
+#: tokenizer gives at least one character per token of this English text (less only by the chat
+#: template's few tokens) and real ones about 3-5; a server reporting 1 token for the 8 kB
+#: control would make each longer prompt some 8,000 times larger. Outside the range the longer
+#: prompts are not sized and the needle fails, naming the counts.
+CHARS_PER_TOKEN_RANGE = (1.0, 16.0)
 
 
 @dataclass
@@ -97,8 +110,13 @@ async def run_known(c: Client, cfg, record: Callable[[CheckResult], None],
         gate = asyncio.Semaphore(MAX_IN_FLIGHT)
         needle_on = "needle" in wanted
         context, source = await _context_tokens(kc, cfg) if needle_on else (None, "")
-        lengths = kn.needle_lengths(context, cfg.needle_cap_tokens)
         per_token, unsized = None, ""
+        if context is not None and source == SERVER_CONTEXT and context > MAX_BELIEVED_CONTEXT_TOKENS:
+            unsized = (f"the server's max_model_len {context} is above "
+                       f"{MAX_BELIEVED_CONTEXT_TOKENS} tokens (4 x the largest context known): "
+                       "not believed")
+            context, source = None, SERVER_CONTEXT
+        lengths = kn.needle_lengths(context, cfg.needle_cap_tokens)
         if needle_on and len(lengths) > 1:
             per_token, unsized = await _chars_per_token(kc, model, gate, lengths[0], codes)
         jobs: Dict[str, Any] = {
@@ -140,7 +158,13 @@ async def _chars_per_token(c: Client, model: str, gate: asyncio.Semaphore, contr
     prompt = kn.needle_prompt(int(control_tokens * CONTROL_CHARS_PER_TOKEN), codes)
     r = await _ask(c, kn.chat_body(model, prompt, 1), gate)
     if r.prompt_tokens:
-        return len(prompt) / r.prompt_tokens, ""
+        per_token = len(prompt) / r.prompt_tokens
+        lo, hi = CHARS_PER_TOKEN_RANGE
+        if lo <= per_token <= hi:
+            return per_token, ""
+        return None, (f"the server reported {r.prompt_tokens} prompt tokens for the "
+                      f"{len(prompt)}-character control prompt ({per_token:.3g} characters per "
+                      f"token, outside {lo:g}-{hi:g}): not believed")
     if r.why and not r.why.startswith("no content"):  # no reply, an HTTP error, not a chat reply
         return None, f"the sizing request on the control prompt failed: {r.why}"
     return None, "the server reported no usage.prompt_tokens for the control prompt"
@@ -152,11 +176,11 @@ def _needle_result(cfg, found: Sequence[Tuple], codes, lengths: Sequence[int],
     control ran (no context length, or no token count to size the longer prompts from) or the
     lengths were capped below the context."""
     ok, detail = kn.judge_needle([f[:3] for f in found], codes)
-    if len(lengths) == 1:
-        detail += f"; context length {source}: control only"
-    elif unsized:  # why the longer prompts could not be sized
+    if unsized:  # why the longer prompts could not be sized
         ok = False
         detail += f"; control only: {unsized}, so the longer prompts could not be sized"
+    elif len(lengths) == 1:
+        detail += f"; context length {source}: control only"
     elif cfg.needle_cap_tokens and context and lengths[-1] < context - kn.NEEDLE_ANSWER_TOKENS:
         detail += f"; capped at {cfg.needle_cap_tokens} tokens of the {context} context"
     return CheckResult("needle", ok, detail)
@@ -170,11 +194,14 @@ def _repeat_result(ps: Sequence[kn.Problem], repeat: Sequence[kn.Problem],
     by_id = {p.id: r for p, r in zip(ps, firsts)}
     copies: Dict[str, List[Optional[int]]] = {p.id: [] for p in repeat}
     texts: Dict[str, List[str]] = {p.id: [by_id[p.id].content or ""] for p in repeat}
+    why: Dict[str, str] = {p.id: by_id[p.id].why for p in repeat if by_id[p.id].why}
     for i, r in enumerate(copies_sent):
         pid = repeat[i // kn.REPEAT_COPIES].id
         copies[pid].append(kn.extract_integer(r.content))
         texts[pid].append(r.content or "")
-    return CheckResult("greedy_repeat", *kn.judge_repeat(got, copies, texts))
+        if r.why:
+            why.setdefault(pid, r.why)
+    return CheckResult("greedy_repeat", *kn.judge_repeat(got, copies, texts, why))
 
 
 async def _replicas(cfg, model: str, max_tokens: int, ps) -> Dict[str, List[Reply]]:
@@ -189,6 +216,9 @@ async def _replicas(cfg, model: str, max_tokens: int, ps) -> Dict[str, List[Repl
     return dict(await asyncio.gather(*(one(u) for u in cfg.replicas)))
 
 
+SERVER_CONTEXT = "the server's max_model_len"
+
+
 async def _context_tokens(c: Client, cfg) -> Tuple[Optional[int], str]:
     if cfg.context_tokens:
         return int(cfg.context_tokens), "given"
@@ -196,7 +226,7 @@ async def _context_tokens(c: Client, cfg) -> Tuple[Optional[int], str]:
     data = a.body.get("data") if isinstance(a.body, dict) else None
     for m in data if isinstance(data, list) else ():
         if isinstance(m, dict) and m.get("id") == cfg.model and isinstance(m.get("max_model_len"), int):
-            return m["max_model_len"], "the server's max_model_len"
+            return m["max_model_len"], SERVER_CONTEXT
     return None, "unknown"
 
 

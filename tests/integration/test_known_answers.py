@@ -160,3 +160,56 @@ def test_known_answer_options_refuse_bad_values_in_one_line(argv, words, capsys)
         assert code == 1 and not err  # nothing answers on port 9: a failed health check
     else:
         assert code == 2 and len(err.splitlines()) == 1 and words in err, err
+
+
+def _largest_prompt(d):
+    """Wrap the double's knowledge so the longest prompt it was asked is recorded."""
+    seen = [0]
+    orig = d.knowledge.answer
+
+    def spy(prompt, req, faults, count):
+        seen[0] = max(seen[0], len(prompt))
+        return orig(prompt, req, faults, count)
+    d.knowledge.answer = spy
+    return seen
+
+
+def test_a_server_claiming_a_context_beyond_belief_fails_needle_without_building_it():
+    """The needle builds its longest prompt in memory from the server's max_model_len when no
+    context or cap is given (`accept --needle-cap-tokens 0`): a server claiming more than 4 x the
+    largest known context is not believed (a claim of 10**10 tokens would have `accept` build
+    tens of GB of text), so only the control is asked and the check fails naming the figure."""
+    from components.accept.known_checks import MAX_BELIEVED_CONTEXT_TOKENS
+
+    claim = MAX_BELIEVED_CONTEXT_TOKENS + 1
+    with VllmOpenAIDouble(DoubleConfig(**{**FAST, "max_model_len": claim})) as d:
+        largest = _largest_prompt(d)
+        r = run(d.url, needle_cap_tokens=None)
+    assert failed(r) == ["needle"], summary(r)
+    assert f"the server's max_model_len {claim} is above {MAX_BELIEVED_CONTEXT_TOKENS} tokens" \
+        in detail(r, "needle")
+    assert largest[0] < 4 * kn.NEEDLE_CONTROL_TOKENS * 2, largest  # the control's size only
+
+
+def test_a_server_lying_about_the_controls_prompt_tokens_fails_needle_without_sizing_from_it(
+        monkeypatch):
+    """The longer needle prompts are sized from the control's usage.prompt_tokens: a server that
+    reports 1 token for the 8 kB control would make each longer prompt 8,000 times its target.
+    Outside 1-16 characters per token the count is not believed and the check fails naming it."""
+    from tests.doubles import vllm_openai as vo
+
+    honest = vo._Engine.usage
+
+    def lying(self):
+        u = honest(self)
+        if self.max_tokens == 1:  # the needle's one-token sizing request
+            u["prompt_tokens"] = 1
+        return u
+    monkeypatch.setattr(vo._Engine, "usage", lying)
+    with VllmOpenAIDouble(DoubleConfig(**FAST)) as d:
+        largest = _largest_prompt(d)
+        r = run(d.url, needle_cap_tokens=4096)
+    assert failed(r) == ["needle"], summary(r)
+    assert "reported 1 prompt tokens for the" in detail(r, "needle")
+    assert "outside 1-16): not believed" in detail(r, "needle")
+    assert largest[0] < 4 * kn.NEEDLE_CONTROL_TOKENS * 2, largest

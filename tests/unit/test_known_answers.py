@@ -97,6 +97,24 @@ def test_repeat_and_replicas_judges():
     assert not ok and "b:2 answers" in detail and ps[4].id in detail and "a:1" not in detail
 
 
+def test_repeat_with_no_answer_at_all_says_so_not_that_answers_differ():
+    """A server that answered no request (an error, a redirect) has shown nothing about
+    determinism: the detail names the failure, not 'answers differ'."""
+    ps = kn.problems()
+    none = {p.id: None for p in ps}
+    copies = {p.id: [None, None, None] for p in ps[:2]}
+    why = {ps[0].id: "HTTP 307 (redirect not followed)"}
+    ok, detail = kn.judge_repeat(none, copies, {}, why)
+    assert not ok and detail.startswith("no answer to compare between identical requests: ")
+    assert f"{ps[0].id}: HTTP 307 (redirect not followed)" in detail
+    assert f"{ps[1].id}: no integer in any answer" in detail and "differ" not in detail
+    # one problem answered inconsistently and one not at all: the difference leads
+    first = {**none, ps[0].id: ps[0].answer}
+    mixed = {ps[0].id: [ps[0].answer, ps[0].answer + 1, ps[0].answer], ps[1].id: [None] * 3}
+    ok, detail = kn.judge_repeat(first, mixed, {}, why)
+    assert not ok and detail.startswith("greedy answers differ") and "no answer at all for 1" in detail
+
+
 @pytest.mark.parametrize("obj,words", [
     ([], "is not an object"),
     ({"order_id": "58213"}, "$.order_id is not an integer"),
