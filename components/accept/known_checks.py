@@ -110,12 +110,8 @@ async def run_known(c: Client, cfg, record: Callable[[CheckResult], None],
         gate = asyncio.Semaphore(MAX_IN_FLIGHT)
         needle_on = "needle" in wanted
         context, source = await _context_tokens(kc, cfg) if needle_on else (None, "")
-        per_token, unsized = None, ""
-        if context is not None and source == SERVER_CONTEXT and context > MAX_BELIEVED_CONTEXT_TOKENS:
-            unsized = (f"the server's max_model_len {context} is above "
-                       f"{MAX_BELIEVED_CONTEXT_TOKENS} tokens (4 x the largest context known): "
-                       "not believed")
-            context, source = None, SERVER_CONTEXT
+        context, unsized = _believed_context(context, source)
+        per_token = None
         lengths = kn.needle_lengths(context, cfg.needle_cap_tokens)
         if needle_on and len(lengths) > 1:
             per_token, unsized = await _chars_per_token(kc, model, gate, lengths[0], codes)
@@ -217,6 +213,16 @@ async def _replicas(cfg, model: str, max_tokens: int, ps) -> Dict[str, List[Repl
 
 
 SERVER_CONTEXT = "the server's max_model_len"
+
+
+def _believed_context(context: Optional[int], source: str) -> Tuple[Optional[int], str]:
+    """(the context the needle may build prompts for, why not when a server's figure is not
+    believed): a server's max_model_len above MAX_BELIEVED_CONTEXT_TOKENS is dropped."""
+    if context is not None and source == SERVER_CONTEXT and context > MAX_BELIEVED_CONTEXT_TOKENS:
+        return None, (f"the server's max_model_len {context} is above "
+                      f"{MAX_BELIEVED_CONTEXT_TOKENS} tokens (4 x the largest context known): "
+                      "not believed")
+    return context, ""
 
 
 async def _context_tokens(c: Client, cfg) -> Tuple[Optional[int], str]:
