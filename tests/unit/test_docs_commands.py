@@ -226,3 +226,11 @@ def test_the_key_reference_names_every_key(namespace, page):
     text = (ROOT / "docs" / page).read_text(encoding="utf-8")
     named = set(re.findall(rf"`(?:{namespace}:)?([a-z][A-Za-z0-9]*)", text))
     assert sorted(known_keys()[namespace] - named) == []
+
+
+def test_the_readme_lists_every_benchmark():
+    """README.md names the bench/ scripts that print the figures docs/benchmarks.md records."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = sorted(p.name for p in (ROOT / "bench").glob("*.py")
+                     if p.name != "__init__.py" and f"`bench/{p.name}`" not in text)
+    assert missing == [], f"bench scripts README.md does not name: {missing}"
