@@ -11,6 +11,21 @@ from typing import Mapping
 from ..cli.logs import EXIT_NOTHING, TerminalSafe, UsageError, need
 
 
+def log_dir_of(log_dir: str, replicas, job: str) -> str:
+    """Where `job`'s logs are: replica i > 0 runs in its own work directory
+    (replicas.py `replica_work_dir`: `<workDir>/replica-<i>`), so its job's logs are under
+    `<workDir>/replica-<i>/logs`; replica 0's job and any other are under `logDir`. `replicas` is
+    the stack output of that name (each replica's `jobId`), absent with one replica."""
+    from .replicas import replica_work_dir
+
+    if not log_dir.endswith("/logs") or not isinstance(replicas, list):
+        return log_dir
+    for i, r in enumerate(replicas):
+        if i and isinstance(r, Mapping) and str(r.get("jobId")) == job:
+            return f"{replica_work_dir(log_dir[:-len('/logs')], i)}/logs"
+    return log_dir
+
+
 def show_logs(args, outputs) -> int:
     """`python -m components logs` on a ctyun-hcc stack (cli/logs.py calls it)."""
     from .logs import LogRequest, remote_command
@@ -22,7 +37,8 @@ def show_logs(args, outputs) -> int:
     if not isinstance(ssh, Mapping) or not ssh.get("hostKey"):
         raise UsageError("the stack's `ssh` output has no pinned hostKey: run `pulumi up`")
     try:
-        req = LogRequest(str(ssh.get("logDir") or ""), job, args.node, args.lines, args.follow)
+        req = LogRequest(log_dir_of(str(ssh.get("logDir") or ""), outputs.get("replicas"), job),
+                         job, args.node, args.lines, args.follow)
     except ValueError as e:
         raise UsageError(str(e)) from None
     bastion = ssh.get("bastion") or ""

@@ -405,3 +405,19 @@ def test_the_aws_logs_command_shows_escapes_in_a_pod_log(tmp_path, capsys, monke
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\x1b]52;c;" in out and "\\x0dINFO all fine" in out
     assert out.startswith("INFO ok\n") and "é — 漢" in out
+
+
+def test_a_replicas_job_is_read_in_its_own_work_directory():
+    """Replica i > 0 runs in `<workDir>/replica-<i>` (ctyun_hcc/replicas.py), so `--job` with its
+    id reads the logs there; replica 0's job, a job not in `replicas` and one replica read logDir."""
+    from components.ctyun_hcc.logs_command import log_dir_of
+
+    replicas = [{"jobId": "41", "nodes": [], "head": "a"}, {"jobId": "42", "nodes": [], "head": "b"}]
+    assert log_dir_of("/home/kimi-k3/logs", replicas, "42") == "/home/kimi-k3/replica-1/logs"
+    assert log_dir_of("/home/kimi-k3/logs", replicas, "41") == "/home/kimi-k3/logs"
+    assert log_dir_of("/home/kimi-k3/logs", replicas, "7") == "/home/kimi-k3/logs"
+    assert log_dir_of("/home/kimi-k3/logs", None, "42") == "/home/kimi-k3/logs"
+    assert log_dir_of("/home/kimi-k3/logs", "damaged", "42") == "/home/kimi-k3/logs"
+    # the directory still goes through LogRequest's path check and the shell quoting
+    cmd = remote_command(LogRequest(log_dir_of("/home/kimi-k3/logs", replicas, "42"), "42", None, 200, False))
+    assert "/home/kimi-k3/replica-1/logs/job_42.out" in cmd
