@@ -12,7 +12,9 @@ reader is the target's `logs_module`: ctyun_hcc/logs_command.py, aws_eks/logs_co
 Where to connect comes from the stack's outputs: `pulumi stack output --json --show-secrets`
 (run in the project directory), or `--outputs FILE` holding that JSON (e.g. saved once on the
 machine that deployed). The outputs used: ctyun-hcc `ssh` {host, port, user, hostKey, bastion,
-bastionHostKey, logDir}, `sshLoginKey` (secret), `slurmJobId`; aws-eks `kubernetes`
+bastionHostKey, logDir}, `sshLoginKey` (secret), `slurmJobId`, and through a bastion the key it
+takes from `--bastion-key FILE` (the user's own key, stack config: the program never copies it into
+an output); aws-eks `kubernetes`
 {apiEndpoint, caData, clusterName, region, namespace, podSelector, container, and on HyperPod
 inferenceEndpointConfig and port}. Bad input exits 2
 with one line; Ctrl-C ends `--follow`.
@@ -88,6 +90,10 @@ def register(sub) -> None:
     p.add_argument("--job", help="ctyun-hcc: another Slurm job id than the output slurmJobId")
     p.add_argument("--outputs", type=Path, metavar="FILE",
                    help="the stack's outputs as JSON (`pulumi stack output --json --show-secrets`)")
+    p.add_argument("--bastion-key", type=Path, metavar="FILE",
+                   help="ctyun-hcc through kimi-k3:sshBastion: the private key the bastion takes "
+                   "(the one kimi-k3:sshBastionPrivateKey, else kimi-k3:sshPrivateKey, holds; "
+                   "stack config, never an output)")
     p.set_defaults(func=run)
 
 

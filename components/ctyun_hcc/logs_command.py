@@ -6,7 +6,7 @@ pin is in the stack's outputs). The command line and the outputs it reads: compo
 from __future__ import annotations
 
 import sys
-from typing import Mapping
+from typing import Mapping, Optional
 
 from ..cli.logs import EXIT_NOTHING, TerminalSafe, UsageError, need
 
@@ -24,6 +24,31 @@ def log_dir_of(log_dir: str, replicas, job: str) -> str:
         if i and isinstance(r, Mapping) and str(r.get("jobId")) == job:
             return f"{replica_work_dir(log_dir[:-len('/logs')], i)}/logs"
     return log_dir
+
+
+#: a private key file is a few kB (OpenSSH ed25519 ~400 B, RSA 4096 ~3.4 kB); more is not one
+MAX_KEY_FILE_BYTES = 64 * 1024
+
+
+def bastion_key(bastion: str, path) -> Optional[str]:
+    """The bastion's login key from `--bastion-key FILE`: the user's own key (kimi-k3:
+    sshBastionPrivateKey, else kimi-k3:sshPrivateKey), stack config the program never copies into
+    an output, so `logs` must be given it. None without a bastion; without the file, one line
+    saying how to give it (checked before connecting: nothing is offered to the bastion)."""
+    if not bastion:
+        return None
+    if path is None:
+        raise UsageError(f"the stack reaches its master through the bastion {bastion!r}: give the "
+                         "private key the bastion takes with --bastion-key FILE (the key "
+                         "kimi-k3:sshBastionPrivateKey, else kimi-k3:sshPrivateKey, holds)")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_KEY_FILE_BYTES + 1)
+    except OSError as e:
+        raise UsageError(f"--bastion-key {str(path)!r} is not readable ({e.__class__.__name__})") from None
+    if len(data) > MAX_KEY_FILE_BYTES or b"PRIVATE KEY-----" not in data:
+        raise UsageError(f"--bastion-key {str(path)!r} does not hold a PEM/OpenSSH private key")
+    return data.decode("utf-8", "replace")
 
 
 def show_logs(args, outputs) -> int:
@@ -56,7 +81,7 @@ def show_logs(args, outputs) -> int:
                        bastion_host=b_host, bastion_port=b_port, bastion_user=b_user,
                        bastion_host_key=ssh.get("bastionHostKey") or None, retries=1)
     creds = SshCredentials(private_key=str(key),
-                           bastion_private_key=outputs.get("sshBastionKey") or None)
+                           bastion_private_key=bastion_key(bastion, args.bastion_key))
     out, err = sys.stdout.buffer, sys.stderr.buffer
 
     def write(stream):  # what the log holds is shown, never acted on (cli/logs.py)

@@ -187,3 +187,28 @@ def test_a_changed_host_key_is_refused(job, tmp_path):
     f.write_text(json.dumps(data))
     p = logs(f)
     assert p.returncode == 1 and "host key" in p.stderr.lower() and "nodes: " not in p.stdout
+
+
+def test_through_a_bastion_with_the_users_key_given_as_a_file(job, services, tmp_path):
+    """Through kimi-k3:sshBastion the bastion takes the user's own key (stack config, never an
+    output): without --bastion-key the command stops in one line before connecting; with a file
+    that is no key, likewise; with the key, the job's log comes through the bastion (the same
+    sshd, as root, here)."""
+    port = int(services["KK3_SSH_PORT"])
+    host_key = job["data"]["ssh"]["hostKey"]
+    data = dict(job["data"], ssh=dict(job["data"]["ssh"], bastion=f"root@127.0.0.1:{port}",
+                                      bastionHostKey=host_key))
+    f = tmp_path / "bastion.json"
+    f.write_text(json.dumps(data))
+    p = logs(f)
+    assert p.returncode == 2 and p.stderr.strip() == (
+        f"error: the stack reaches its master through the bastion 'root@127.0.0.1:{port}': give "
+        "the private key the bastion takes with --bastion-key FILE (the key "
+        "kimi-k3:sshBastionPrivateKey, else kimi-k3:sshPrivateKey, holds)")
+    not_a_key = tmp_path / "not-a-key"
+    not_a_key.write_text("ssh-ed25519 AAAA... a public key\n")
+    p = logs(f, "--bastion-key", str(not_a_key))
+    assert p.returncode == 2 and "does not hold a PEM/OpenSSH private key" in p.stderr
+    p = logs(f, "--bastion-key", services["KK3_SSH_KEY"])
+    assert p.returncode == 0, p.stderr
+    assert "nodes: " in p.stdout and f"job_{job['id']}.out" in p.stdout

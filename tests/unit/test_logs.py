@@ -421,3 +421,28 @@ def test_a_replicas_job_is_read_in_its_own_work_directory():
     # the directory still goes through LogRequest's path check and the shell quoting
     cmd = remote_command(LogRequest(log_dir_of("/home/kimi-k3/logs", replicas, "42"), "42", None, 200, False))
     assert "/home/kimi-k3/replica-1/logs/job_42.out" in cmd
+
+
+def test_the_bastion_key_file_is_read_bounded_and_only_with_a_bastion(tmp_path):
+    """`logs --bastion-key FILE` on ctyun-hcc: unused without a bastion; a file that is no
+    private key (a public key, a huge file) is refused in one line, its content never shown."""
+    from components.cli.logs import UsageError
+    from components.ctyun_hcc.logs_command import MAX_KEY_FILE_BYTES, bastion_key
+
+    assert bastion_key("", None) is None and bastion_key("", tmp_path / "absent") is None
+    with pytest.raises(UsageError, match="--bastion-key FILE"):
+        bastion_key("u@b:22", None)
+    with pytest.raises(UsageError, match="is not readable"):
+        bastion_key("u@b:22", tmp_path / "absent")
+    pub = tmp_path / "k.pub"
+    pub.write_text("ssh-ed25519 AAAAsecretish\n")
+    with pytest.raises(UsageError) as e:
+        bastion_key("u@b:22", pub)
+    assert "AAAAsecretish" not in str(e.value)
+    big = tmp_path / "big"
+    big.write_bytes(b"-----BEGIN OPENSSH PRIVATE KEY-----\n" + b"A" * MAX_KEY_FILE_BYTES)
+    with pytest.raises(UsageError, match="does not hold"):
+        bastion_key("u@b:22", big)
+    key = tmp_path / "k"
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n-----END OPENSSH PRIVATE KEY-----\n")
+    assert bastion_key("u@b:22", key).startswith("-----BEGIN OPENSSH PRIVATE KEY-----")
