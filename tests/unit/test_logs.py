@@ -193,12 +193,11 @@ def test_hyperpod_pods_are_the_ones_the_operator_labelled():
     assert seen == []  # refused before any request
 
 
-def test_the_cli_reads_the_worker_of_the_operators_pod(tmp_path, capsys, monkeypatch):
+def _pod_logs_through(monkeypatch, handler):
+    """`logs` on aws-eks talks to `handler` (an httpx MockTransport handler standing for the
+    Kubernetes API) with a fixed EKS token."""
     import components.aws_eks.kube_api as kube_api
     import components.aws_eks.logs as eks_logs
-
-    seen = []
-    handler = _operator_api(seen, {"selector": "app=kimik3"})
 
     class Logs(eks_logs.PodLogs):
         def __init__(self, endpoint, token, verify=True, client=None, timeout_s=20.0):
@@ -206,6 +205,12 @@ def test_the_cli_reads_the_worker_of_the_operators_pod(tmp_path, capsys, monkeyp
 
     monkeypatch.setattr(eks_logs, "PodLogs", Logs)
     monkeypatch.setattr(kube_api, "eks_token", lambda session, name, region: "tok")
+
+
+def test_the_cli_reads_the_worker_of_the_operators_pod(tmp_path, capsys, monkeypatch):
+    seen = []
+    handler = _operator_api(seen, {"selector": "app=kimik3"})
+    _pod_logs_through(monkeypatch, handler)
     f = tmp_path / "o.json"
     f.write_text(json.dumps({"kubeconfig": "x", "kubernetes": {
         "apiEndpoint": "https://api.example", "caData": "", "clusterName": "hp", "region": "us-east-2",
@@ -234,16 +239,8 @@ def test_hyperpod_logs_output_is_one_line_and_refuses_a_hostile_name():
 def test_the_cli_says_in_one_line_what_the_api_refused(tmp_path, capsys, monkeypatch):
     """An endpoint config the identity may not read (HTTP 403) is one line and exit 1, not a
     traceback."""
-    import components.aws_eks.kube_api as kube_api
-    import components.aws_eks.logs as eks_logs
-
-    class Logs(eks_logs.PodLogs):
-        def __init__(self, endpoint, token, verify=True, client=None, timeout_s=20.0):
-            super().__init__(endpoint, token, client=httpx.Client(transport=httpx.MockTransport(
-                lambda r: httpx.Response(403, text="inferenceendpointconfigs is forbidden"))))
-
-    monkeypatch.setattr(eks_logs, "PodLogs", Logs)
-    monkeypatch.setattr(kube_api, "eks_token", lambda session, name, region: "tok")
+    _pod_logs_through(monkeypatch, lambda r: httpx.Response(
+        403, text="inferenceendpointconfigs is forbidden"))
     f = tmp_path / "o.json"
     f.write_text(json.dumps({"kubernetes": {
         "apiEndpoint": "https://api.example", "caData": "", "clusterName": "hp", "region": "us-east-2",
@@ -381,9 +378,6 @@ def test_a_lone_byte_held_at_the_end_is_written():
 
 def test_the_aws_logs_command_shows_escapes_in_a_pod_log(tmp_path, capsys, monkeypatch):
     """End to end through the CLI: the pod's log as the API returns it, escapes shown."""
-    import components.aws_eks.kube_api as kube_api
-    import components.aws_eks.logs as eks_logs
-
     def handler(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/api/v1/namespaces/kimi-k3/pods":
             return httpx.Response(200, json={"items": [WORKER]})
@@ -391,12 +385,7 @@ def test_the_aws_logs_command_shows_escapes_in_a_pod_log(tmp_path, capsys, monke
             return httpx.Response(200, content=HOSTILE_LOG)
         return httpx.Response(404, json={"kind": "Status", "code": 404})
 
-    class Logs(eks_logs.PodLogs):
-        def __init__(self, endpoint, token, verify=True, client=None, timeout_s=20.0):
-            super().__init__(endpoint, token, client=httpx.Client(transport=httpx.MockTransport(handler)))
-
-    monkeypatch.setattr(eks_logs, "PodLogs", Logs)
-    monkeypatch.setattr(kube_api, "eks_token", lambda session, name, region: "tok")
+    _pod_logs_through(monkeypatch, handler)
     f = tmp_path / "o.json"
     f.write_text(json.dumps({"kubernetes": {
         "apiEndpoint": "https://api.example", "caData": "", "clusterName": "c", "region": "us-east-2",
