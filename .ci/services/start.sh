@@ -235,6 +235,10 @@ mkdir -p "$dir/state/slurmctld"
 for n in "${nodes[@]}"; do mkdir -p "$dir/spool/$n"; done
 export SLURM_CONF=$dir/slurm/slurm.conf
 if ! running "$dir/run/slurmctld.pid"; then
+  # a fresh start: the doubles' per-host state (Apptainer instances, ...) described processes
+  # of the previous run, none of which outlive a stop; kept, a record left by an interrupted run
+  # would fail every later no-leftovers check of this one
+  rm -rf "$dir/state/doubles"
   slurmctld -f "$SLURM_CONF"
 elif [ "$reconfigure" = yes ]; then
   scontrol reconfigure
