@@ -70,6 +70,8 @@ GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedul
 #: Amazon Managed Prometheus workspace ids as AWS shows them (ws- and a UUID)
 WORKSPACE_ID = re.compile(r"ws-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _WORKSPACE = WORKSPACE_ID
+#: the app prefix the dashboards' uids (and so their ConfigMaps' names) carry
+DASHBOARD_APP = dashboards.UID_PREFIX.removesuffix("-")
 _REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9]")
 
 
@@ -143,7 +145,8 @@ def prometheus_rule(namespace: str) -> Dict[str, Any]:
 
 def dashboard_config_maps(namespace: str, platform: str) -> List[Dict[str, Any]]:
     """One ConfigMap per dashboard, labelled for Grafana's sidecar; its name is the dashboard's
-    uid (`kimi-k3-serving`) and `-dashboard` (`dashboard_resource_name` is the Pulumi name)."""
+    uid (`kimi-k3-serving`) and `-dashboard`; its Pulumi name drops the uid's `DASHBOARD_APP`
+    prefix (components/program/tree.py `undoubled`, the rule of every cluster object's name)."""
     out = []
     for name, text in sorted(dashboards.build(platform).items()):
         uid = name.removesuffix(".json")
@@ -153,21 +156,6 @@ def dashboard_config_maps(namespace: str, platform: str) -> List[Dict[str, Any]]
                                  "labels": {"grafana_dashboard": "1"}},
                     "data": {name: text}})
     return out
-
-
-def dashboard_resource_name(name: str, config_map: Mapping[str, Any]) -> str:
-    """The Pulumi name of a dashboard's ConfigMap: the stack's resource prefix (`name`, kimi-k3)
-    and the ConfigMap's name without the project prefix its uid carries, so `kimi-k3` and
-    `kimi-k3-serving-dashboard` give `kimi-k3-serving-dashboard` (it was
-    `kimi-k3-kimi-k3-serving-dashboard`: `dashboard_old_resource_name`)."""
-    cm_name = config_map["metadata"]["name"]
-    return f"{name}-{cm_name.removeprefix(dashboards.UID_PREFIX)}"
-
-
-def dashboard_old_resource_name(name: str, config_map: Mapping[str, Any]) -> str:
-    """The Pulumi name the ConfigMap was created under until the prefix was no longer doubled
-    (an alias: a stack deployed before keeps the object, updated in place)."""
-    return f"{name}-{config_map['metadata']['name']}"
 
 
 def amp_policy(workspace_id: str, region: str) -> Dict[str, Any]:

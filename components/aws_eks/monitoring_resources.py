@@ -18,6 +18,7 @@ from typing import Any, List, Optional
 
 import pulumi
 
+from ..program.tree import undoubled
 from . import monitoring as mon
 from .layout import GPU_NODE_LABEL
 
@@ -62,10 +63,10 @@ class Monitoring:
             # nothing is deleted and recreated, and Grafana's sidecar, which picks dashboards by
             # the label `grafana_dashboard: "1"` in every namespace (kube-prometheus-stack 88.5.3
             # values.yaml `grafana.sidecar.dashboards.label`/`searchNamespace: ALL`), sees no change
+            rname, als = undoubled(name, mon.DASHBOARD_APP, cm["metadata"]["name"])
             k8s.core.v1.ConfigMap(
-                mon.dashboard_resource_name(name, cm), metadata=cm["metadata"], data=cm["data"],
-                opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(aliases=[
-                    pulumi.Alias(name=mon.dashboard_old_resource_name(name, cm))])))
+                rname, metadata=cm["metadata"], data=cm["data"],
+                opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(aliases=als)))
 
     def _amp_role(self, name, cluster, region, workspace_id, parent, depends_on):
         import pulumi_aws as aws

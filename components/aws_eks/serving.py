@@ -19,7 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..inference.render_k8s import K8sLayout
-from .weights.resources import undoubled
+from ..program.tree import undoubled
 
 
 def secret_data(api_key: Optional[Any], hf_token: Optional[Any]) -> Dict[str, Any]:
@@ -67,7 +67,7 @@ class Serving:
                     additional_secret_outputs=["stringData", "data"])))
             waits.append(self.secret)
         for cm in config_maps:  # the API-key guard the serving pod mounts (render_api_guard), EFA scripts
-            # not `kimi-k3-kimi-k3-...`: the old name aliased (weights/resources.py `undoubled`)
+            # not `kimi-k3-kimi-k3-...`: the old name aliased (components/program/tree.py `undoubled`)
             rname, als = undoubled(name, layout.name, cm["metadata"]["name"], aliases)
             waits.append(k8s.core.v1.ConfigMap(rname, metadata=cm["metadata"], data=cm["data"],
                                                opts=pulumi.ResourceOptions(parent=parent, provider=provider,

@@ -14,7 +14,7 @@ generateAliases, https://github.com/pulumi/pulumi/blob/1a16857a44f16e46a9dce29f1
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Sequence, Tuple
 
 import pulumi
 
@@ -35,3 +35,21 @@ def moved_from(old_parent) -> List[pulumi.Alias]:
     """Aliases of a resource that was a child of `old_parent` (a resource or its URN) under the
     same name and type."""
     return [pulumi.Alias(parent=old_parent)]
+
+
+def undoubled(prefix: str, app: str, meta_name: str,
+              aliases: Sequence[pulumi.Alias] = ()) -> Tuple[str, List[pulumi.Alias]]:
+    """The Pulumi name of a cluster object and its aliases, the one rule for every object whose
+    Kubernetes name carries the app prefix (`kimi-k3-weights-scripts`, the dashboards'
+    `kimi-k3-serving-dashboard`): the resource prefix (`prefix`, kimi-k3) and the Kubernetes name
+    without `app-`, so the prefix is not doubled (until 2026-12-02 the Pulumi names were
+    `kimi-k3-kimi-k3-...`). The old name is aliased under the current parent (a stack deployed
+    before the rename) and under each earlier parent in `aliases` (a stack deployed before the
+    component tree moved it), so `pulumi up` updates in place and replaces nothing
+    (tests/integration/test_urn_aliases.py). The Kubernetes name itself is unchanged."""
+    new = f"{prefix}-{meta_name.removeprefix(app + '-')}"
+    old = f"{prefix}-{meta_name}"
+    if old == new:
+        return new, list(aliases)
+    moved = [pulumi.Alias(name=old, parent=a.parent) for a in aliases if a.parent is not ...]
+    return new, [pulumi.Alias(name=old), *moved, *aliases]

@@ -51,7 +51,7 @@ RENAMED_SINCE_RECORD = {
     f"kimi-k3-kimi-k3-{d}-dashboard": (f"kimi-k3-{d}-dashboard", "787b698",
                                        "issue 22: the dashboard ConfigMaps' doubled prefix")
     for d in ("serving", "accelerators")}
-#: the weights objects and the serving ConfigMaps lost the same doubled prefix (weights/resources.py
+#: the weights objects and the serving ConfigMaps lost the same doubled prefix (program/tree.py
 #: `undoubled`); the weights objects also moved under K3Inference since the record (aliased both ways)
 RENAMED_SINCE_RECORD.update({
     f"kimi-k3-kimi-k3-{n}": (f"kimi-k3-{n}", "e4b29d7", "issue 20: the doubled prefix of the cluster objects' names")

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from components.aws_eks import monitoring
+from components.program.tree import undoubled
 from components.observability import metrics
 from tests.contracts import upstream
 from tests.doubles import exporter_doubles, vllm_metrics
@@ -207,10 +208,10 @@ def test_dashboards_become_labelled_config_maps():
     assert all(m["metadata"]["labels"] == {"grafana_dashboard": "1"} for m in maps)
     assert all(len(yaml.safe_dump(m)) < 1_000_000 for m in maps)
     # the Pulumi names carry the stack's prefix once; the old doubled names stay as aliases
-    assert [monitoring.dashboard_resource_name("kimi-k3", m) for m in maps] == [
-        "kimi-k3-accelerators-dashboard", "kimi-k3-serving-dashboard"]
-    assert [monitoring.dashboard_old_resource_name("kimi-k3", m) for m in maps] == [
-        "kimi-k3-kimi-k3-accelerators-dashboard", "kimi-k3-kimi-k3-serving-dashboard"]
+    named = [undoubled("kimi-k3", monitoring.DASHBOARD_APP, m["metadata"]["name"]) for m in maps]
+    assert [n for n, _ in named] == ["kimi-k3-accelerators-dashboard", "kimi-k3-serving-dashboard"]
+    assert [[(a.name, a.parent) for a in als] for _, als in named] == [
+        [("kimi-k3-kimi-k3-accelerators-dashboard", ...)], [("kimi-k3-kimi-k3-serving-dashboard", ...)]]
 
 
 @pytest.mark.parametrize("ws,region", [("ws-123", "us-east-2"), ("ws-12345678-abcd-1234-abcd-123456789012/../x", "us-east-2"),

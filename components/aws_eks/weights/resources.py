@@ -23,10 +23,12 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from ...program.tree import undoubled
 from . import iam
 from . import render as wr
 from .notice import MirrorNotice
 from .settings import CACHE_PREFIX, WeightsConfig
+
 
 def _json(doc_of_bucket, bucket: Any) -> pulumi.Output:
     return pulumi.Output.from_input(bucket).apply(lambda b: json.dumps(doc_of_bucket(b)))
@@ -35,23 +37,6 @@ def _json(doc_of_bucket, bucket: Any) -> pulumi.Output:
 def _warn(message: Optional[str], resource) -> None:
     if message:
         pulumi.log.warn(message, resource=resource)
-
-
-def undoubled(prefix: str, app: str, meta_name: str, aliases: Sequence[pulumi.Alias] = ()):
-    """The Pulumi name of a cluster object and its aliases: the resource prefix (`kimi-k3`) and
-    the object's Kubernetes name without the app prefix it carries, so `kimi-k3-weights-scripts`
-    gives `kimi-k3-weights-scripts` (until 2026-12-02 `kimi-k3-kimi-k3-weights-scripts`, as the
-    dashboards were: monitoring.py). The old name is aliased under the current parent (a stack
-    deployed before the rename) and under each earlier parent in `aliases` (a stack deployed
-    before the component tree moved it: components/program/tree.py), so `pulumi up` updates in
-    place and replaces nothing (tests/integration/test_urn_aliases.py). The Kubernetes name is
-    unchanged."""
-    new = f"{prefix}-{meta_name.removeprefix(app + '-')}"
-    old = f"{prefix}-{meta_name}"
-    if old == new:
-        return new, list(aliases)
-    moved = [pulumi.Alias(name=old, parent=a.parent) for a in aliases if a.parent is not ...]
-    return new, [pulumi.Alias(name=old), *moved, *aliases]
 
 
 def _skip_await(obj: dict) -> dict:
