@@ -36,15 +36,19 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Mapping
 
+from ..inference.quoting import TERMINAL_CONTROLS, utf8_any
 from ..program.registry import REGISTRY
 
 EXIT_BAD_INPUT = 2
 EXIT_NOTHING = 3
-#: what a terminal acts on, as bytes of UTF-8 text: C0 controls but tab and line feed, a
-#: carriage return not followed by a line feed (it moves the cursor back over a line shown),
-#: DEL, and the C1 controls (U+0080-U+009F: UTF-8 C2 80-C2 9F; CSI is U+009B); the same set as
-#: inference/quoting.py `terminal_text`, which also shows line feeds
-_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)|\xc2[\x80-\x9f]")
+#: what a terminal acts on (inference/quoting.py TERMINAL_CONTROLS, the set `terminal_text`
+#: shows) but the line ends a log is made of: a line feed, and a carriage return before one; a
+#: carriage return not followed by a line feed moves the cursor back over a line shown
+_SHOWN = "".join(c for c in TERMINAL_CONTROLS if c not in "\n\r")
+_CONTROL_BYTES = re.compile(utf8_any(_SHOWN) + rb"|\r(?!\n)")
+#: what may end a chunk with the rest of a control in the next one: a carriage return (a line
+#: feed may follow) and the leading byte of a multi-byte control (C1: UTF-8 C2 80-C2 9F)
+_HELD = frozenset([b"\r", *(c.encode()[:1] for c in _SHOWN if len(c.encode()) > 1)])
 
 
 class TerminalSafe:
@@ -59,11 +63,11 @@ class TerminalSafe:
 
     @staticmethod
     def _shown(m) -> bytes:
-        return b"\\x%02x" % m.group()[-1]
+        return b"\\x%02x" % ord(m.group().decode())
 
     def __call__(self, data: bytes) -> None:
         data, self._held = self._held + data, b""
-        if data[-1:] in (b"\r", b"\xc2"):
+        if data[-1:] in _HELD:
             data, self._held = data[:-1], data[-1:]
         if data:
             self._write(_CONTROL_BYTES.sub(self._shown, data))

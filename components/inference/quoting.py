@@ -18,7 +18,8 @@ manifest goes through exactly one of these, never through an f-string between qu
 - `terminal_text(value)`: text a terminal shows and never acts on: every C0 control but TAB,
   DEL and every C1 control (ECMA-48: ESC starts escape sequences, CSI 0x9b and OSC 0x9d are C1;
   a CR or BS can overwrite what was printed) shown as `\\xNN`. For text from outside (progress
-  records, a server's answers) that reaches a person's terminal.
+  records, a server's answers) that reaches a person's terminal. The set is `TERMINAL_CONTROLS`;
+  a stream of bytes (the logs command) matches it with `utf8_any(TERMINAL_CONTROLS)`.
 
 Values that cannot be quoted at all are refused: a NUL byte cannot be part of any argv or
 environment value (`QuotingError`).
@@ -86,8 +87,23 @@ def ere_literal(value: object) -> str:
     return "".join(out)
 
 
-#: what a terminal acts on: C0 controls but TAB, DEL, C1 controls (ECMA-48)
-_TERMINAL_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+#: what a terminal acts on (ECMA-48): the C0 controls but TAB, DEL and the C1 controls. The one
+#: definition: `terminal_text` shows each as `\\xNN`, and the logs command, which streams bytes
+#: (components/cli/logs.py `TerminalSafe`), matches their UTF-8 encodings (`utf8_any`)
+TERMINAL_CONTROLS = "".join(map(chr, [*range(0x00, 0x09), *range(0x0a, 0x20), *range(0x7f, 0xa0)]))
+_TERMINAL_CONTROL = re.compile(f"[{re.escape(TERMINAL_CONTROLS)}]")
+
+
+def utf8_any(chars: str) -> bytes:
+    """A bytes regular expression matching the UTF-8 encoding of any one of `chars` (one class
+    of last bytes per leading sequence: `[...]|\\xc2[...]`), for text read as bytes that cannot
+    be decoded whole (a stream cut anywhere, a log that is not all UTF-8)."""
+    tails: dict = {}
+    for c in sorted(set(chars)):
+        b = c.encode()
+        tails.setdefault(b[:-1], []).append(b[-1:])
+    return b"|".join(re.escape(lead) + b"[" + b"".join(map(re.escape, last)) + b"]"
+                     for lead, last in tails.items())
 
 
 def terminal_text(value: object) -> str:

@@ -371,6 +371,22 @@ def test_a_log_cannot_drive_the_terminal_however_it_is_cut(size):
                    b"fine  \n\\x9b31mred\\x08\\x7f tab\there " + "é — 漢".encode() + b"\r\n")
 
 
+@pytest.mark.parametrize("size", [1, 2, 5, 4096])
+def test_a_log_shows_the_controls_terminal_text_shows(size):
+    """One set (inference/quoting.py TERMINAL_CONTROLS): each control, an escape sequence, C1
+    controls as UTF-8 (CSI, OSC) and a lone carriage return come out of the logs command exactly
+    as `terminal_text` shows them, but a log's line feeds, which pass; text beyond (NBSP, whose
+    UTF-8 shares C1's lead byte, CJK, an emoji) passes untouched."""
+    from components.inference.quoting import TERMINAL_CONTROLS, terminal_text
+
+    text = ("".join(f"a{c}b" for c in TERMINAL_CONTROLS) + "\x1b[2J\x1b]52;c;eA==\x07 \u009b31m "
+            "\u009d0;t\u009c lone\rover \u00a0\u00ff\u0100 漢 \U0001F600\n")
+    data = text.encode()
+    got = _shown([data[i:i + size] for i in range(0, len(data), size)]).decode()
+    assert got == terminal_text(text).replace("\\x0a", "\n")
+    assert not any(c in got for c in TERMINAL_CONTROLS.replace("\n", ""))
+
+
 def test_a_lone_byte_held_at_the_end_is_written():
     assert _shown([b"done\r"]) == b"done\\x0d"
     assert _shown([b"x\xc2"]) == b"x\xc2"  # not a control: passed as it came

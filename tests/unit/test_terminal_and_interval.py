@@ -23,6 +23,21 @@ def test_terminal_text_shows_every_control_character():
     assert terminal_text("Kimi-K3 ok: 42") == "Kimi-K3 ok: 42"
 
 
+def test_the_byte_pattern_of_the_controls_matches_their_utf8_and_nothing_else():
+    """`utf8_any(TERMINAL_CONTROLS)` (what the logs command matches in a byte stream) is the
+    set `terminal_text` shows, encoded: every control's UTF-8 and no neighbour sharing its lead
+    byte (NBSP is C2 A0, U+0100 is C4 80), no stray byte of other text."""
+    import re
+
+    from components.inference.quoting import TERMINAL_CONTROLS, utf8_any
+
+    pattern = re.compile(utf8_any(TERMINAL_CONTROLS))
+    assert [c for c in map(chr, range(0x800)) if pattern.fullmatch(c.encode())] == list(TERMINAL_CONTROLS)
+    assert [c for c in map(chr, range(0x800)) if terminal_text(c) != c] == list(TERMINAL_CONTROLS)
+    assert pattern.findall("é \u00a0 漢 \U0001F600 \xff".encode()) == []
+    assert "\t" not in TERMINAL_CONTROLS and {"\x1b", "\r", "\x7f", "\x9b"} <= set(TERMINAL_CONTROLS)
+
+
 def test_escape_sequences_in_progress_records_are_shown_not_sent(tmp_path, capsys):
     path = tmp_path / "p.jsonl"
     with ProgressLog(str(path), echo=False).phase("vllm-start", "health " + ESC, 60) as p:
