@@ -124,6 +124,16 @@ class SlurmServiceProvider(SshStepProvider):
     def resource_id(self, p, outs):
         return f"{p['sshHost']}:{p['workDir']}:job-{outs['jobId']}"
 
+    def progress_phase(self, p) -> str:
+        """`vllm-start` for replica 0 (the single replica's), `vllm-start-r<i>` for replica i:
+        the replicas start side by side, and under one name their records would mix into one
+        wait in `status` (the first replica's `done` ending a wait another still runs).
+        Replica i is the i-th of `serviceJobNames` (target.py: every replica's job, replica 0
+        first)."""
+        names = list(p.get("serviceJobNames") or [])
+        i = names.index(p.get("jobName")) if p.get("jobName") in names else 0
+        return self.PROGRESS_PHASE + (f"-r{i}" if i else "")
+
     # ---- create ---------------------------------------------------------------------------
     def apply(self, runner: SshRunner, p: Dict[str, Any]) -> Dict[str, Any]:
         started = time.monotonic()

@@ -75,8 +75,7 @@ class SshStepProvider(Provider):
     def _apply(self, p: Dict[str, Any]) -> Dict[str, Any]:
         """`apply`, recorded as a progress phase (docs/progress.md)."""
         step = type(self).__name__.removesuffix("Provider")
-        phase = self.PROGRESS_PHASE or "bootstrap-" + "".join(
-            "-" + c.lower() if c.isupper() else c for c in step).lstrip("-")
+        phase = self.progress_phase(p)
         try:
             waiting = self.PROGRESS_WAITING.format(step=step, **p)
         except (KeyError, IndexError, ValueError):
@@ -84,6 +83,14 @@ class SshStepProvider(Provider):
         deadline = next((p[k] for k in DEADLINE_INPUTS if k in p and p[k]), None)
         with self.progress(p).phase(phase, waiting, deadline_s=deadline):
             return self._run(self.apply, p)
+
+    def progress_phase(self, p: Mapping[str, Any]) -> str:
+        """The progress phase `apply` is recorded as: PROGRESS_PHASE, else `bootstrap-<step>`.
+        Resources of one type that run side by side override it with distinct names (one
+        phase name is one wait in the status view)."""
+        step = type(self).__name__.removesuffix("Provider")
+        return self.PROGRESS_PHASE or "bootstrap-" + "".join(
+            "-" + c.lower() if c.isupper() else c for c in step).lstrip("-")
 
     def _run(self, fn, p: Dict[str, Any]):
         runner = self.runner(p)

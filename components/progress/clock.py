@@ -20,7 +20,12 @@ it), and the total says so instead of inventing it.
 
 `measure(phases, records)` reads the progress records of a run (components/progress/record.py)
 and gives each phase the time its progress phases took (`measured_by`: names or name prefixes;
-AWS's nodes, staging and engine are measured together by the readiness gate).
+AWS's nodes, staging and engine are measured together by the readiness gate). The records are
+the latest run's (a run marker per `pulumi up`), so a second `pulumi up`, a resize or a restart
+shows what that update waited for, not the first deployment's times; a phase it did not run
+shows no measured time. Progress phases that ran side by side (one `vllm-start-r<i>` per
+replica, Pulumi's parallel steps) count once: a clock phase's measure is the wall time its
+progress phases covered (the union of their intervals), not the sum of their durations.
 """
 
 from __future__ import annotations
@@ -43,6 +48,15 @@ BOOTSTRAP_S = 5 * 60
 GATE_S = 2 * 60
 #: the broadcast job's Slurm limit (bcast.sh: #SBATCH --time=01:00:00)
 BROADCAST_LIMIT_S = 3600
+#: what measures the cluster on CTyun: the order (and its lost-answer identification), or on a
+#: later `pulumi up` the resize (components/ctyun_hcc/cluster_ops.py)
+CLUSTER_BY = ("ehpc-order", "ehpc-order-", "ehpc-expand", "ehpc-shrink")
+#: the engine on CTyun: every replica's Slurm job (`vllm-start`, replica i > 0 `vllm-start-r<i>`,
+#: service.py) and, with several, the router on the master (router_service.py)
+CTYUN_ENGINE_BY = ("vllm-start", "vllm-start-", "router-start")
+#: the gate: the acceptance checks and, on aws-eks with several replicas, the wait for every
+#: replica's pod before each is asked once (components/aws_eks/readiness.py `replicas`)
+GATE_BY = ("accept-gate", "replicas")
 
 
 @dataclass(frozen=True)
@@ -77,7 +91,7 @@ def _gate(known: Optional[Tuple[int, str]]) -> ClockPhase:
     base = "assumption: the functional checks and the load part (2 min)"
     seconds, why = known or (0, "")
     return ClockPhase("gate", GATE_S + int(seconds), f"{base}; {why}" if why else base, None,
-                      ("accept-gate",))
+                      GATE_BY)
 
 
 def ctyun_phases(cold: Mapping[str, Any], *, checkpoint_bytes: int, nvme_gb_per_s: float,
@@ -90,19 +104,19 @@ def ctyun_phases(cold: Mapping[str, Any], *, checkpoint_bytes: int, nvme_gb_per_
         ClockPhase("order", ORDER_S, "assumption: API calls for the VPC, subnet, security group "
                    "and the E-HPC order"),
         ClockPhase("cluster-ready", None, "E-HPC does not document how long it takes to "
-                   "provision bare-metal nodes", order_timeout_s, ("ehpc-order",)),
+                   "provision bare-metal nodes", order_timeout_s, CLUSTER_BY),
         ClockPhase("bootstrap", BOOTSTRAP_S, "assumption: host key, the master in the queue, "
                    "formatting and mounting the NVMe disks", None,
                    ("bootstrap-host-key-pin", "bootstrap-master-in-queue", "bootstrap-nvme-mount")),
         ClockPhase("weights-and-image", int(stage["seconds"]) if stage else None,
                    (f"the plan: {stage['source']}" if stage else "no staging in the plan")
                    + "; the SIF image's install is not estimated (its size is not in the plan)",
-                   None, ("weights-stage", "bootstrap-sif-image")),
+                   None, ("weights-stage", "weights-stage-", "bootstrap-sif-image")),
         ClockPhase("broadcast", bcast, f"assumption: {checkpoint_bytes / 1e9:,.0f} GB over MPI at "
                    f"one NVMe disk's read rate ({nvme_gb_per_s:g} GB/s); the job's limit is 1 h",
                    BROADCAST_LIMIT_S, ("weights-broadcast",)),
         ClockPhase("engine", engine_s, engine_why, int(cold.get("startup_timeout_s") or 0) or None,
-                   ("vllm-start",)),
+                   CTYUN_ENGINE_BY),
         _gate(known),
     ]
 
@@ -203,6 +217,17 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
     return any(name == p or (p.endswith("-") and name.startswith(p)) for p in patterns)
 
 
+def covered_s(views: Sequence[Any]) -> float:
+    """Seconds of wall time the phases covered: the union of their [started, started + elapsed]
+    intervals (phases side by side count once; one after another add up)."""
+    total, end = 0.0, -math.inf
+    for start, stop in sorted((v.started, v.started + max(0.0, v.elapsed_s)) for v in views):
+        if stop > end:
+            total += stop - max(start, end)
+            end = stop
+    return total
+
+
 def measure(clock: Mapping[str, Any], views: Sequence[Any]) -> List[Dict[str, Any]]:
     """Per clock phase: the plan's estimate, the measured seconds (None when no progress phase
     of the run measures it) and the state of those progress phases; phases measured by the
@@ -220,7 +245,7 @@ def measure(clock: Mapping[str, Any], views: Sequence[Any]) -> List[Dict[str, An
                 last["estimate_s"] = None
             continue
         mine = [v for v in views if by and _matches(v.name, by)]
-        measured = sum(v.elapsed_s for v in mine) if mine else None
+        measured = covered_s(mine) if mine else None
         state = None
         if mine:
             states = {v.state for v in mine}

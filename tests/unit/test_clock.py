@@ -218,3 +218,70 @@ def test_the_gate_adds_the_known_answer_estimate_where_a_tpot_was_published():
                                       "TPOT for p6-b300.48xlarge: accept/reference_points.json)")
     gate = clk.aws_phases(COLD_AWS, known=kc.gate_clock(b300))[-1]
     assert gate.estimate_s == clk.GATE_S and "not estimated" in gate.basis
+
+
+def test_a_resize_with_two_replicas_measures_the_expand_and_the_replicas_side_by_side():
+    """A second `pulumi up` (kimi-k3:replicas 1 -> 2): the cluster's expand is the cluster's
+    time, the two replicas' jobs start side by side (counted once, not summed), the router
+    after them is the engine's too, and the gate's."""
+    records = [
+        _rec(100, "ehpc-expand", "start"), _rec(1300, "ehpc-expand", "done", 1200),
+        _rec(1300, "vllm-start", "start"), _rec(1300, "vllm-start-r1", "start"),
+        _rec(2300, "vllm-start", "done", 1000), _rec(2500, "vllm-start-r1", "done", 1200),
+        _rec(2500, "router-start", "start"), _rec(2530, "router-start", "done", 30),
+        _rec(2530, "accept-gate", "start"), _rec(2650, "accept-gate", "done", 120),
+    ]
+    rows = {r["name"]: r for r in clk.measure(ctyun(), summarize(records, now=2700, alive=lambda *a: True))}
+    assert rows["cluster-ready"]["measured_s"] == 1200
+    assert (rows["engine"]["measured_s"], rows["engine"]["state"]) == (1230, "done")
+    assert rows["gate"]["measured_s"] == 120
+    assert [rows[n]["measured_s"] for n in ("order", "bootstrap", "broadcast")] == [None] * 3
+
+
+def test_side_by_side_phases_count_once_and_one_after_another_add_up():
+    def v(start, elapsed):
+        return type("V", (), {"started": start, "elapsed_s": elapsed})()
+
+    assert clk.covered_s([v(0, 100), v(50, 100), v(300, 10)]) == 160
+    assert clk.covered_s([v(0, 100), v(10, 20)]) == 100  # one inside the other
+    assert clk.covered_s([v(0, 30), v(30, 30)]) == 60
+
+
+def test_aws_gate_counts_the_wait_for_every_replica():
+    records = [_rec(1000, "accept-gate", "start"), _rec(1100, "accept-gate", "done", 100),
+               _rec(1100, "replicas", "start"), _rec(1160, "replicas", "done", 60)]
+    rows = {r["name"]: r for r in clk.measure(aws(), summarize(records, now=1200, alive=lambda *a: True))}
+    assert rows["gate"]["measured_s"] == 160
+
+
+def test_status_after_a_second_up_shows_that_updates_times_not_the_first_runs(tmp_path):
+    """A restart (`pulumi up --replace` of the service): the engine and the gate again, with
+    this run's times; the first run's cluster order is not shown as this run's."""
+    from components.cli.status import snapshot
+    from components.progress.record import ProgressLog, RecordReader
+    from components.progress.view import plain
+
+    path = str(tmp_path / "s.jsonl")
+    log = ProgressLog(path, echo=False, clock=lambda: 1000.0)
+    log.run_started("ctyun-hcc", ctyun(), None)
+    for rec in (_rec(1060, "ehpc-order", "start"), _rec(2860, "ehpc-order", "done", 1800),
+                _rec(2860, "vllm-start", "start"), _rec(4060, "vllm-start", "done", 1200)):
+        log.write(rec)
+    log.clock = lambda: 9000.0
+    log.run_started("ctyun-hcc", ctyun(), None)
+    log.write(_rec(9010, "vllm-start", "start"))
+    log.write(_rec(9610, "vllm-start", "update", 600))
+    text = plain(snapshot(RecordReader(path), "t", now=9610.0)[0])
+    assert "  cluster-ready             ?         -" in text
+    assert "  engine               23m40s       10m  running" in text
+    assert "  total               53m20s+    10m10s  (since this `pulumi up` started)" in text
+    assert "30m" not in text  # the first run's order
+
+
+def test_each_replicas_service_records_its_own_start():
+    from components.ctyun_hcc.service import SlurmServiceProvider
+
+    prov, names = SlurmServiceProvider(), ["kimi-k3", "kimi-k3-r1", "kimi-k3-r2"]
+    assert [prov.progress_phase({"jobName": n, "serviceJobNames": names}) for n in names] == [
+        "vllm-start", "vllm-start-r1", "vllm-start-r2"]
+    assert prov.progress_phase({"jobName": "kimi-k3", "serviceJobNames": []}) == "vllm-start"
