@@ -15,7 +15,8 @@ Everything the bootstrap and the Slurm service do on the cluster goes through `S
   choice (serve_config.bastion_login_key), made once, so no step falls back to another key;
 - every command runs as `bash -c 'set -euo pipefail; ...'` with a deadline; connection loss is
   retried with a fresh connection (callers only send idempotent commands);
-- stdout/stderr are returned and put into errors with every secret value replaced by `[secret]`;
+- stdout/stderr are returned and put into errors with every secret value replaced by `[secret]`
+  (streamed output too, also a secret cut between two reads: ssh_redact.py);
   secrets reach the remote side on stdin, never on a command line.
 
 Pure of Pulumi. One runner is one connection; `round_trips` counts commands and uploads.
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
 
 from ..inference.quoting import shell_word
+from . import ssh_redact
 
 if TYPE_CHECKING:
     import paramiko
@@ -192,7 +194,7 @@ class SshRunner:
                  redact: Sequence[str] = (), sleep: Callable[[float], None] = time.sleep):
         self.target = target
         self._creds = credentials
-        self._redact = [s for s in list(redact) + credentials.secrets() if s]
+        self._redact = ssh_redact.variants(list(redact) + credentials.secrets())
         self._sleep = sleep
         self._transport: Optional[paramiko.Transport] = None
         self._bastion: Optional[paramiko.Transport] = None
@@ -275,9 +277,7 @@ class SshRunner:
 
     # ---- commands ------------------------------------------------------------------------------
     def redact(self, text: str) -> str:
-        for s in self._redact:
-            text = text.replace(s, "[secret]")
-        return text
+        return ssh_redact.redact(text, self._redact)
 
     def wrap(self, cmd: str) -> str:
         """The exact remote command line: bash, strict mode, exported non-secret env."""
@@ -358,6 +358,10 @@ class SshRunner:
         self.connect()
         self.round_trips += 1
         chan = self._transport.open_session(timeout=self.target.connect_timeout_s)
+        # one redactor per stream: a secret cut between two reads is still replaced (ssh_redact)
+        shown = ((ssh_redact.StreamRedactor(self._redact), out, chan.recv_ready, chan.recv),
+                 (ssh_redact.StreamRedactor(self._redact), err, chan.recv_stderr_ready,
+                  chan.recv_stderr))
         try:
             chan.settimeout(1.0)
             if pty:
@@ -366,18 +370,22 @@ class SshRunner:
             chan.shutdown_write()
             while True:
                 busy = False
-                while chan.recv_ready():
-                    out(self.redact(chan.recv(65536).decode(errors="replace")).encode())
-                    busy = True
-                while chan.recv_stderr_ready():
-                    err(self.redact(chan.recv_stderr(65536).decode(errors="replace")).encode())
-                    busy = True
+                for redactor, hand, ready, recv in shown:
+                    while ready():
+                        text = redactor.feed(recv(65536))
+                        if text:
+                            hand(text.encode())
+                        busy = True
                 if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
                     return chan.recv_exit_status()
                 if not busy:
                     time.sleep(0.05)
         finally:
             chan.close()
+            for redactor, hand, _, _ in shown:
+                rest = redactor.end()
+                if rest:
+                    hand(rest.encode())
 
     def upload(self, path: str, content, mode: int = 0o644) -> None:
         """Write `content` (str or bytes) to `path` atomically (temp file + rename), with `mode`.
