@@ -109,8 +109,8 @@ async def run_known(c: Client, cfg, record: Callable[[CheckResult], None],
                       max_connections=MAX_IN_FLIGHT) as kc:
         gate = asyncio.Semaphore(MAX_IN_FLIGHT)
         needle_on = "needle" in wanted
-        context, source = await _context_tokens(kc, cfg) if needle_on else (None, "")
-        context, unsized = _believed_context(context, source)
+        ctx = await _context_tokens(kc, cfg) if needle_on else Context(None, "")
+        context, unsized = ctx.tokens, ctx.not_believed
         per_token = None
         lengths = kn.needle_lengths(context, cfg.needle_cap_tokens)
         if needle_on and len(lengths) > 1:
@@ -138,7 +138,7 @@ async def run_known(c: Client, cfg, record: Callable[[CheckResult], None],
         record(CheckResult("json_schema", *(kn.judge_shipment(r.content)
                                             if r.content is not None else (False, r.why))))
     if needle_on:
-        record(_needle_result(cfg, done["needle"], codes, lengths, context, source, unsized))
+        record(_needle_result(cfg, done["needle"], codes, lengths, context, ctx.source, unsized))
     if "greedy_repeat" in wanted:
         record(_repeat_result(ps, repeat, got, done["arithmetic"], done["greedy_repeat"]))
     if "greedy_replicas" in wanted:
@@ -212,28 +212,34 @@ async def _replicas(cfg, model: str, max_tokens: int, ps) -> Dict[str, List[Repl
     return dict(await asyncio.gather(*(one(u) for u in cfg.replicas)))
 
 
-SERVER_CONTEXT = "the server's max_model_len"
+@dataclass(frozen=True)
+class Context:
+    """The context length the needle may build prompts for: `tokens` (None when unknown or not
+    believed), `source` (given, the server's max_model_len, unknown) and `not_believed`, why a
+    server's figure was dropped (the needle then runs its control only and fails)."""
+
+    tokens: Optional[int]
+    source: str
+    not_believed: str = ""
 
 
-def _believed_context(context: Optional[int], source: str) -> Tuple[Optional[int], str]:
-    """(the context the needle may build prompts for, why not when a server's figure is not
-    believed): a server's max_model_len above MAX_BELIEVED_CONTEXT_TOKENS is dropped."""
-    if context is not None and source == SERVER_CONTEXT and context > MAX_BELIEVED_CONTEXT_TOKENS:
-        return None, (f"the server's max_model_len {context} is above "
-                      f"{MAX_BELIEVED_CONTEXT_TOKENS} tokens (4 x the largest context known): "
-                      "not believed")
-    return context, ""
-
-
-async def _context_tokens(c: Client, cfg) -> Tuple[Optional[int], str]:
+async def _context_tokens(c: Client, cfg) -> Context:
+    """The user's `context_tokens`, else the model's `max_model_len` in the server's /v1/models,
+    believed up to MAX_BELIEVED_CONTEXT_TOKENS (the ceiling applies to what a server says only:
+    the needle's prompts are built in memory from it)."""
     if cfg.context_tokens:
-        return int(cfg.context_tokens), "given"
+        return Context(int(cfg.context_tokens), "given")
     a = await c.request("GET", "/models", timeout_s=min(c.timeout_s, 30))
     data = a.body.get("data") if isinstance(a.body, dict) else None
     for m in data if isinstance(data, list) else ():
         if isinstance(m, dict) and m.get("id") == cfg.model and isinstance(m.get("max_model_len"), int):
-            return m["max_model_len"], SERVER_CONTEXT
-    return None, "unknown"
+            claim, source = m["max_model_len"], "the server's max_model_len"
+            if claim > MAX_BELIEVED_CONTEXT_TOKENS:
+                return Context(None, source, (
+                    f"the server's max_model_len {claim} is above {MAX_BELIEVED_CONTEXT_TOKENS} "
+                    "tokens (4 x the largest context known): not believed"))
+            return Context(claim, source)
+    return Context(None, "unknown")
 
 
 async def _needle_at(c: Client, model: str, max_tokens: int, gate: asyncio.Semaphore,

@@ -197,3 +197,52 @@ def test_a_needle_whose_longer_prompts_could_not_be_sized_fails_saying_so():
     r = _needle_result(cfg, control, codes, lengths, 131072, "given", why)
     assert not r.ok and r.detail.endswith(f"control only: {why}, so the longer prompts could not be sized")
     assert _needle_result(cfg, control, codes, kn.needle_lengths(None), None, "unknown").ok
+
+
+class _ModelsOnly:
+    """A test double of accept's Client for `_context_tokens`: answers GET /models with `body`."""
+
+    timeout_s = 30
+
+    def __init__(self, body):
+        self.body, self.asked = body, []
+
+    async def request(self, method, path, timeout_s=None):
+        from components.accept.client import Answer
+
+        self.asked.append((method, path))
+        return Answer(200, self.body)
+
+
+@pytest.mark.parametrize("claim,tokens,believed", [
+    ("ceiling", "ceiling", True), ("ceiling+1", None, False), (10 ** 10, None, False), (131072, 131072, True)])
+def test_a_servers_context_is_believed_up_to_the_ceiling_only(claim, tokens, believed):
+    """The ceiling is applied where the server's figure is read (`_context_tokens`), whatever the
+    source is called: above MAX_BELIEVED_CONTEXT_TOKENS no tokens, and the reason naming the claim."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from components.accept.known_checks import MAX_BELIEVED_CONTEXT_TOKENS, _context_tokens
+
+    fig = {"ceiling": MAX_BELIEVED_CONTEXT_TOKENS, "ceiling+1": MAX_BELIEVED_CONTEXT_TOKENS + 1}
+    claim, tokens = fig.get(claim, claim), fig.get(tokens, tokens)
+    client = _ModelsOnly({"data": [{"id": "other", "max_model_len": 1}, {"id": "Kimi-K3", "max_model_len": claim}]})
+    ctx = asyncio.run(_context_tokens(client, SimpleNamespace(context_tokens=None, model="Kimi-K3")))
+    assert client.asked == [("GET", "/models")]
+    assert (ctx.tokens, ctx.source) == (tokens, "the server's max_model_len")
+    assert (ctx.not_believed == "") == believed
+    if not believed:
+        assert ctx.not_believed.startswith(f"the server's max_model_len {claim} is above {MAX_BELIEVED_CONTEXT_TOKENS}")
+
+
+def test_a_context_the_user_gives_is_taken_without_asking_the_server():
+    import asyncio
+    from types import SimpleNamespace
+
+    from components.accept.known_checks import _context_tokens
+
+    client = _ModelsOnly({"data": []})
+    ctx = asyncio.run(_context_tokens(client, SimpleNamespace(context_tokens=262144, model="Kimi-K3")))
+    assert (ctx.tokens, ctx.source, ctx.not_believed, client.asked) == (262144, "given", "", [])
+    ctx = asyncio.run(_context_tokens(client, SimpleNamespace(context_tokens=None, model="Kimi-K3")))
+    assert (ctx.tokens, ctx.source, ctx.not_believed) == (None, "unknown", "")
