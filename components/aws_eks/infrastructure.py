@@ -89,7 +89,9 @@ class AwsEksCluster(pulumi.ComponentResource):
         pulumi.Output.all(block.reservation_id, block.start_date, block.end_date, block.instances_stop_at).apply(
             lambda b: pulumi.log.warn(
                 f"Capacity Block {b[0]}: {b[1]} to {b[2]}; AWS stops its instances at {b[3]}. The GPU "
-                "node group scales up at its start and back to 0 an hour before its end", resource=self)
+                "node group scales up at its start and back to 0 an hour before its end; after extending "
+                "the block (EC2 keeps its id) run `pulumi up --refresh` at least an hour before the old "
+                "end, or the group still goes to 0 then", resource=self)
             if b[0] else None)
         # nothing else is created before the block has decided (a refused purchase, or a plain
         # listing of the offers without a fee cap, stops everything): every resource below waits

@@ -121,6 +121,14 @@ def node_group_args(cluster_name: Any, role_arn: Any, subnet_ids: Any, launch_te
         # its replacement (the EKS API's NodegroupUpdateConfig.updateStrategy, meant for GPUs);
         # while a block runs the group is at 0 anyway before it rolls (roll_guard.py: EKS's rule)
         "update_config": {"update_strategy": "MINIMAL", "max_unavailable": nodes_per_replica},
+        # EKS node auto repair (off unless enabled: botocore 1.44.8 EKS model, NodeRepairConfig):
+        # a GPU node whose kubelet stays NotReady for 30 min is replaced, inside the block (its slot
+        # is free once the failed instance is terminated), instead of holding the block's only
+        # slot while the LeaderWorkerSet group waits (Amazon EKS User Guide, "Automatically repair
+        # nodes in EKS clusters", https://docs.aws.amazon.com/eks/latest/userguide/node-repair.html,
+        # read 2026-12-02). GPU faults (AcceleratedHardwareReady) are reported only by the EKS
+        # node monitoring agent, which kimi-k3 does not install (docs/aws-eks.md, "A node fails")
+        "node_repair_config": {"enabled": True},
         "taints": [dict(GPU_TAINT)],
         # GPU_NODE_LABELS include nvidia.com/gpu.present=true, which the NVIDIA device plugin
         # chart's required node affinity looks for (addons.py, chart_facts.yaml)

@@ -424,8 +424,11 @@ class EndpointReadinessProvider(aws_api.AwsProvider):
 
     def diff(self, id_, olds, news):
         d = super().diff(id_, olds, news)
-        # not ready yet (a block that had not started): every later `up` gates again
-        return DiffResult(changes=d.changes or not olds.get("ready"), replaces=[],
+        # not ready yet (a block that had not started): every later `up` gates again; a block
+        # whose end moved (extended: EC2 keeps its id) gates again too, so the state holds the
+        # new end and a later refresh does not call an extended block ended at its old end
+        moved = bool(olds.get("blockEnd")) and olds.get("blockEnd") != news.get("blockEnd")
+        return DiffResult(changes=d.changes or not olds.get("ready") or moved, replaces=[],
                           delete_before_replace=False)
 
     def update(self, id_, olds, p):

@@ -198,6 +198,7 @@ def test_node_group_args_in_full():
         "capacity_type": "CAPACITY_BLOCK", "ami_type": "AL2023_x86_64_NVIDIA",
         "launch_template": {"id": "lt-1", "version": "3"},
         "scaling_config": {"min_size": 0, "max_size": 4, "desired_size": 2},
+        "node_repair_config": {"enabled": True},
         "update_config": {"update_strategy": "MINIMAL", "max_unavailable": 2},
         "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
         "labels": {lay.GPU_NODE_LABEL: "true", "nvidia.com/gpu.present": "true",

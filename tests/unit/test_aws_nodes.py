@@ -53,6 +53,32 @@ def test_node_group_args():
     assert ng["capacity_type"] == "CAPACITY_BLOCK" and ng["ami_type"] == "AL2023_x86_64_NVIDIA"
     assert "instance_types" not in ng and "disk_size" not in ng
     assert ng["scaling_config"] == {"min_size": 0, "max_size": 2, "desired_size": 0}
+    # node auto repair is off unless asked for (EKS model: "disabled by default")
+    assert ng["node_repair_config"] == {"enabled": True}
+
+
+def test_node_group_args_are_a_valid_create_nodegroup_request():
+    """The GPU node group's fields, as EKS's CreateNodegroup takes them, pass the pinned model's
+    validation (a misspelt or mistyped repair config fails here, not at `pulumi up`)."""
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    ng = nodegroup.node_group_args("c", "arn:aws:iam::111122223333:role/n", ["subnet-1"],
+                                   {"id": "lt-1", "version": "1"}, 2, 0, B300, 2, "1.35")
+    camel = {"node_role_arn": "nodeRole", "subnet_ids": "subnets", "cluster_name": "clusterName"}
+
+    def conv(v):
+        if isinstance(v, dict):
+            return {camel.get(k) or "".join(p[:1].upper() + p[1:] if i else p
+                                            for i, p in enumerate(k.split("_"))): conv(x) for k, x in v.items()}
+        return [conv(x) for x in v] if isinstance(v, list) else v
+
+    req = {**conv(ng), "nodegroupName": "kimi-k3-gpu"}
+    req["taints"] = [{**t, "effect": "NO_SCHEDULE"} for t in req["taints"]]
+    model = botocore.session.get_session().get_service_model("eks")
+    report = ParamValidator().validate(req, model.operation_model("CreateNodegroup").input_shape)
+    assert not report.has_errors(), report.generate_report()
+    assert req["nodeRepairConfig"] == {"enabled": True}
 
 
 def test_subnet_plan_is_disjoint_and_inside_the_vpc():
