@@ -9,28 +9,42 @@ their gates, makes the master serve the user's port (components/router/host.py):
   pinned release is there (`install.sh`), (re)starts both services (`service.sh start`: systemd
   units with `Restart=always`, or the restart loop where there is no systemd), then waits until
   the front answers `GET /health` with 200 on the master, i.e. the router saw a healthy replica;
-- the replicas' URLs (`workerUrls`: each job's node-0 address and the replica port) are inputs,
-  so a replica resubmitted on other nodes rewrites the units and restarts the router;
+- the replicas' URLs (`workerUrls`: each job's node-0 address and the replica port) are inputs.
+  An update that changes them and nothing else (a replica added or removed by a second
+  `pulumi up`, a replica resubmitted on other nodes) does not restart anything while both
+  services run: the new files are written (`service.sh refresh`: the units reloaded, and the
+  loop reads `router.argv` at every restart), the running router is told through its admin API
+  on the master's loopback (`POST /add_worker?url=`, `POST /remove_worker?url=`, vllm-router
+  0.1.17, the routes test_router_front.py shows open on the bare router), and its worker list
+  (`GET /list_workers`) is checked against the new set: clients keep being served by the
+  replicas that stay. When a service is down, or the list does not match, the update restarts
+  both as create does;
 - delete: `service.sh stop` (units disabled and removed, or the loops stopped); the directory
   stays (it holds the logs).
 
-Outputs: `supervisor` (`systemd` or `loop`), `readySeconds`.
+Outputs: `supervisor` (`systemd` or `loop`), `readySeconds`, `workersUpdate` (`live` when the
+last update told the running router, `restart` when it restarted the services).
 """
 
 from __future__ import annotations
 
+import json
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import pulumi
 import pulumi.dynamic
-from pulumi.dynamic import CheckFailure
+from pulumi.dynamic import CheckFailure, UpdateResult
 
+from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
 from ..router import host
 from ..router.settings import ROUTER_METRICS_PORT, ROUTER_PORT, RouterSettings
+from ..progress.record import current_phase
 from .ssh import SshRunner
 from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, STATS, SshStepProvider, poll
+
+log = redacted_logger("kimi_k3.ctyun.router")
 
 STEP_INPUTS: Dict[str, Any] = {
     "routerDir": "/home/kimi-k3/router", "jobName": "kimi-k3", "workerUrls": [], "port": 11025,
@@ -39,6 +53,23 @@ STEP_INPUTS: Dict[str, Any] = {
     "routerPort": ROUTER_PORT, "metricsPort": ROUTER_METRICS_PORT,
 }
 REPLACE_KEYS = ("routerDir", "jobName")
+#: the input an update may change without restarting the services (told to the running router)
+LIVE_KEYS = ("workerUrls",)
+#: the apply input carrying the replica set the running router was started or last told
+LIVE_FROM = "liveFromWorkerUrls"
+
+
+def admin_script(router_port: int, add: Sequence[str], remove: Sequence[str]) -> str:
+    """Python for the master's python3: tell the router on loopback to add and remove workers,
+    then print its worker list as JSON (`{"urls": [...]}`). The URLs are host.worker_url's
+    plain `http://HOST:PORT` words (files_of checked them); each is passed as a literal."""
+    base = f"http://127.0.0.1:{int(router_port)}"
+    return ("import json, sys, urllib.parse as p, urllib.request as u\n"
+            f"base = {base!r}\n"
+            f"for op, url in {[('add_worker', a) for a in add] + [('remove_worker', r) for r in remove]!r}:\n"
+            "    u.urlopen(u.Request(base + '/' + op + '?url=' + p.quote(url, safe=':/'), data=b'',"
+            " method='POST'), timeout=60).read()\n"
+            "sys.stdout.write(u.urlopen(base + '/list_workers', timeout=10).read().decode())\n")
 
 
 def files_of(p: Dict[str, Any]) -> Dict[str, str]:
@@ -72,6 +103,16 @@ class RouterServiceProvider(SshStepProvider):
             return [CheckFailure("workerUrls", str(e))]
         return []
 
+    def update(self, id_, olds, news):
+        """A new replica set alone is told to the running router (`apply` with LIVE_FROM);
+        anything else as every step (the base's)."""
+        o, n = self.inputs(olds), self.inputs(news)
+        changed = {k for k in self.STEP_INPUTS if o.get(k) != n.get(k)}
+        if changed and changed <= set(LIVE_KEYS) and o.get("workerUrls"):
+            outs = self._apply({**n, LIVE_FROM: list(o["workerUrls"])})
+            return UpdateResult({**n, **outs})
+        return super().update(id_, olds, news)
+
     def apply(self, runner: SshRunner, p: Dict[str, Any]) -> Dict[str, Any]:
         started = time.monotonic()
         files = files_of(p)
@@ -81,10 +122,44 @@ class RouterServiceProvider(SshStepProvider):
             runner.upload(f"{d}/{name}", text, 0o755 if name.endswith(".sh") else 0o644)
         runner.run(shell_word(f"{d}/install.sh"), timeout_s=float(p["installTimeoutS"]),
                    label="install vllm-router")
-        out = runner.run(f"{shell_word(d + '/service.sh')} start", label="start router services")
-        supervisor = out.stdout.strip().rsplit(" ", 1)[-1] or "unknown"
+        how, supervisor = "restart", None
+        if p.get(LIVE_FROM):
+            supervisor = self._tell_router(runner, p, list(p[LIVE_FROM]))
+            how = "live" if supervisor else how
+        if not supervisor:
+            out = runner.run(f"{shell_word(d + '/service.sh')} start", label="start router services")
+            supervisor = out.stdout.strip().rsplit(" ", 1)[-1] or "unknown"
         self._wait_front(runner, p)
-        return {"supervisor": supervisor, "readySeconds": round(time.monotonic() - started, 1)}
+        return {"supervisor": supervisor, "readySeconds": round(time.monotonic() - started, 1),
+                "workersUpdate": how}
+
+    def _tell_router(self, runner: SshRunner, p: Dict[str, Any], old: List[str]) -> Optional[str]:
+        """Give the running router the new replica set without restarting it or the front: the
+        supervisor's name, or None when that cannot be done (a service is not running, the
+        router refused, its list does not match) and the caller restarts both."""
+        d, new = str(p["routerDir"]), [str(u) for u in p["workerUrls"]]
+        status = runner.run(f"{shell_word(d + '/service.sh')} status", check=False,
+                            label="router status").stdout
+        if not all(f"{s} active" in status for s in host.SERVICES):
+            log.warning("the router's services are not both running (%s): restarting them with "
+                        "the new replica set", " / ".join(status.strip().splitlines()) or "no status")
+            return None
+        out = runner.run(f"{shell_word(d + '/service.sh')} refresh", label="refresh router units")
+        supervisor = out.stdout.strip().rsplit(" ", 1)[-1] or "unknown"
+        script = admin_script(int(p["routerPort"]), [u for u in new if u not in old],
+                              [u for u in old if u not in new])
+        res = runner.run(f"{shell_word(str(p['python']))} -c {shell_word(script)}", check=False,
+                         timeout_s=180, label="tell the router the replica set")
+        try:
+            listed = json.loads(res.stdout).get("urls") if res.code == 0 else None
+        except (ValueError, AttributeError):
+            listed = None
+        if not isinstance(listed, list) or sorted(listed) != sorted(new):
+            log.warning("the running router did not take the new replica set (exit %s, its list "
+                        "%s): restarting it and the front", res.code, listed)
+            return None
+        current_phase().update(f"router told: {len(new)} replica(s), nothing restarted")
+        return supervisor
 
     def _wait_front(self, runner: SshRunner, p: Dict[str, Any]) -> None:
         """Until the front answers /health with 200 (the router has a healthy replica)."""
@@ -151,7 +226,7 @@ class RouterService(pulumi.dynamic.Resource, module="ctyun", name="RouterService
     def __init__(self, resource_name: str, inputs: Dict[str, Any],
                  opts: Optional[pulumi.ResourceOptions] = None):
         props = {**{k: None for k in {**SSH_INPUTS, **STEP_INPUTS}}, **inputs,
-                 "supervisor": None, "readySeconds": None, "status": None}
+                 "supervisor": None, "readySeconds": None, "status": None, "workersUpdate": None}
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
             additional_secret_outputs=SECRET_OUTPUTS))
         super().__init__(RouterServiceProvider(), resource_name, props, opts)

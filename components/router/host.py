@@ -180,9 +180,11 @@ def supervise_sh() -> str:
 
 
 def service_sh(directory: str, job_name: str, restart_s: int = RESTART_S) -> str:
-    """`service.sh start|stop|status`: the two services under systemd, or under supervise.sh.
+    """`service.sh start|refresh|stop|status`: the two services under systemd, or under supervise.sh.
 
-    start replaces whatever ran before (new worker URLs, a new port), so it is safe to repeat."""
+    start replaces whatever ran before (a new port, new settings), so it is safe to repeat;
+    refresh brings the units up to date without restarting anything (a new replica set, told
+    to the running router through its admin API: router_service.py)."""
     d = shell_word(directory)
     names = " ".join(shell_word(unit_name(job_name, s)) for s in SERVICES)
     return f"""#!/bin/bash
@@ -223,11 +225,25 @@ case "${{1:-}}" in
         s=${{services[$i]}}
         loop_stop "$s"
         rm -f "$dir/$s.stop"
+        # the loop reads $s.argv at every (re)start: a restart after `refresh` runs the
+        # replica set the update wrote
         PYTHONPATH="$dir/site" PYTHONUNBUFFERED=1 KK3_RESTART_S={int(restart_s)} \\
-          setsid nohup "$dir/supervise.sh" "$s" "$dir" -- \\
+          KK3_ARGV_FILE="$dir/$s.argv" setsid nohup "$dir/supervise.sh" "$s" "$dir" -- \\
           $(cat "$dir/$s.argv") </dev/null >/dev/null 2>&1 &
         echo $! >"$dir/$s.loop"
       done
+      echo "supervisor loop"
+    fi ;;
+  refresh)
+    # the replica set changed and nothing else (router_service.py): the running services keep
+    # running; what a restart runs is brought up to date (the units; the loop reads $s.argv)
+    if with_systemd; then
+      for i in 0 1; do
+        install -m 0644 "$dir/${{units[$i]}}.service" "/etc/systemd/system/${{units[$i]}}.service"
+      done
+      systemctl daemon-reload
+      echo "supervisor systemd"
+    else
       echo "supervisor loop"
     fi ;;
   stop)
@@ -251,7 +267,7 @@ case "${{1:-}}" in
       fi
     done ;;
   *)
-    echo "usage: service.sh start|stop|status" >&2
+    echo "usage: service.sh start|refresh|stop|status" >&2
     exit 2 ;;
 esac
 """

@@ -100,7 +100,10 @@ def supervise_sh() -> str:
     docstring; without setpriv it says so in the log and runs as root); the command's pid in
     DIR/NAME.child, its own in `$KK3_PID_FILE` (default DIR/NAME.loop), its output and every
     restart in `$KK3_LOG_FILE` (default DIR/logs/NAME.log). Started detached (`setsid`), so it outlives the SSH session or the
-    Slurm step that started it; the environment it is started with is the command's."""
+    Slurm step that started it; the environment it is started with is the command's. With
+    `$KK3_ARGV_FILE` set, the command is that file's words, read again at every start (the
+    router's replica set changes while it runs: components/router/host.py `refresh`), else
+    ARGV."""
     return f"""#!/bin/bash
 # Rendered by kimi-k3 (components/systemd/units.py); do not edit by hand.
 # the restart loop where the host has no systemd: runs the command again after every exit
@@ -124,7 +127,9 @@ fi
 child=""
 trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 0' TERM INT
 while [ ! -e "$dir/$name.stop" ]; do
-  ${{drop[@]+"${{drop[@]}}"}} "$@" >>"$log" 2>&1 &
+  cmd=("$@")
+  if [ -n "${{KK3_ARGV_FILE:-}}" ]; then read -r -a cmd <"$KK3_ARGV_FILE"; fi
+  ${{drop[@]+"${{drop[@]}}"}} "${{cmd[@]}}" >>"$log" 2>&1 &
   child=$!
   echo "$child" >"$dir/$name.child"
   wait "$child"

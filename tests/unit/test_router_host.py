@@ -3,6 +3,7 @@ the rendered units and scripts, and the guards on every word they carry."""
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -191,3 +192,70 @@ def test_install_refuses_a_python_whose_version_is_not_a_version(tmp_path, answe
     (line,) = res.stderr.splitlines()
     assert "the router needs Python 3.8 or later on " in line and \
         f"{PYTHON_DOUBLE} does not run" in line
+
+
+class _Answers:
+    """A runner that answers `service.sh status` and the admin script as scripted (the real
+    router and sshd: tests/integration/test_ctyun_router_service.py)."""
+
+    def __init__(self, status: str, listed: str, code: int = 0):
+        self.status, self.listed, self.code, self.commands = status, listed, code, []
+
+    def run(self, command, check=True, label="", timeout_s=None):
+        self.commands.append(command)
+        out = (self.status if command.endswith(" status") else "supervisor loop"
+               if command.endswith(" refresh") else self.listed)
+        return type("R", (), {"stdout": out, "code": self.code if "-c" in command else 0})()
+
+
+def _live_props(urls):
+    return {**STEP_INPUTS, "routerDir": "/home/kimi-k3/router", "workerUrls": urls}
+
+
+NEW = ["http://10.0.0.5:11026", "http://10.0.0.7:11026"]
+OLD = ["http://10.0.0.5:11026", "http://10.0.0.6:11026"]
+
+
+def test_a_new_replica_set_is_told_to_the_running_router():
+    runner = _Answers("router active 10\nfront active 11\n", json.dumps({"urls": NEW[::-1]}))
+    assert RouterServiceProvider()._tell_router(runner, _live_props(NEW), OLD) == "loop"
+    script = shlex.split(runner.commands[-1])[2]  # python3 -c SCRIPT
+    assert "add_worker', 'http://10.0.0.7:11026'" in script
+    assert "remove_worker', 'http://10.0.0.6:11026'" in script and "10.0.0.5" not in script
+    assert not any(c.endswith(" start") for c in runner.commands)
+
+
+@pytest.mark.parametrize("status, listed, code", [
+    ("router inactive\nfront active 11\n", json.dumps({"urls": NEW}), 0),  # the router is down
+    ("router active 10\nfront active 11\n", json.dumps({"urls": OLD}), 0),  # it did not take them
+    ("router active 10\nfront active 11\n", "Internal Server Error", 1),  # it refused
+    ("router active 10\nfront active 11\n", "[]", 0)])  # an answer of another shape
+def test_the_update_restarts_the_services_when_the_router_cannot_be_told(status, listed, code):
+    assert RouterServiceProvider()._tell_router(_Answers(status, listed, code), _live_props(NEW), OLD) is None
+
+
+def test_only_a_changed_replica_set_is_told_anything_else_restarts(monkeypatch):
+    prov, seen = RouterServiceProvider(), []
+    monkeypatch.setattr(RouterServiceProvider, "_apply", lambda self, p: seen.append(p) or {})
+    olds = _live_props(OLD)
+    prov.update("id", olds, _live_props(NEW))
+    prov.update("id", olds, {**_live_props(NEW), "metricsPort": 29001})
+    prov.update("id", olds, {**olds, "port": 8443})
+    assert [p.get("liveFromWorkerUrls") for p in seen] == [OLD, None, None]
+
+
+def test_the_loop_runs_the_argv_file_as_it_is_at_each_start(tmp_path):
+    """`service.sh refresh` leaves the running services alone; the loop reads `<s>.argv` at
+    every start, so a restart runs what the last update wrote."""
+    (tmp_path / "supervise.sh").write_text(host.supervise_sh())
+    argv = tmp_path / "cmd.argv"
+    argv.write_text("/bin/sh -c exit\n")
+    (tmp_path / "cmd.stop").unlink(missing_ok=True)
+    script = (f"echo 'echo second' >{argv}; sleep 0.3; touch {tmp_path}/cmd.stop")
+    env = {**os.environ, "KK3_ARGV_FILE": str(argv), "KK3_RESTART_S": "0.1"}
+    loop = subprocess.Popen(["bash", str(tmp_path / "supervise.sh"), "cmd", str(tmp_path), "--",
+                             "echo", "first"], env=env)
+    subprocess.run(["bash", "-c", script], check=True)
+    loop.wait(timeout=10)
+    log = (tmp_path / "logs" / "cmd.log").read_text()
+    assert "second" in log and "first" not in log
