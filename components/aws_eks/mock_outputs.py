@@ -104,6 +104,13 @@ def service(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     return {"status": {"loadBalancer": {"ingress": [{"hostname": "mock-nlb.elb.us-east-2.amazonaws.com"}]}}}
 
 
+def k8s_secret(inputs: Mapping[str, Any]) -> Dict[str, Any]:
+    """The uid the Kubernetes API gives a new object (the pods that read the Secret carry it:
+    components/inference/secret_roll.py); fake and fixed, never derived from the values."""
+    meta = dict(inputs.get("metadata") or {})
+    return {"metadata": {**meta, "uid": f"mock-uid-{meta.get('name') or 'secret'}"}}
+
+
 def stack_owner(inputs: Mapping[str, Any]) -> Dict[str, Any]:
     return {"ownerToken": "0" * 32}
 
@@ -120,6 +127,7 @@ MOCK_OUTPUTS: Dict[str, Callable[[Mapping[str, Any]], Dict[str, Any]]] = {
     "aws:ec2/getSubnet:getSubnet": subnet,
     "aws:eks/nodeGroup:NodeGroup": node_group,
     "kubernetes:core/v1:Service": service,
+    "kubernetes:core/v1:Secret": k8s_secret,
     "aws:kms/key:Key": lambda a: {"arn": "arn:aws:kms:us-east-2:000000000000:key/mock"},
     "aws:iam/role:Role": lambda a: {"arn": "arn:aws:iam::000000000000:role/mock-node-role",
                                     "name": "mock-node-role"},

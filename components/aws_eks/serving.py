@@ -8,6 +8,12 @@ i.e. for Ready pods, hours away with weight staging, and give up after 10 minute
 Capacity Block that starts later the pods stay Pending until the scheduled scale-up brings the
 nodes, and `pulumi up` must not fail meanwhile. What waits is the readiness gate
 (readiness.py), which knows the plan's budget and reports what it sees.
+
+A new `kimi-k3:apiKey` (or hub token) replaces the Secret (pulumi-kubernetes treats a Secret's
+data as immutable) and the pod templates that read it carry its uid (`secret_uid`,
+components/inference/secret_roll.py), so the same `pulumi up` rolls the vLLM pods (the
+Deployment recreates its pod, a LeaderWorkerSet rolls group by group) and the gate then checks
+the new key.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any, Dict, List, Mapping, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..inference import secret_roll
 from ..inference.render_k8s import K8sLayout
 from ..program.tree import undoubled
 
@@ -29,6 +36,32 @@ def secret_data(api_key: Optional[Any], hf_token: Optional[Any]) -> Dict[str, An
     if hf_token is not None:
         data["HF_TOKEN"] = pulumi.Output.secret(hf_token)
     return data
+
+
+def secret_uid(secret: "k8s.core.v1.Secret") -> pulumi.Output:
+    """The Secret's `metadata.uid`, which the Kubernetes API sets on every object it creates; a
+    Secret without one would leave the pods on the old key after a rotation: stop instead. At a
+    preview a Secret still to be made may have none yet: the placeholder stands for it there."""
+    def uid(meta) -> str:
+        value = getattr(meta, "uid", None) if meta is not None else None
+        if not value and pulumi.runtime.is_dry_run():
+            return secret_roll.UID_PLACEHOLDER
+        if not value:
+            raise RuntimeError("the Kubernetes API returned Secret kimi-k3-secrets without a "
+                               "metadata.uid: the pods that read it would not roll on a new key")
+        return value
+
+    return secret.metadata.apply(uid)
+
+
+def declared(obj: Mapping, uid: Optional[Any]) -> dict:
+    """`obj` as declared: the Secret's uid where the renderer left its placeholder
+    (secret_roll.py); an object that waits for a uid without a Secret is a wiring error."""
+    if not secret_roll.marked(obj):
+        return dict(obj)
+    if uid is None:
+        raise ValueError(f"{obj['kind']} {obj['metadata']['name']} reads a Secret the stack does not declare")
+    return secret_roll.with_uid(obj, uid)
 
 
 def _skip_await(obj: Mapping) -> dict:
@@ -59,6 +92,7 @@ class Serving:
         in_ns = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[self.namespace],
                                        aliases=aliases)
         waits: List[pulumi.Resource] = [self.namespace]
+        self.secret, uid = None, None
         if secrets:
             self.secret = k8s.core.v1.Secret(
                 f"{name}-secrets", metadata={"name": layout.secret_name, "namespace": layout.namespace},
@@ -66,6 +100,7 @@ class Serving:
                 opts=pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(
                     additional_secret_outputs=["stringData", "data"])))
             waits.append(self.secret)
+            uid = secret_uid(self.secret)
         for cm in config_maps:  # the API-key guard the serving pod mounts (render_api_guard), EFA scripts
             # not `kimi-k3-kimi-k3-...`: the old name aliased (components/program/tree.py `undoubled`)
             rname, als = undoubled(name, layout.name, cm["metadata"]["name"], aliases)
@@ -79,15 +114,15 @@ class Serving:
         after = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=waits,
                                        aliases=aliases)
         if "Deployment" in by_kind:
-            d = _skip_await(by_kind["Deployment"])
+            d = declared(_skip_await(by_kind["Deployment"]), uid)
             self.workload = k8s.apps.v1.Deployment(f"{name}-vllm", metadata=d["metadata"], spec=d["spec"],
                                                    opts=after)
         else:
-            lws = _skip_await(by_kind["LeaderWorkerSet"])
+            lws = declared(_skip_await(by_kind["LeaderWorkerSet"]), uid)
             self.workload = k8s.apiextensions.CustomResource(
                 f"{name}-vllm", api_version=lws["apiVersion"], kind=lws["kind"], metadata=lws["metadata"],
                 spec=lws["spec"], opts=after)
-        self.router = _declare_router(name, router, after) if router else []
+        self.router = _declare_router(name, router, after, uid) if router else []
         svc = _skip_await(by_kind["Service"])
         # values known only at deploy time (a requested certificate's ARN: aws_eks/tls.py)
         svc["metadata"]["annotations"].update(service_annotations or {})
@@ -106,9 +141,11 @@ class Serving:
             self.endpoint = pulumi.Output.from_input(in_cluster)
 
 
-def _declare_router(name: str, objs: List[dict], opts: pulumi.ResourceOptions) -> List[pulumi.Resource]:
+def _declare_router(name: str, objs: List[dict], opts: pulumi.ResourceOptions,
+                    uid: Optional[Any] = None) -> List[pulumi.Resource]:
     """The router's objects in order (the Deployment not awaited: it becomes Ready only once a
-    replica serves, which the readiness gate waits for)."""
+    replica serves, which the readiness gate waits for; with the Secret's uid if its pods read
+    the Secret)."""
     out: List[pulumi.Resource] = []
     for o in objs:
         kind, meta, res_name = o["kind"], o["metadata"], f"{name}-router-{o['kind'].lower()}"
@@ -123,7 +160,7 @@ def _declare_router(name: str, objs: List[dict], opts: pulumi.ResourceOptions) -
         elif kind == "ConfigMap":
             out.append(k8s.core.v1.ConfigMap(res_name, metadata=meta, data=o["data"], opts=step))
         elif kind == "Deployment":
-            d = _skip_await(o)
+            d = declared(_skip_await(o), uid)
             out.append(k8s.apps.v1.Deployment(res_name, metadata=d["metadata"], spec=d["spec"],
                                               opts=step))
         else:

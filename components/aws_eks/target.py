@@ -449,14 +449,19 @@ def _hyperpod(name: str, deployment: EksDeployment, infra: AwsEksCluster, parent
     # never default/kube-* (config.check_own_namespace): a namespace of the stack's own
     ns = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name},
                                opts=pulumi.ResourceOptions(parent=parent, provider=provider, aliases=before))
-    waits = [ns]
+    from .serving import declared, secret_uid
+
+    waits, uid = [ns], None
     data = _secret_data(deployment)
     if data:  # the endpoint config reads the API key and the hub token from this Secret
-        waits.append(k8s.core.v1.Secret(
+        secret = k8s.core.v1.Secret(
             f"{name}-secrets", metadata={"name": layout.secret_name, "namespace": ns_name},
             type="Opaque", string_data=data,
             opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[ns], aliases=before,
-                                        additional_secret_outputs=["stringData", "data"])))
+                                        additional_secret_outputs=["stringData", "data"]))
+        waits.append(secret)
+        uid = secret_uid(secret)  # a new key changes the worker's env: the operator deploys again
+    iec = declared(iec, uid)
     k8s.apiextensions.CustomResource(
         f"{name}-endpoint-config", api_version=iec["apiVersion"], kind=iec["kind"],
         metadata=iec["metadata"], spec=iec["spec"],

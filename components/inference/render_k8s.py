@@ -14,7 +14,8 @@ Launch placeholders map as follows (documented in docs/aws-eks.md):
   (`leaderworkerset.sigs.k8s.io/worker-index`, read through the downward API); 0 on one node.
 - `${NODE_IFNAME}`: `eth0`, the pod's own interface under the VPC CNI (pods do not use the host
   network; NCCL reaches EFA through the device plugin's devices, not through an IP interface).
-Secrets (VLLM_API_KEY, HF_TOKEN) only ever appear as `secretKeyRef`s. With an API key the serving
+Secrets (VLLM_API_KEY, HF_TOKEN) only ever appear as `secretKeyRef`s; a pod template that reads
+them carries the Secret's uid (placeholder here, secret_roll.py), so a new key rolls it. With an API key the serving
 pod mounts kimi-k3's API-key guard (ConfigMap `<name>-api-guard`, read-only, on PYTHONPATH) that
 the head's `--middleware` loads (components/inference/api_guard.py).
 """
@@ -29,6 +30,7 @@ from typing import Dict, List, Mapping, Optional, Protocol, Tuple
 from ..config.values import MODEL_COMMIT
 from ..router import k8s as router_k8s
 from . import api_guard as guard
+from . import secret_roll
 from .launch import PLACEHOLDERS, LaunchSpec, RoleSpec
 from .planner import Plan
 from .quoting import k8s_literal, k8s_ref
@@ -413,7 +415,8 @@ def render_deployment(spec: LaunchSpec, layout: K8sLayout) -> dict:
     """One pod per replica on one node. Recreate: a rolling update would need spare GPU nodes."""
     if spec.nodes != 1:
         raise ValueError("a Deployment runs one node per replica; use render_leader_worker_set")
-    return {
+    # pods that read the Secret roll when it is replaced (a new API key): secret_roll.py
+    return secret_roll.mark({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": _meta(layout),
         "spec": {
@@ -423,14 +426,14 @@ def render_deployment(spec: LaunchSpec, layout: K8sLayout) -> dict:
             "template": {"metadata": {"labels": layout.labels},
                          "spec": _pod_spec(spec.head, spec, layout, True, True)},
         },
-    }
+    }, layout.secret_name)
 
 
 def render_leader_worker_set(spec: LaunchSpec, layout: K8sLayout) -> dict:
     """One LWS group per replica: the leader runs the head role, workers the worker template."""
     if spec.nodes < 2 or spec.worker is None:
         raise ValueError("a LeaderWorkerSet needs a multi-node spec")
-    return {
+    return secret_roll.mark({
         "apiVersion": LWS_API, "kind": "LeaderWorkerSet",
         "metadata": _meta(layout),
         "spec": {
@@ -445,7 +448,7 @@ def render_leader_worker_set(spec: LaunchSpec, layout: K8sLayout) -> dict:
                                    "spec": _pod_spec(spec.worker, spec, layout, False, False)},
             },
         },
-    }
+    }, layout.secret_name)
 
 
 def service_name(layout: K8sLayout) -> str:
@@ -473,7 +476,8 @@ def render_router(spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
     nothing for one replica."""
     if not layout.router:
         return []
-    return router_k8s.render(layout.namespace, layout.name, spec.port, replica_selector(spec, layout))
+    return [secret_roll.mark(o, layout.secret_name)
+            for o in router_k8s.render(layout.namespace, layout.name, spec.port, replica_selector(spec, layout))]
 
 
 def render_service(spec: LaunchSpec, layout: K8sLayout) -> dict:
@@ -535,7 +539,8 @@ def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout,
       documents `args` as the entrypoint's arguments and no model argument of its own);
     - secrets come from the Secret `layout.secret_name` in the endpoint's namespace: the API key
       as an env `valueFrom.secretKeyRef`, the hub token as `huggingFaceModel.tokenSecretRef`
-      (the CRD: injected as HF_TOKEN into the download init container only);
+      (the CRD: injected as HF_TOKEN into the download init container only); the worker's env
+      `KK3_SECRET_UID` carries the Secret's uid (secret_roll.py: a new key changes the spec);
     - `maxDeployTimeInSeconds` (CRD default 3600) is the plan's budget: staging + startup timeout;
     - with an API key, the worker has no volume to mount kimi-k3's API-key guard from (the CRD's
       worker has no `volumes`), so its text travels as env `KK3_API_GUARD_PY` and
@@ -570,6 +575,8 @@ def render_hyperpod(plan: Plan, spec: LaunchSpec, layout: K8sLayout,
         hub["commitSHA"] = layout.weights.revision
     if "HF_TOKEN" in spec.secret_env:
         hub["tokenSecretRef"] = {"name": layout.secret_name, "key": "HF_TOKEN"}
+    # a new key changes the worker's env, so the operator deploys again (secret_roll.py)
+    env = secret_roll.mark_hyperpod_env(env, layout.secret_name, hub.get("tokenSecretRef"))
     c = plan.cold_start
     return {
         "apiVersion": HYPERPOD_API,

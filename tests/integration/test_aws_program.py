@@ -136,9 +136,15 @@ def test_workload_and_service(adopt):
     assert svc["spec"]["type"] == "LoadBalancer"
     assert svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
     assert adopt.outputs["endpoint"].startswith("http://mock-nlb")
-    # what is applied is what the plan command writes
+    # what is applied is what the plan command writes, with the uid of the Secret its pods read
+    # where the plan has its placeholder (components/inference/secret_roll.py)
+    from components.aws_eks.mock_outputs import k8s_secret
+    from components.inference import secret_roll
+
     rendered = yaml.safe_load(adopt.inference.artifacts["manifests/deployment-kimi-k3.yaml"])
-    assert rendered["spec"] == dep["spec"]
+    assert secret_roll.marked(rendered)
+    uid = k8s_secret(one(adopt, "kubernetes:core/v1:Secret"))["metadata"]["uid"]
+    assert secret_roll.with_uid(rendered, uid)["spec"] == dep["spec"]
 
 
 def test_secrets_marked_secret_and_never_in_plain_text(adopt):

@@ -162,6 +162,10 @@ CHANGES = {
         "kimi-k3-service": "replace"}),
     "ctyun new API key": ("ctyun-hcc", {"kimi-k3:apiKey": FIRST_KEY}, {"kimi-k3:apiKey": NEW_KEY}, {
         "kimi-k3-service": "replace", "kimi-k3-accept": "update", "kimi-k3-prometheus": "update"}),
+    # the pods roll through their template (tests/integration/test_key_rotation.py); the gate
+    # checks again, with the new key
+    "aws new API key": ("aws-eks", {"kimi-k3:apiKey": FIRST_KEY}, {"kimi-k3:apiKey": NEW_KEY}, {
+        "kimi-k3-readiness": "update"}),
     "aws 1 -> 2 nodes on an adopted block": ("aws-eks", CR, {**CR, "kimi-k3:nodes": "2"}, {
         "kimi-k3-capacity": "update", "kimi-k3-gpu-scaling": "update", "kimi-k3-readiness": "update"}),
     "aws EKS upgrade": ("aws-eks", CR, {**CR, "kimi-k3:clusterVersion": "1.36"}, {

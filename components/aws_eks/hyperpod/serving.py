@@ -36,6 +36,7 @@ def serve(name: str, deployment, infra, parent, before: List[pulumi.Alias]):
     import pulumi_kubernetes as k8s
 
     from ..monitoring import pod_monitor as pod_monitor_object
+    from ..serving import declared, secret_uid
     from ..target import AwsServed, _secret_data
 
     layout, iec, provider = deployment.rendered.layout, deployment.rendered.hyperpod, infra.provider
@@ -44,16 +45,19 @@ def serve(name: str, deployment, infra, parent, before: List[pulumi.Alias]):
     ns = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name},
                                opts=pulumi.ResourceOptions(parent=parent, provider=provider, aliases=before))
     waits: List[pulumi.Resource] = [ns, hp.operator, hp.lbs_gone, *infra.add_ons]
-    data = _secret_data(deployment)
+    data, uid = _secret_data(deployment), None
     if data:
-        waits.append(k8s.core.v1.Secret(
+        secret = k8s.core.v1.Secret(
             f"{name}-secrets", metadata={"name": layout.secret_name, "namespace": ns_name}, type="Opaque",
             string_data=data, opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[ns],
                                                           aliases=before,
-                                                          additional_secret_outputs=["stringData", "data"])))
+                                                          additional_secret_outputs=["stringData", "data"]))
+        waits.append(secret)
+        uid = secret_uid(secret)  # a new key changes the worker's env (inference/secret_roll.py)
+    declared_iec = declared(iec, uid)
     endpoint_config = k8s.apiextensions.CustomResource(
         f"{name}-endpoint-config", api_version=iec["apiVersion"], kind=iec["kind"], metadata=iec["metadata"],
-        spec=_spec_with_bucket(iec["spec"], hp.tls_bucket_name),
+        spec=_spec_with_bucket(declared_iec["spec"], hp.tls_bucket_name),
         opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=waits, aliases=before))
     if infra.monitoring is not None and infra.monitoring.release is not None:
         obj = pod_monitor_object(ns_name, {}, key_secret=layout.secret_name if deployment.shared.has_api_key else None)
