@@ -48,6 +48,7 @@ from .password_login import DEFAULT_SSHD_CONFIG, MODES as PASSWORD_MODES, off_co
     on_command, state_command
 from .resize import ServiceJobs, StopsTheService, stop_service_for
 from .slurm_jobs import JobFailed, log_tail, partition_nodes, submit, wait_done
+from .reach import MasterUnreachable
 from .ssh import (CommandFailed, HostKeyChanged, SshError, SshRunner, remote_errors,
                   credentials_from_props, fingerprint, generate_login_key, key_matches,
                   target_from_props)
@@ -106,9 +107,12 @@ class HostKeyPinProvider(SshStepProvider):
         return master, bastion
 
     def _connect(self, p, host_key, bastion_key, creds: Dict[str, Any]) -> SshRunner:
+        """A connected runner (an unreachable master: one line, SshStepProvider._reach_master)."""
         props = {**p, "hostKey": host_key, "bastionHostKey": bastion_key, **creds}
-        return SshRunner(target_from_props(props), credentials_from_props(props),
-                         redact=[v for v in creds.values() if v])
+        runner = SshRunner(target_from_props(props), credentials_from_props(props),
+                           redact=[v for v in creds.values() if v])
+        self._reach_master(runner, props)
+        return runner
 
     def _install(self, runner: SshRunner, public_line: str) -> None:
         runner.run(f"umask 077; mkdir -p ~/.ssh; f=~/{AUTHORIZED_KEYS}; touch \"$f\"; "
@@ -216,7 +220,11 @@ class HostKeyPinProvider(SshStepProvider):
 
     def read(self, id_, props):
         p = self.inputs(props)
-        outs = self._refresh(p, props)
+        try:
+            outs = self._refresh(p, props)
+        except MasterUnreachable as e:  # kept: see SshStepProvider.read
+            log.warning("refresh of %s kept as recorded: %s", id_, e)
+            return pulumi.dynamic.ReadResult(id_, props)
         runner = self._connect(p, outs["hostKey"], outs["bastionHostKey"],
                                {"sshPrivateKey": outs["loginKey"], "sshPassword": ""})
         with runner:

@@ -211,12 +211,14 @@ def order_inputs(config: HccConfig, vpc_id: Any, subnet_id: Any, group_name: Any
 
 def cluster_inputs(config: HccConfig, vpc_id: Any, subnet_id: Any, job_uuid: Any,
                    cluster_uuid: Any, ordered_at: Any, resolved: Any, group_id: Any,
-                   root_password: Any, progress: str, defer_shrink: bool = False
-                   ) -> Dict[str, Any]:
+                   root_password: Any, progress: str, defer_shrink: bool = False,
+                   master_probe: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """`defer_shrink`: the nodes above the count are removed by the HccShrink step after the
-    host-key pin, which stops the service on them first (shrink_step.py), not by the cluster."""
+    host-key pin, which stops the service on them first (shrink_step.py), not by the cluster.
+    `master_probe`: the SSH way to the master the bootstrap uses (reach.py), probed before
+    the node count changes."""
     return {**_common(config, vpc_id, subnet_id, root_password), **_steer(config, progress),
-            "deferShrink": defer_shrink,
+            "deferShrink": defer_shrink, **({"masterProbe": master_probe} if master_probe else {}),
             "orderJobUUID": job_uuid, "orderClusterUUID": cluster_uuid,
             "orderedAt": ordered_at, "resolved": resolved, "securityGroupID": group_id,
             "computeNodeCount": config.compute_node_count,
@@ -255,7 +257,8 @@ class CtyunHccCluster(pulumi.ComponentResource):
     def __init__(self, name: str, config: HccConfig, shared: SharedSettings, secrets: Any = None,
                  opts: Optional[pulumi.ResourceOptions] = None, ssh_port: int = 22,
                  bootstrap: Optional[Callable[["CtyunHccCluster"], Any]] = None,
-                 endpoint_port: Optional[int] = None):
+                 endpoint_port: Optional[int] = None,
+                 master_probe: Optional[Dict[str, Any]] = None):
         # absent offline: the order's check refuses "" at preview, naming the key
         root_password = pulumi.Config(NAMESPACE).get_secret("rootPassword") or ""
         super().__init__("kimi-k3:ctyun:HccCluster", name, None, opts)
@@ -287,7 +290,8 @@ class CtyunHccCluster(pulumi.ComponentResource):
         cluster = HccCluster(f"{name}-cluster", cluster_inputs(
             config, vpc_id, subnet_id, order.jobUUID, order.clusterUUID, order.orderedAt,
             order.resolved, sg.securityGroupID, root_password, progress,
-            defer_shrink=bootstrap is not None),
+            defer_shrink=bootstrap is not None,
+            master_probe=master_probe if bootstrap is not None else None),
             pulumi.ResourceOptions(parent=self, depends_on=[order]))
         from ..progress.program import BILLING_ORDER, record_billing_start
 

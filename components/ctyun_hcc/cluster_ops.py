@@ -46,6 +46,21 @@ class ClusterProblem(CtyunError):
     """E-HPC shows something the lifecycle cannot go on from (named in the message)."""
 
 
+class ClusterGone(ClusterProblem):
+    """A cluster this stack saw listed is listed no more: deleted outside Pulumi (CTyun's
+    console) or released when its subscription's billing period ended. Nothing is ordered in
+    its place and nothing else is adopted without the operator's word (issue 19, day two)."""
+
+
+def gone_message(name: str, uuid: str) -> str:
+    """One line: what is gone, why it may be, that nothing was changed, the two ways on."""
+    return (f"cluster {name} ({uuid}) is no longer listed by E-HPC (hpc/list-clusters): it was "
+            "deleted outside Pulumi (CTyun console) or released when its billing period ended. "
+            "Nothing was changed or ordered. `pulumi refresh` drops it and its order from the "
+            "state (nothing else is adopted); then `pulumi up` orders a new cluster, or "
+            "`pulumi destroy` removes what is left (network, security group)")
+
+
 @dataclass
 class Ctx:
     """What one provider operation works with (built per call, never pickled)."""
@@ -181,6 +196,10 @@ def wait_ready(ctx: Ctx, name: str, vpc_id: str, cluster_uuid: str, job_uuid: st
                    assumption="E-HPC provisioning time is not documented") as p:
         if job_uuid:
             ctx.waiter.job(ctx.ehpc, job_uuid, what, deadline, setting, p)
+        if cluster_uuid and ctx.ehpc.get_cluster(cluster_uuid, deadline) is None:
+            # listed once (that is how its UUID was learnt), its job over: deleted since, not
+            # "not listed yet" (waiting the whole createTimeoutS would help nobody)
+            raise ClusterGone(gone_message(name, cluster_uuid))
 
         def probe():
             c = find_own(ctx, name, vpc_id, cluster_uuid, deadline)

@@ -49,7 +49,7 @@ from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from ..dynamic.provider import Deadline, DynamicResource
 from . import cluster_inputs as ci
@@ -299,8 +299,32 @@ class HccClusterOrderProvider(rt.CtyunProvider):
                 "origin": origin, "resolved": resolved.to_dict()}
         return CreateResult(f"{p['regionID']}/{p['clusterName']}", outs)
 
-    # read: the base's (a record of what was ordered: nothing to refresh; HccCluster reads
-    # the cluster)
+    def read(self, id_: str, props: Dict[str, Any]) -> ReadResult:
+        """A record of what was ordered, kept as it is, except when its cluster is proven gone
+        (deleted in the console, released at the end of its billing period): the UUID it was
+        listed under is listed no more (listed once under it, a cluster is not "not listed yet";
+        its job is not asked: E-HPC need not remember a job of months ago). Then `pulumi
+        refresh` drops the order with its cluster, and the next `pulumi up` orders anew instead
+        of waiting `createTimeoutS` for a cluster that will never come back. An order that
+        never saw its cluster (a lost answer) is kept: it may still appear (issue 19 item 8).
+        Trouble asking keeps the record."""
+        uuid = props.get("clusterUUID") or ""
+        if not uuid:
+            return ReadResult(id_, props)
+        p = self.inputs(props)
+        try:
+            gone = rt.ehpc(p).get_cluster(uuid, Deadline.after(120, "refresh").at) is None
+        except Exception as e:  # noqa: BLE001 - see the docstring
+            log.warning("order of %s: could not ask whether cluster %s is still listed (%s); "
+                        "the record is kept", props.get("clusterName"), uuid, type(e).__name__)
+            return ReadResult(id_, props)
+        if gone:
+            log.warning("order of %s: its cluster %s is no longer listed (deleted outside "
+                        "Pulumi, or released when its billing period ended): the order leaves "
+                        "the state with it; the next `pulumi up` orders a new cluster",
+                        props.get("clusterName"), uuid)
+            return ReadResult(None, {})
+        return ReadResult(id_, props)
 
     def delete(self, id_: str, props: Dict[str, Any]) -> None:
         """Remove the cluster of this order if it is still listed (HccCluster normally removed

@@ -11,9 +11,15 @@ recorded (job, name, VPC, UUID when already known) and:
   the recorded order: nothing is ordered twice. Once the cluster is listed, the ids of the EIP
   and file system E-HPC ordered with it are recorded (`eipID`, `fileSystemID`, ...:
   billables.py), for the destroy to prove them released;
+- `diff` reads the cluster once: one deleted outside Pulumi (the console, the end of its
+  billing period) stops `up` and `preview` in one line (cluster_ops.ClusterGone) before
+  anything changes; `pulumi refresh` then drops it with its order;
 - `read` refreshes status, IPs and nodes (a node removed by hand shows as a count change), and
   records the EIP and file system ids still missing;
-- `update` expands (<= 50 per call) or shrinks (<= 10 per call) in place, never re-sending an
+- `update` first, when the count changes and a bootstrap follows (`masterProbe`), makes sure
+  the master's SSH port answers (reach.py): the steps after need it, so an unreachable master
+  stops the resize in one line before any node is ordered or removed; then it expands (<= 50
+  per call) or shrinks (<= 10 per call) in place, never re-sending an
   order whose answer was lost (cluster_ops.py); expand orders carry the RAID fields the order
   resolved. With `deferShrink` (what the program sets) it never removes a node that is not in
   state error: the shrink is the `HccShrink` step's, after the host-key pin, which stops this
@@ -34,13 +40,14 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 import pulumi
-from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
-from ..dynamic.provider import DynamicResource
+from ..dynamic.provider import Deadline, DynamicResource
 from . import billables as bill
 from . import cluster_inputs as ci
 from . import cluster_ops as ops
 from . import provider_runtime as rt
+from . import reach
 from .api import rules
 from .api.ehpc import ROLE_MASTER, Cluster, Node
 from .api.waits import DeadlineExceeded, JobFailed
@@ -61,6 +68,9 @@ INPUT_DEFAULTS: Dict[str, Any] = {
     # the program's: nodes above computeNodeCount are left to the HccShrink step after the
     # host-key pin, which stops the service on them first (shrink_step.py)
     "deferShrink": False,
+    # the program's: the SSH way to the master ({"host", "port", "bastion"}; host "" = the
+    # master's public IP), probed before the node count changes (reach.py)
+    "masterProbe": {},
 }
 REQUIRED = ("regionID", "azName", "clusterName", "vpcID", "subnetID", "orderedAt",
             "resolved", "computeNodeCount")
@@ -69,7 +79,8 @@ REPLACE_KEYS = ("regionID", "azName", "clusterName", "vpcID", "subnetID", "order
                 "queueName")
 #: not diffed: the order's job and UUID hint (the order's identity is orderedAt), the catalog
 #: (it follows the order), the password (no API changes it), who shrinks (the program's wiring)
-IGNORED_KEYS = ("orderJobUUID", "orderClusterUUID", "resolved", "rootPassword", "deferShrink")
+IGNORED_KEYS = ("orderJobUUID", "orderClusterUUID", "resolved", "rootPassword", "deferShrink",
+                "masterProbe")
 OUTPUT_KEYS = ("clusterUUID", "masterInnerIP", "masterPublicIP", "nodes", "clusterStatus",
                "clusterSecurityGroupID") + bill.Billables.KEYS
 
@@ -218,6 +229,26 @@ class HccClusterProvider(rt.CtyunProvider):
                 "rules; hpc/list-clusters securityGroupID). kimi-k3's exposure rules do not "
                 "protect it: see docs/ctyun-hcc.md, open question 5, then `pulumi destroy`")
 
+    def diff(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> DiffResult:
+        """The base's, plus one read: a cluster deleted outside Pulumi (console, end of its
+        billing period) stops `pulumi up` and `preview` in one line before anything changes,
+        instead of an update that fails half-way or a plain `up` that reports nothing while
+        every later step talks to a master that is gone (ClusterGone). Trouble asking (no
+        credentials, network) concludes nothing: diff must not block a preview."""
+        base = super().diff(id_, olds, news)
+        if base.replaces or not id_:
+            return base
+        p = self.inputs(olds)
+        try:
+            gone = rt.ehpc(p).get_cluster(id_, Deadline.after(60, "diff").at) is None
+        except Exception as e:  # noqa: BLE001 - see the docstring
+            log.info("could not ask whether cluster %s is still listed (%s)", id_,
+                     type(e).__name__)
+            gone = False
+        if gone:
+            raise ops.ClusterGone(ops.gone_message(p["clusterName"], id_))
+        return base
+
     def read(self, id_: str, props: Dict[str, Any]) -> ReadResult:
         p = self.inputs(props)
         ctx = _ctx(self, p)
@@ -234,13 +265,17 @@ class HccClusterProvider(rt.CtyunProvider):
     def update(self, id_: str, olds: Dict[str, Any], news: Dict[str, Any]) -> UpdateResult:
         p = self.inputs(news)
         p["rootPassword"] = olds.get("rootPassword", p["rootPassword"])
+        had, want = int(olds.get("computeNodeCount") or 0), int(p["computeNodeCount"])
+        if had != want:  # the steps after need the master: stop before any node is ordered
+            reach.check_master(p["masterProbe"] or {}, olds.get("masterPublicIP") or "",
+                               f"changing cluster {p['clusterName']} from {had} to {want} "
+                               "compute nodes")
         ctx = _ctx(self, p)
         deadline = self.deadline(p, "update").at
         cluster = ops.wait_not_busy(ctx, id_, deadline, "ctyun:updateTimeoutS",
                                     "before changing its nodes")
         if cluster is None:
-            raise ops.ClusterProblem(f"cluster {p['clusterName']} ({id_}) is no longer listed; "
-                                     "run `pulumi refresh`, then `pulumi up` to order it anew")
+            raise ops.ClusterGone(ops.gone_message(p["clusterName"], id_))
         calls, nodes = ops.resize(ctx, cluster, int(p["computeNodeCount"]), _template(p),
                                   deadline, "ctyun:updateTimeoutS",
                                   lambda: ops.queue_uuid_of(ctx, id_, p["queueName"], deadline),

@@ -61,6 +61,7 @@ from .slurm_jobs import ACTIVE, NOT_IN_PARTITION, JobFailed, cancel, check_start
     jobs_named, log_tail, node_states, partition_nodes, preflight, split_usable, stop_instances, \
     submit
 from .router_service import stop_superseded_router
+from .reach import MasterUnreachable
 from .ssh import SshRunner, remote_errors
 from .ssh_resource import SECRET_OUTPUTS, STATS, SSH_INPUTS, SshStepProvider
 
@@ -305,7 +306,11 @@ class SlurmServiceProvider(SshStepProvider):
         def observe(runner, p):
             return job(runner, job_id)
 
-        info = self._run(observe, p)
+        try:
+            info = self._run(observe, p)
+        except MasterUnreachable as e:  # kept: see SshStepProvider.read
+            log.warning("refresh of the Slurm job %s kept as recorded: %s", job_id, e)
+            return pulumi.dynamic.ReadResult(id_, props)
         if info.state not in ACTIVE:
             return pulumi.dynamic.ReadResult(None, {})  # gone: the next `up` submits again
         return pulumi.dynamic.ReadResult(id_, {**props,

@@ -31,7 +31,9 @@ import pulumi.dynamic
 from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
 from ..dynamic.provider import Provider, redacted_logger
-from .ssh import CommandFailed, SshRunner, credentials_from_props, remote_errors, target_from_props
+from .reach import MasterUnreachable, unreachable_message
+from .ssh import (CommandFailed, SshError, SshRunner, credentials_from_props, remote_errors,
+                  target_from_props)
 
 log = redacted_logger("kimi_k3.ctyun.bootstrap")
 SSH_INPUTS: Dict[str, Any] = {
@@ -95,12 +97,28 @@ class SshStepProvider(Provider):
     def _run(self, fn, p: Dict[str, Any]):
         runner = self.runner(p)
         try:
+            self._reach_master(runner, p)
             with runner:
                 return fn(runner, p)
         finally:
             STATS["round_trips"] += runner.round_trips
             STATS["connects"] += runner.connects
             STATS["ops"] += 1
+
+    def _reach_master(self, runner: SshRunner, p: Dict[str, Any]) -> None:
+        """Connect, or say in one line which master could not be reached and what to check
+        (reach.py) instead of a bare socket error: nothing has been sent yet. A refused login
+        or a changed host key keeps its own message (the master answered)."""
+        try:
+            runner.connect()
+        except SshError:
+            raise
+        except remote_errors() as e:
+            step = type(self).__name__.removesuffix("Provider")
+            raise MasterUnreachable(unreachable_message(
+                str(p.get("sshHost")), int(p.get("sshPort") or 22), e,
+                user=str(p.get("sshUser") or "root"), bastion=str(p.get("sshBastion") or ""),
+                doing=step)) from None
 
     # ---- to implement ---------------------------------------------------------------------
     def apply(self, runner: SshRunner, p: Dict[str, Any]) -> Dict[str, Any]:
@@ -124,8 +142,16 @@ class SshStepProvider(Provider):
         return CreateResult(self.resource_id(p, outs), {**p, **outs})
 
     def read(self, id_, props):
+        """What the step's `observe` sees; with the master unreachable (down, released with
+        its cluster, an address no longer allowed) the record is kept as it is and the
+        warning says so: a refresh must not fail where the cluster's own refresh tells what
+        happened (a cluster deleted outside Pulumi leaves the state there)."""
         p = self.inputs(props)
-        outs = self._run(self.observe, p)
+        try:
+            outs = self._run(self.observe, p)
+        except MasterUnreachable as e:
+            log.warning("refresh of %s kept as recorded: %s", id_, e)
+            return ReadResult(id_, props)
         return ReadResult(id_, {**props, **outs})
 
     # diff: the base's (every input but the steering ones; REPLACE_KEYS replace)

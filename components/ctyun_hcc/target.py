@@ -229,6 +229,7 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
             f"{name}-hcc", hcc, deployment.shared, deployment.secrets,
             pulumi.ResourceOptions(aliases=before), ssh_port=cfg.ssh_port,
             endpoint_port=cfg.tls_port if cfg.tls else None,
+            master_probe={"host": cfg.ssh_host, "port": cfg.ssh_port, "bastion": cfg.ssh_bastion},
             bootstrap=lambda cluster: self._chain(name, cluster, deployment, before))
 
     @staticmethod

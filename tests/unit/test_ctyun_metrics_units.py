@@ -225,6 +225,9 @@ class _Recorder:
     def __init__(self):
         self.scripts = []
 
+    def connect(self):
+        return self
+
     def __enter__(self):
         return self
 
