@@ -36,3 +36,39 @@ def test_a_refused_command_still_exits_with_its_code(tmp_path):
     done = _run("plan", "--stack", "no-such-stack", "--quiet", "--out", str(tmp_path / "x"))
     assert done.returncode == 2 and "no-such-stack" in done.stderr
     assert done.stdout.startswith("frozen objects:") and int(done.stdout.split(":")[1]) > 0, done.stdout
+
+
+#: the plan command in a fresh interpreter, counting the collector's passes from its start
+PASSES = """
+import gc, sys
+from components.cli.main import main
+passes = []
+gc.collect()  # the count of new objects starts from 0, as after any pass
+gc.callbacks.append(lambda phase, info: phase == "start" and passes.append(info["generation"]))
+code = main(sys.argv[1:])
+print("passes:", len(passes), "collector on after:", gc.isenabled(), "code:", code)
+"""
+
+
+def test_a_plan_makes_no_cycle_collector_pass(tmp_path):
+    # the commands' imports (components/cli/main.py) and the whole plan command
+    # (components/cli/plan.py) run with the collector off: each pass walked every module object
+    # imported so far; the collector is on again when the command returns
+    done = subprocess.run([sys.executable, "-c", PASSES, "plan", "--stack", "ctyun-hcc", "--quiet",
+                           "--out", str(tmp_path / "plan")], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().rsplit("\n", 1)[-1] == "passes: 0 collector on after: True code: 0"
+
+
+def test_building_the_parser_gives_the_collector_back_as_it_found_it():
+    import gc
+
+    from components.cli.main import parser
+
+    for enabled in (False, True):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            assert parser().parse_args(["plan"]).command == "plan"
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
