@@ -16,6 +16,7 @@ the test suite runs `promtool check rules` on the rendered file.
 
 from __future__ import annotations
 
+import functools
 from typing import Dict, List, Tuple
 
 
@@ -61,8 +62,10 @@ def rules_document(group: str = "kimi-k3") -> Dict[str, List[Dict]]:
     return {"groups": [{"name": group, "rules": [dict(r) for r in RULES]}]}
 
 
+@functools.lru_cache(maxsize=None)
 def render(group: str = "kimi-k3") -> str:
-    """The rules file (YAML) `promtool check rules` accepts."""
+    """The rules file (YAML) `promtool check rules` accepts; made once per process (the plan
+    writes it and, on ctyun-hcc, the program hands the same text to the master's Prometheus)."""
     import yaml
 
     return ("# Alert rules of kimi-k3 (components/observability/alerts.py); do not edit by hand.\n"

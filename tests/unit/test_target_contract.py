@@ -125,3 +125,22 @@ def test_the_program_never_probes_a_target():
                 probed = ast.unparse(node.args[0])
                 assert not any(w in probed for w in ("target", "inference", "deployment", "infra")), \
                     f"{module.__name__}: getattr({probed}, ...)"
+
+
+def test_the_alert_rules_are_rendered_once_for_the_plan_and_the_program(monkeypatch):
+    """ctyun-hcc's program hands the rules file to the master's Prometheus and the plan writes
+    the same file: one rendering (observability/alerts.py `render`, kept per process)."""
+    from components.cli import plan_ops
+    from components.observability import alerts
+
+    counts: Counter = Counter()
+    original = alerts.rules_document
+
+    def counted(*a, **k):
+        counts["rules_document"] += 1
+        return original(*a, **k)
+    monkeypatch.setattr(alerts, "rules_document", counted)
+    alerts.render.cache_clear()
+    files = plan_ops.files(run_program("ctyun-hcc"))
+    assert counts == Counter({"rules_document": 1})
+    assert files["prometheus/alerts.yml"] == alerts.render()
