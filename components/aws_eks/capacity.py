@@ -496,6 +496,30 @@ def region_refusal(olds: Mapping[str, Any], region: Optional[str]) -> CapacityEr
         "cancelled")
 
 
+def next_block_notice(olds: Mapping[str, Any], news: Mapping[str, Any]) -> str:
+    """What the next `up` does about a block whose end (as the stack last saw it) has passed:
+    the update re-reads it first (an extended block keeps its id and runs on), then, in buy
+    mode, buys the next one within the cap (or stops listing the offers); an adopted one fails
+    naming the fix. Warned at preview by `diff`, so a purchase is never a surprise."""
+    rid, end = olds.get("reservation_id"), olds.get("end_date")
+    head = f"Capacity Block {rid} ended at {end} ({olds.get('state')} when last read)"
+    if news.get("reservationId"):
+        return (f"{head}: this `pulumi up` re-reads it and stops unless it was extended; adopt the next block "
+                "with pulumi config set kimi-k3:capacityReservationId cr-..., or unset it and set "
+                "kimi-k3:maxUpfrontFeeUsd to let kimi-k3 buy one")
+    want = requested(news)
+    cap_usd = float(news.get("maxUpfrontFeeUsd") or 0)
+    keep = "this `pulumi up` keeps it if it was extended"
+    if cap_usd <= 0:
+        return (f"{head}: {keep}, else lists the Capacity Block offerings of {want['instance_count']} x "
+                f"{want['instance_type']} and stops, buying nothing (kimi-k3:maxUpfrontFeeUsd is 0)")
+    return (f"{head}: {keep}, else BUYS the next block of {want['instance_count']} x {want['instance_type']}, "
+            f"the cheapest fitting offer if its upfront fee is at most ${cap_usd:,.2f} "
+            "(kimi-k3:maxUpfrontFeeUsd; a purchase cannot be cancelled); to buy nothing, cancel this update "
+            "and set kimi-k3:maxUpfrontFeeUsd 0 (lists the offers) or adopt a block with "
+            "kimi-k3:capacityReservationId")
+
+
 def read_outputs(ec2, id_: str, props: Mapping[str, Any]) -> Dict[str, Any]:
     """What refresh records: the block as EC2 lists it, or, once EC2 no longer lists it (an
     expired block ages out of DescribeCapacityReservations; terraform-provider-aws drops such a
@@ -588,7 +612,9 @@ class CapacityBlockProvider(aws_api.AwsProvider):
         - bought, the request changed: an update that re-checks the block if it still holds the
           request, else refused right here (at preview), one line: never a second purchase
           while the first runs;
-        - changing only the purchase request (fee cap, window) changes nothing.
+        - changing only the purchase request (fee cap, window) changes nothing;
+        - whenever the held block looks over (by the state's end), a warning says what the update
+          will do (`next_block_notice`): buy under which cap, list and stop, or stop (adopted).
         """
         if news.get("region") != olds.get("region"):
             if olds.get("purchased") and not news.get("reservationId") and not _over(olds):
@@ -596,6 +622,9 @@ class CapacityBlockProvider(aws_api.AwsProvider):
             return DiffResult(changes=True, replaces=["region"], delete_before_replace=True)
         other_block = bool(news.get("reservationId")) and news["reservationId"] != olds.get("reservation_id")
         over = _over(olds)
+        if over and not other_block:
+            # said at preview, before the update decides: never a purchase the user did not see coming
+            self.warn(next_block_notice(olds, news))
         request_changed = requested(news) != requested(olds)
         if not news.get("reservationId") and request_changed and not over:
             refusal = request_refusal(olds, news)

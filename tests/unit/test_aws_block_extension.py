@@ -118,3 +118,57 @@ def test_an_up_that_thinks_the_block_over_adopts_the_extended_block_and_buys_not
 def test_a_block_that_was_not_extended_is_still_over_for_the_next_up(state):
     block = cap.Block.from_api(reservation_api(CR, state=state, tags=STACK_TAGS))
     assert not cap.adoptable(block, IDENTITY, ITYPE, 1, OLD_END - timedelta(hours=3))
+
+
+# ---------------------------------------------------------------- the next `up` after the end, said at preview
+
+def diff_warnings(monkeypatch, old, new, now):
+    """The warnings `diff` gives (what `pulumi preview` shows) and its result; EC2 is a Stubber
+    with nothing queued, so any call from diff fails the test."""
+    ec2, said = client("ec2"), []
+    monkeypatch.setattr(cap, "ec2_client", lambda props, max_attempts=5: ec2)
+    monkeypatch.setattr(cap, "_now", lambda: now)
+    monkeypatch.setattr(cap.CapacityBlockProvider, "warn", lambda self, text: said.append(text))
+    with Stubber(ec2):
+        d = cap.CapacityBlockProvider().diff(CR, old, new)
+    return said, d
+
+
+def buy_news(old, **kw):
+    return {**{k: old[k] for k in ("region", "instanceType", "instanceCount", "durationHours",
+                                   "maxUpfrontFeeUsd", "stackIdentity")}, **kw}
+
+
+def test_preview_after_the_end_says_the_up_will_buy_and_under_which_cap(monkeypatch):
+    old = bought_state()
+    said, d = diff_warnings(monkeypatch, old, buy_news(old), OLD_END)
+    assert d.changes and len(said) == 1
+    assert said[0].startswith(f"Capacity Block {CR} ended at {cap.fmt(OLD_END)} (active when last read): "
+                              "this `pulumi up` keeps it if it was extended, else BUYS the next block of 1 x "
+                              f"{ITYPE}, the cheapest fitting offer if its upfront fee is at most $90,000.00")
+    assert "set kimi-k3:maxUpfrontFeeUsd 0" in said[0]
+
+
+def test_preview_after_the_end_without_a_cap_says_nothing_is_bought(monkeypatch):
+    old = bought_state()
+    said, _ = diff_warnings(monkeypatch, old, buy_news(old, maxUpfrontFeeUsd=0), OLD_END + timedelta(days=3))
+    assert len(said) == 1 and "lists the Capacity Block offerings of 1 x" in said[0]
+    assert "buying nothing" in said[0] and "BUYS" not in said[0]
+
+
+def test_preview_after_an_adopted_blocks_end_names_the_fix(monkeypatch):
+    old = {**bought_state(), "reservationId": CR, "purchased": False, "stackIdentity": None}
+    said, d = diff_warnings(monkeypatch, old, {**buy_news(old), "reservationId": CR}, OLD_END)
+    assert d.changes and len(said) == 1
+    assert "re-reads it and stops unless it was extended" in said[0]
+    assert "kimi-k3:capacityReservationId cr-..." in said[0] and "BUYS" not in said[0]
+
+
+@pytest.mark.parametrize("now,new", [
+    (OLD_END - cap.TERMINATION_LEAD - timedelta(minutes=1), {}),  # still running: nothing to say
+    (OLD_END, {"reservationId": "cr-0bbbbbbbbbbbbbbbb"}),         # another block adopted: no purchase
+])
+def test_no_notice_while_the_block_runs_or_when_another_is_adopted(monkeypatch, now, new):
+    old = bought_state()
+    said, _ = diff_warnings(monkeypatch, old, buy_news(old, **new), now)
+    assert said == []

@@ -461,6 +461,29 @@ def _forgotten(name: str, end: Any) -> str:
             f"until {end}")
 
 
+def next_plan_notice(olds: Mapping[str, Any], news: Mapping[str, Any]) -> str:
+    """What the next `up` does about a plan whose end (as the stack last saw it) has passed: an
+    adopted one is re-read and stops the update unless it was extended (ExtendTrainingPlan keeps
+    the ARN); in buy mode the next generation is bought within the cap, or the offers are listed.
+    Warned at preview by `diff`, so a purchase is never a surprise."""
+    head = (f"training plan {olds.get('trainingPlanName') or olds.get('trainingPlanArn')} ended at "
+            f"{olds.get('endTime')} ({olds.get('status')} when last read)")
+    if news.get("trainingPlanArn"):
+        return (f"{head}: this `pulumi up` re-reads it and stops unless it was extended; adopt the next plan with "
+                "pulumi config set kimi-k3:trainingPlanArn arn:..., or unset it and set kimi-k3:maxUpfrontFeeUsd "
+                "to let kimi-k3 buy one")
+    cap_usd = float(news.get("maxUpfrontFeeUsd") or 0)
+    what = f"{news.get('instanceCount')} x {news.get('instanceType')}"
+    keep = "this `pulumi up` keeps it if it was extended"
+    if cap_usd <= 0:
+        return (f"{head}: {keep}, else lists the training plan offerings of {what} and stops, buying "
+                "nothing (kimi-k3:maxUpfrontFeeUsd is 0)")
+    return (f"{head}: {keep}, else BUYS the next training plan of {what}, the cheapest fitting offer if its "
+            f"upfront fee is at most ${cap_usd:,.2f} (kimi-k3:maxUpfrontFeeUsd; a purchase cannot be cancelled); "
+            "to buy nothing, cancel this update and set kimi-k3:maxUpfrontFeeUsd 0 (lists the offers) or adopt a "
+            "plan with kimi-k3:trainingPlanArn")
+
+
 class TrainingPlanProvider(aws_api.AwsProvider):
     """One training plan (adopted or bought). Holds no state."""
 
@@ -503,7 +526,9 @@ class TrainingPlanProvider(aws_api.AwsProvider):
         checks it. Adopted, a changed request or an ended plan: an update that re-checks it.
         Bought, ended: an update that buys the next generation under the same cap. Bought, a
         changed request the plan cannot hold: refused here (at preview). The cap or the window
-        alone changes nothing.
+        alone changes nothing. A plan that looks over (by the state's end) gets a warning saying
+        what the update will do (`next_plan_notice`), and the update reads it again first
+        (`_extended`: an extended plan is kept, not bought again).
 
         `trainingPlanArn` is an input (adopt) and an output (the plan held, bought ones too): the
         state's value is the plan held, so only an ARN the user gives can differ from it (a bought
@@ -523,6 +548,9 @@ class TrainingPlanProvider(aws_api.AwsProvider):
             return DiffResult(changes=True, replaces=["region"], delete_before_replace=True)
         other_plan = bool(n.get("trainingPlanArn")) and n["trainingPlanArn"] != o.get("trainingPlanArn")
         over, changed = _over(olds), request_of(olds.get("requested") or olds) != request_of(news)
+        if over and not other_plan:
+            # said at preview, before the update decides: never a purchase the user did not see coming
+            self.warn(next_plan_notice(olds, n))
         if not n.get("trainingPlanArn") and changed and not over:
             refusal = request_refusal(olds, news)
             if refusal is not None:
@@ -537,7 +565,9 @@ class TrainingPlanProvider(aws_api.AwsProvider):
             if olds.get("purchased") and held and held != outs.get("trainingPlanArn") and not _over(olds):
                 self.warn(_forgotten(olds.get("trainingPlanName") or held, olds.get("endTime")))
         elif _over(olds):
-            outs = self._acquire(news, int(olds.get("generation") or 1) + 1, olds.get("availabilityZone"))
+            outs = self._extended(olds, news)
+            if outs is None:
+                outs = self._acquire(news, int(olds.get("generation") or 1) + 1, olds.get("availabilityZone"))
         else:
             refusal = request_refusal(olds, news)
             if refusal is not None:
@@ -545,6 +575,23 @@ class TrainingPlanProvider(aws_api.AwsProvider):
             outs = {k: olds.get(k) for k in self.OUTPUTS}
             outs["requested"] = request_of(news)
         return UpdateResult({**news, **outs})
+
+    def _extended(self, olds, news) -> Optional[Dict[str, Any]]:
+        """Buy mode, the plan held looks over only by the end the stack last read: SageMaker may
+        have extended it (ExtendTrainingPlan keeps the plan; pinned SageMaker model), so it is
+        read again before anything is bought, and kept if it runs on. Buying the next generation
+        then would pay for a second plan while the first runs (the generation search starts after
+        the held one). A plan a refresh recorded as Expired, Failed or Unlisted is not read again."""
+        if olds.get("status") in (*GONE, UNLISTED):
+            return None
+        plan = describe_plan(sagemaker(news), olds.get("trainingPlanArn") or olds.get("trainingPlanName"))
+        if plan is None or plan.status not in USABLE or ended(plan.end, _now()):
+            return None
+        held = {**olds, **plan.outputs()}
+        refusal = request_refusal(held, news)
+        if refusal is not None:
+            raise refusal
+        return {**{k: olds.get(k) for k in self.OUTPUTS}, **plan.outputs(), "requested": request_of(news)}
 
     def read(self, id_, props):
         """Refresh: the plan as SageMaker describes it now; `Unlisted` once it does not."""
