@@ -3,8 +3,8 @@ deployments from token counts (components/accept/known_cost.py, its assumptions 
 docstring), and measured against the vLLM double on this machine.
 
 Prints, per planned deployment (the planner's own layout and context length), the needle's
-longest prompt (the gate's cap from the prefill budget, or the whole context as the accept
-command asks by default) and the seconds added for a typical answer length and for answers
+longest prompt (the gate's cap from the prefill budget; the accept command's default cap,
+131072 tokens; or the whole context, `--needle-cap-tokens 0`) and the seconds added for a typical answer length and for answers
 that use all of max_tokens, at several TPOTs: the plan has no TPOT of its own; the published
 A3 reference point (4 x A3, TPOT mean 22.25 ms, components/accept/reference_points.json) is
 one of them, no B300 figure could be confirmed.
@@ -24,10 +24,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from components.accept import AcceptConfig, accept  # noqa: E402
 from components.accept import known as kn  # noqa: E402
 from components.accept import known_cost as kc  # noqa: E402
+from components.cli import accept as accept_cli  # noqa: E402
 from components.inference.catalog import MODELS  # noqa: E402
 from components.inference.planner import PlanRequest, plan  # noqa: E402
 from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble  # noqa: E402
 
+
+
+def accept_default_cap() -> int:
+    """`accept --needle-cap-tokens` when not given, read from the command's own parser."""
+    sub = argparse.ArgumentParser().add_subparsers()
+    accept_cli.register(sub)
+    return sub.choices["accept"].get_default("needle_cap_tokens")
+
+
+ACCEPT_DEFAULT_CAP = accept_default_cap()
 DEPLOYMENTS = [("w4a8", "atlas-800-a3", 4), ("w4a8", "atlas-800-a3", 8),
                ("mxfp4", "p6-b300.48xlarge", 1), ("mxfp4", "p6-b300.48xlarge", 2)]
 
@@ -56,7 +67,12 @@ def main(argv=None) -> int:
               f"DP{par.data_parallel}, context {pl.max_model_len}: prefill of the whole context "
               f"~{full:.0f} s; gate needle up to {cap or pl.max_model_len - kn.NEEDLE_ANSWER_TOKENS}"
               f" tokens")
-        for label, needle_cap in (("gate (capped)", cap), ("accept default (whole context)", None)):
+        rows = (("gate (capped)", cap),
+                # the accept command caps the needle at --needle-cap-tokens (default 131072)
+                (f"accept (cap {ACCEPT_DEFAULT_CAP})",
+                 ACCEPT_DEFAULT_CAP if ACCEPT_DEFAULT_CAP < pl.max_model_len else None),
+                ("accept --needle-cap-tokens 0", None))  # the whole context
+        for label, needle_cap in rows:
             row = []
             for tpot in tpots:
                 typ = kc.estimate(m, pl.accelerator, devices, pl.max_model_len, tpot,
