@@ -48,9 +48,9 @@ BOOTSTRAP_S = 5 * 60
 GATE_S = 2 * 60
 #: the broadcast job's Slurm limit (bcast.sh: #SBATCH --time=01:00:00)
 BROADCAST_LIMIT_S = 3600
-#: what measures the cluster on CTyun: the order (and its lost-answer identification), or on a
-#: later `pulumi up` the resize (components/ctyun_hcc/cluster_ops.py)
-CLUSTER_BY = ("ehpc-order", "ehpc-order-", "ehpc-expand", "ehpc-shrink")
+#: what measures the cluster on CTyun: the order, or on a later `pulumi up` the resize
+#: (components/ctyun_hcc/cluster_ops.py)
+CLUSTER_BY = ("ehpc-order", "ehpc-expand", "ehpc-shrink")
 #: the engine on CTyun: every replica's Slurm job (`vllm-start`, replica i > 0 `vllm-start-r<i>`,
 #: service.py) and, with several, the router on the master (router_service.py)
 CTYUN_ENGINE_BY = ("vllm-start", "vllm-start-", "router-start")

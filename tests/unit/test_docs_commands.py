@@ -234,3 +234,61 @@ def test_the_readme_lists_every_benchmark():
     missing = sorted(p.name for p in (ROOT / "bench").glob("*.py")
                      if p.name != "__init__.py" and f"`bench/{p.name}`" not in text)
     assert missing == [], f"bench scripts README.md does not name: {missing}"
+
+
+#: how the code names a progress phase (components/progress/record.py `ProgressLog.phase`):
+#: a provider's PROGRESS_PHASE, a literal handed to `<log>.phase(`, or one assigned to `phase`
+#: first (cluster_ops.py: expand or shrink); the planner's `chosen.phase("stage")` is no wait
+PHASE_IN_CODE = re.compile(r'PROGRESS_PHASE = "([a-z0-9-]+)"|(?<!chosen)\.phase\(\s*"([a-z0-9-]+)"'
+                           r'|\bphase = "([a-z0-9-]+)"(?: if \w+ else "([a-z0-9-]+)")?')
+#: a phase name as docs/progress.md's table shows it; `<step>` / `<i>` stand for a part
+PHASE_IN_DOCS = re.compile(r"`([a-z0-9][a-z0-9<>-]*)`")
+
+
+def code_phases() -> FrozenSet[str]:
+    """Every phase name the code records, a CTyun SSH step without PROGRESS_PHASE as
+    `bootstrap-<its kebab-case name>` (SshStepProvider.progress_phase)."""
+    from components.ctyun_hcc.ssh_resource import SshStepProvider
+
+    found = set()
+    for source in (ROOT / "components").rglob("*.py"):
+        for m in PHASE_IN_CODE.finditer(source.read_text(encoding="utf-8")):
+            found |= {g for g in m.groups() if g}
+
+    def steps(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from steps(sub)
+
+    for module in sorted((ROOT / "components" / "ctyun_hcc").glob("*.py")):  # every step module
+        importlib.import_module(f"components.ctyun_hcc.{module.stem}")
+    second_replica = {"jobName": "kimi-k3-r1", "serviceJobNames": ["kimi-k3", "kimi-k3-r1"]}
+    found |= {c.progress_phase(c(), p) for c in steps(SshStepProvider) for p in ({}, second_replica)
+              if c.create is SshStepProvider.create}  # a create of its own records its own
+    return frozenset(found)
+
+
+def documented_phases(text: str) -> List[str]:
+    """The phase column of docs/progress.md's "Wired so far" table."""
+    table = text.split("Wired so far:", 1)[1].split("\n\n", 2)[1]
+    rows = [line.split("|") for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    return [name for row in rows[1:] for name in PHASE_IN_DOCS.findall(row[2])]
+
+
+def _as_pattern(name: str) -> "re.Pattern[str]":
+    return re.compile(re.sub(r"<[a-z]+>", "[a-z0-9-]+", re.escape(name).replace(r"\<", "<").replace(r"\>", ">")) + "$")
+
+
+def test_the_status_phases_the_docs_name_are_the_ones_the_code_records():
+    """`status` shows progress phases by name: docs/progress.md's table (and day-two's pointers
+    into `status`) name only phases the code writes, and every phase the code writes is there;
+    a doc naming `ehpc-order-identify`, which nothing records, failed here."""
+    code = code_phases()
+    assert {"vllm-start", "ehpc-expand", "router-start"} <= code  # the extraction works
+    docs = documented_phases((ROOT / "docs" / "progress.md").read_text(encoding="utf-8"))
+    day_two = (ROOT / "docs" / "day-two.md").read_text(encoding="utf-8")
+    docs += re.findall(r"`([a-z-]+)`(?:/`[a-z-]+`)* in `status`", day_two)
+    docs += re.findall(r"/`([a-z-]+)` in `status`", day_two)
+    patterns = [_as_pattern(n) for n in docs]
+    assert [n for n, p in zip(docs, patterns) if not any(p.match(c) for c in code)] == []
+    assert sorted(c for c in code if not any(p.match(c) for p in patterns)) == []
