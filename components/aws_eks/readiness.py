@@ -51,9 +51,11 @@ POLL_S = 10.0
 REQUEST_TIMEOUT_S = 30.0
 #: a refresh long after the budget ran out still looks once, this long
 REFRESH_MIN_S = 120.0
-#: inputs whose change means a different deployment to gate again
+#: inputs whose change means a different deployment to gate again; the replica count too:
+#: replicas 2 -> 3 leaves the pods' template (launchFingerprint) as it was, and the new replica
+#: must be asked once directly like the others (greedy_replicas), as on ctyun-hcc
 GATE_INPUTS = ("launchFingerprint", "servedModelName", "port", "serviceName", "namespace", "apiKey",
-               "podSelector", "blockStart", "acceptLoad")
+               "podSelector", "blockStart", "acceptLoad", "replicas", "replicaSelector")
 
 
 class GateFailed(Exception):

@@ -186,6 +186,8 @@ def test_a_block_in_the_future_returns_at_once_and_a_later_up_gates(tmp_path, mo
     # ready and unchanged: no more gating; a different launch spec gates again
     assert p.diff(created.id, updated.outs, {**props(start), "progressFile": "/elsewhere"}).changes is False
     assert p.diff(created.id, updated.outs, props(start, launchFingerprint="f2")).changes is True
+    # another replica (the pods' template unchanged): the gate asks every replica again
+    assert p.diff(created.id, updated.outs, props(start, replicas=3)).changes is True
     recs = read_records(progress)
     gate_recs = [r for r in recs if r["phase"] == "readiness-gate"]
     assert gate_recs[0]["event"] == "start" and gate_recs[-1]["event"] == "done"
