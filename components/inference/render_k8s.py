@@ -476,8 +476,10 @@ def render_router(spec: LaunchSpec, layout: K8sLayout) -> List[dict]:
     nothing for one replica."""
     if not layout.router:
         return []
+    key = (layout.secret_name, "VLLM_API_KEY") if "VLLM_API_KEY" in spec.secret_env else None
     return [secret_roll.mark(o, layout.secret_name)
-            for o in router_k8s.render(layout.namespace, layout.name, spec.port, replica_selector(spec, layout))]
+            for o in router_k8s.render(layout.namespace, layout.name, spec.port,
+                                       replica_selector(spec, layout), api_key_secret=key)]
 
 
 def render_service(spec: LaunchSpec, layout: K8sLayout) -> dict:

@@ -26,9 +26,9 @@ router pod instead of the vLLM pods:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Mapping, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
-from .settings import ROUTER_PORT, ROUTER_REQUIREMENTS, RouterSettings
+from .settings import FRONT_KEY_ENV, ROUTER_PORT, ROUTER_REQUIREMENTS, RouterSettings, front_argv
 from .wheels import PIP_HASH_OPTIONS, requirements_txt
 
 #: the stock Python image the router pod installs into (the version the tests ran under)
@@ -58,11 +58,14 @@ def _meta(namespace: str, name: str, labels: Mapping[str, str]) -> dict:
 
 
 def render(namespace: str, name: str, port: int, replica_selector: Mapping[str, str],
-           settings: RouterSettings = RouterSettings()) -> List[dict]:
+           settings: RouterSettings = RouterSettings(),
+           api_key_secret: Optional[Tuple[str, str]] = None) -> List[dict]:
     """ServiceAccount, Role, RoleBinding, ConfigMap (front + pins) and the router Deployment.
 
     `replica_selector`: the labels of the vLLM pods that serve HTTP (each replica's head);
-    `port`: theirs, and the front's (the Service keeps the port clients know)."""
+    `port`: theirs, and the front's (the Service keeps the port clients know);
+    `api_key_secret`: (Secret, key) of the API key: the front gets it as FRONT_KEY_ENV (a
+    `secretKeyRef`, read when the container starts) and checks it before reading a body."""
     rname, labels = router_name(name), router_labels(name)
     account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(namespace, rname, labels)}
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
@@ -99,11 +102,16 @@ def render(namespace: str, name: str, port: int, replica_selector: Mapping[str, 
         "livenessProbe": {"exec": {"command": ["python", "-c", liveness_cmd]},
                           "periodSeconds": 15, "timeoutSeconds": 5, "failureThreshold": 4},
     }
+    front_env = list(env)
+    if api_key_secret:
+        front_env.append({"name": FRONT_KEY_ENV, "valueFrom": {"secretKeyRef": {
+            "name": api_key_secret[0], "key": api_key_secret[1]}}})
     front = {
         "name": "front", "image": PYTHON_IMAGE,
-        "command": ["python", f"{FRONT_DIR}/{FRONT_FILE}", "--listen", f"0.0.0.0:{port}",
-                    "--upstream", f"http://127.0.0.1:{ROUTER_PORT}"],
-        "env": env, "volumeMounts": mounts,
+        "command": front_argv(f"0.0.0.0:{port}", f"http://127.0.0.1:{ROUTER_PORT}",
+                              python="python", script=f"{FRONT_DIR}/{FRONT_FILE}",
+                              api_key=bool(api_key_secret)),
+        "env": front_env, "volumeMounts": mounts,
         "ports": [{"name": "http", "containerPort": port, "protocol": "TCP"}],
         "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}, "limits": {"memory": "2Gi"}},
         "readinessProbe": {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10,

@@ -32,6 +32,18 @@ compressed body inflated in one chunk during cleanup, fixed in aiohttp 3.14.1), 
 closure for a Python 3.8-3.10 master pins aiohttp 3.10.11 (settings.py). No client needs it:
 vLLM's OpenAI server does not decode compressed request bodies either.
 
+The API key, before anything else is read. Started with `--api-key-env NAME` (kimi-k3 does so
+whenever `kimi-k3:apiKey` is set; the key is in that environment variable, never on the command
+line), every allowed route but `GET /health` needs `Authorization: Bearer <key>`, checked as
+vLLM and kk3_api_guard.py check it (scheme `Bearer` in any case, one space, SHA-256 of both
+sides compared with `hmac.compare_digest`; only the first Authorization header counts). A request
+without it is answered with vLLM's own refusal (401, `{"error":"Unauthorized"}`) as soon as its
+headers are in, its body never read and the connection closed, also when the client asked for
+`Expect: 100-continue` (no `100 Continue` is sent to it). Without this, anyone who can reach
+the front could have it buffer up to the body limit (64 MiB) per connection before a replica
+said 401 (bench/hostile_front.py measures both). A named variable that is empty stops the front
+before it listens (fail closed). The replicas still check the key themselves.
+
 `GET /health` asks the router's `/readiness`, not its `/health`, and answers with the status
 alone. vllm-router 0.1.17's `/health` is 503 as soon as *any* worker is unhealthy, its body
 listing the unhealthy workers' URLs; `/readiness` is 200 while at least one is healthy
@@ -52,10 +64,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import hmac
+import os
 import sys
 from typing import Dict, FrozenSet, Mapping, Optional
 
-from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
+from aiohttp import ClientSession, ClientTimeout, HttpVersion11, TCPConnector, web
 
 HTTP = web.AppKey("http", ClientSession)
 
@@ -78,6 +93,10 @@ DEFAULT_MAX_BODY_MIB = 64
 #: the router path each client path is asked on (others: the same path)
 UPSTREAM_PATH: Mapping[str, str] = {"/health": "/readiness"}
 #: what the front says instead of a router-written 5xx body
+#: the routes answered without the API key (method, path)
+OPEN_ROUTES = frozenset({("GET", "/health")})
+#: vLLM's refusal, byte for byte: JSONResponse({"error": "Unauthorized"}, 401)
+UNAUTHORIZED_BODY = b'{"error":"Unauthorized"}'
 ROUTER_ERRORS: Mapping[int, str] = {
     503: "no replica is available right now (all unhealthy or their circuits open); retry later",
 }
@@ -96,10 +115,40 @@ def decide(method: str, raw_target: str) -> Optional[tuple]:
     return None
 
 
+def key_digest(key: str) -> bytes:
+    return hashlib.sha256(key.encode("utf-8")).digest()
+
+
+def authorized(header: Optional[str], digest: bytes) -> bool:
+    """Whether an Authorization header value carries the key whose SHA-256 is `digest`."""
+    if not header:
+        return False
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    # aiohttp decodes header bytes as UTF-8 with surrogateescape: encoded back, as sent
+    sent = token.encode("utf-8", "surrogateescape")
+    return hmac.compare_digest(hashlib.sha256(sent).digest(), digest)
+
+
+def _unauthorized() -> web.Response:
+    """vLLM's 401; the connection closes after it. The body is never buffered: aiohttp only
+    reads and throws away what is still arriving for up to its lingering time (10 s,
+    web_protocol.RequestHandler, 3.10.11 and 3.14.5), so that a client still sending can read
+    the answer (a close with unread data makes the kernel reset the connection)."""
+    refusal = web.Response(status=401, body=UNAUTHORIZED_BODY, content_type="application/json")
+    refusal.force_close()  # the body stays unread (module docstring)
+    return refusal
+
+
 def _refusal(status: int, message: str) -> web.Response:
+    """A refusal the front writes; the connection is closed after it, so a body the client
+    sent along is never buffered (see `_unauthorized`)."""
     kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(status, "UnsupportedMediaType")
-    return web.json_response({"error": {"message": message, "type": kind, "code": status}},
-                             status=status)
+    refusal = web.json_response({"error": {"message": message, "type": kind, "code": status}},
+                                status=status)
+    refusal.force_close()
+    return refusal
 
 
 def _router_error(status: int) -> web.Response:
@@ -110,8 +159,35 @@ def _router_error(status: int) -> web.Response:
                                         "code": status}}, status=status)
 
 
-def make_app(upstream: str, max_body_mib: int = DEFAULT_MAX_BODY_MIB) -> web.Application:
+def make_app(upstream: str, max_body_mib: int = DEFAULT_MAX_BODY_MIB,
+             api_key: Optional[str] = None) -> web.Application:
+    """The front's app; with `api_key`, every route but OPEN_ROUTES needs it."""
     upstream = upstream.rstrip("/")
+    digest = key_digest(api_key) if api_key else None
+
+    def key_refusal(request: web.Request) -> Optional[web.Response]:
+        if digest is None or (request.method, request.raw_path.split("?", 1)[0]) in OPEN_ROUTES:
+            return None
+        if authorized(request.headers.get("Authorization"), digest):
+            return None
+        return _unauthorized()
+
+    async def expect(request: web.Request) -> Optional[web.StreamResponse]:
+        """`Expect: 100-continue`: refusals (route, key) answer it instead of `100 Continue`."""
+        refused = decide(request.method, request.raw_path)
+        if refused is not None:
+            return _refusal(*refused)
+        answer = key_refusal(request)
+        if answer is not None:
+            return answer
+        # what aiohttp's default expect handler does (web_urldispatcher._default_expect_handler,
+        # the same in 3.10.11 and 3.14.5): 100 Continue on HTTP/1.1, 417 for any other value
+        if request.version == HttpVersion11:
+            if request.headers.get("Expect", "").lower() != "100-continue":
+                return web.Response(status=417, text="unknown Expect\n")
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            request.writer.output_size = 0
+        return None
 
     async def session(app):
         # no total/read timeout: a long prefill sends nothing for minutes; the router's own
@@ -125,11 +201,13 @@ def make_app(upstream: str, max_body_mib: int = DEFAULT_MAX_BODY_MIB) -> web.App
         refused = decide(request.method, request.raw_path)
         if refused is not None:
             return _refusal(*refused)
+        unauthorized = key_refusal(request)  # before the body is read (module docstring)
+        if unauthorized is not None:
+            return unauthorized
         if request.headers.get("Content-Encoding", "identity").strip().lower() != "identity":
-            refusal = _refusal(415, "compressed request bodies are not accepted; send the "
-                                    "body without Content-Encoding")
-            refusal.force_close()  # the body stays unread, never inflated (module docstring)
-            return refusal
+            # the body stays unread, never inflated (module docstring)
+            return _refusal(415, "compressed request bodies are not accepted; send the body "
+                                 "without Content-Encoding")
         path = request.raw_path.split("?", 1)[0]
         headers: Dict[str, str] = {k: v for k, v in request.headers.items()
                                    if k.lower() in PASS_REQUEST_HEADERS}
@@ -161,7 +239,7 @@ def make_app(upstream: str, max_body_mib: int = DEFAULT_MAX_BODY_MIB) -> web.App
 
     app = web.Application(client_max_size=max_body_mib * 1024 * 1024)
     app.cleanup_ctx.append(session)
-    app.router.add_route("*", "/{tail:.*}", handle)
+    app.router.add_route("*", "/{tail:.*}", handle, expect_handler=expect)
     return app
 
 
@@ -170,11 +248,20 @@ def main(argv=None) -> int:
     p.add_argument("--listen", required=True, help="HOST:PORT clients reach")
     p.add_argument("--upstream", required=True, help="the router's URL, e.g. http://127.0.0.1:30000")
     p.add_argument("--max-body-mib", type=int, default=DEFAULT_MAX_BODY_MIB)
+    p.add_argument("--api-key-env", metavar="NAME",
+                   help="the environment variable holding the API key every route but "
+                        "GET /health needs (unset: the replicas alone check it)")
     a = p.parse_args(argv)
+    api_key = None
+    if a.api_key_env:
+        api_key = os.environ.get(a.api_key_env, "")
+        if not api_key:  # fail closed: never serve unguarded when a key was meant
+            print(f"kk3_front: {a.api_key_env} is empty or unset; not starting", file=sys.stderr)
+            return 2
     host, _, port = a.listen.rpartition(":")
-    print(f"kk3_front: {a.listen} -> {a.upstream} (allowed: "
-          f"{', '.join(sorted(ALLOWED))})", flush=True)
-    web.run_app(make_app(a.upstream, a.max_body_mib), host=host.strip("[]") or "0.0.0.0",
+    print(f"kk3_front: {a.listen} -> {a.upstream} (allowed: {', '.join(sorted(ALLOWED))}; "
+          f"API key {'checked here' if api_key else 'checked by the replicas only'})", flush=True)
+    web.run_app(make_app(a.upstream, a.max_body_mib, api_key), host=host.strip("[]") or "0.0.0.0",
                 port=int(port), access_log=None, print=None)
     return 0
 

@@ -163,7 +163,13 @@ class RouterSettings:
             + self.health_check_interval_s
 
 
+#: the environment variable the front reads the API key from (the name vLLM reads it from)
+FRONT_KEY_ENV = "VLLM_API_KEY"
+
+
 def front_argv(listen: str, upstream: str, python: str = "python3",
-               script: str = "kk3_front.py") -> List[str]:
-    """The allowlisting front's command line (kk3_front.py beside the router)."""
-    return [python, script, "--listen", listen, "--upstream", upstream]
+               script: str = "kk3_front.py", api_key: bool = False) -> List[str]:
+    """The allowlisting front's command line (kk3_front.py beside the router); with `api_key`
+    it checks the key in FRONT_KEY_ENV before reading a body (kk3_front.py)."""
+    return [python, script, "--listen", listen, "--upstream", upstream,
+            *(("--api-key-env", FRONT_KEY_ENV) if api_key else ())]

@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from components.router.settings import RouterSettings, front_argv
+from components.router.settings import FRONT_KEY_ENV, RouterSettings, front_argv
 
 from .vllm_openai import DoubleConfig, VllmOpenAIDouble
 
@@ -83,13 +83,15 @@ def post(url: str, body=None, timeout: float = 10.0, headers: Optional[dict] = N
 
 class RouterRig:
     def __init__(self, replicas: int = 3, settings: RouterSettings = FAST_SETTINGS,
-                 double: Optional[DoubleConfig] = None, front: bool = True):
+                 double: Optional[DoubleConfig] = None, front: bool = True,
+                 front_key: Optional[str] = None):
         self.cfg = double or DoubleConfig(enable_scale_out=True)
         self.n = replicas
         self.ports = [free_port() for _ in range(replicas)]
         self.doubles: List[Optional[VllmOpenAIDouble]] = [None] * replicas
         self.settings = replace(settings, port=free_port(), prometheus_port=free_port())
         self.front_port = free_port() if front else None
+        self.front_key = front_key  # the front checks it too (--api-key-env), when given
         self.tmp = Path(tempfile.mkdtemp(prefix="kk3-router-rig-"))
         self.procs: Dict[str, subprocess.Popen] = {}
 
@@ -130,16 +132,18 @@ class RouterRig:
         self._wait(lambda: get(self.router_root + "/readiness")[0] == 200, "router readiness")
         if self.front_port:
             fa = front_argv(f"127.0.0.1:{self.front_port}", self.router_root,
-                            python=sys.executable, script=str(FRONT))
-            self._spawn("front", fa)
+                            python=sys.executable, script=str(FRONT),
+                            api_key=self.front_key is not None)
+            self._spawn("front", fa, {FRONT_KEY_ENV: self.front_key} if self.front_key else {})
             self._wait(lambda: get(self.front_root + "/health")[0] == 200, "front /health")
         return self
 
-    def _spawn(self, name: str, argv: List[str]) -> None:
+    def _spawn(self, name: str, argv: List[str], env: Optional[Dict[str, str]] = None) -> None:
         log = open(self.tmp / f"{name}.log", "wb")
         self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, cwd=ROOT,
-                                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                            env={**os.environ, "PYTHONUNBUFFERED": "1",
+                                                 **(env or {})})
 
     def _wait(self, ok, what: str, timeout_s: float = 30.0) -> None:
         deadline = time.monotonic() + timeout_s
