@@ -39,7 +39,7 @@ from pulumi.dynamic import CheckFailure, UpdateResult
 from ..dynamic.provider import redacted_logger
 from ..inference.quoting import shell_word
 from ..router import host
-from ..router.settings import ROUTER_METRICS_PORT, ROUTER_PORT, RouterSettings
+from ..router.settings import FRONT_KEY_ENV, ROUTER_METRICS_PORT, ROUTER_PORT, RouterSettings
 from ..progress.record import current_phase
 from .ssh import SshRunner
 from .ssh_resource import SECRET_OUTPUTS, SSH_INPUTS, STATS, SshStepProvider, poll
@@ -51,6 +51,8 @@ STEP_INPUTS: Dict[str, Any] = {
     "python": "/usr/bin/python3", "startupTimeoutS": 7200, "installTimeoutS": 900,
     "readyTimeoutS": 300, "pollIntervalS": 5, "restartS": host.RESTART_S,
     "routerPort": ROUTER_PORT, "metricsPort": ROUTER_METRICS_PORT,
+    # the front checks it before reading a body (kk3_front.py); a new key restarts the front
+    "apiKey": None,
 }
 REPLACE_KEYS = ("routerDir", "jobName")
 #: the input an update may change without restarting the services (told to the running router)
@@ -78,12 +80,14 @@ def files_of(p: Dict[str, Any]) -> Dict[str, str]:
     settings = RouterSettings(startup_timeout_s=int(p["startupTimeoutS"]),
                               port=int(p["routerPort"]), prometheus_port=int(p["metricsPort"]))
     return dict(host.render(str(p["routerDir"]), str(p["jobName"]), list(p["workerUrls"] or []),
-                            int(p["port"]), str(p["python"]), settings, int(p["restartS"])))
+                            int(p["port"]), str(p["python"]), settings, int(p["restartS"]),
+                            api_key=bool(p.get("apiKey"))))
 
 
 class RouterServiceProvider(SshStepProvider):
     PROGRESS_PHASE = "router-start"
     PROGRESS_WAITING = "vllm-router and the front on {sshHost} port {port}"
+    SECRET_INPUTS = ("apiKey",)
     STEP_INPUTS = STEP_INPUTS
     REPLACE_KEYS = REPLACE_KEYS
 
@@ -122,6 +126,12 @@ class RouterServiceProvider(SshStepProvider):
             runner.upload(f"{d}/{name}", text, 0o755 if name.endswith(".sh") else 0o644)
         runner.run(shell_word(f"{d}/install.sh"), timeout_s=float(p["installTimeoutS"]),
                    label="install vllm-router")
+        key_file = host.key_file(str(p["jobName"]))
+        if p.get("apiKey"):  # root-only, off the shared work dir; the key travels on stdin
+            runner.run(f"mkdir -p -m 0755 {shell_word(host.KEY_PARENT)}", label="/etc/kimi-k3")
+            runner.write_secret(key_file, f"{FRONT_KEY_ENV}={p['apiKey']}\n")
+        else:
+            runner.run(f"rm -f {shell_word(key_file)}", label="remove the front's key file")
         how, supervisor = "restart", None
         if p.get(LIVE_FROM):
             supervisor = self._tell_router(runner, p, list(p[LIVE_FROM]))
@@ -194,7 +204,9 @@ class RouterServiceProvider(SshStepProvider):
     def remove(self, runner: SshRunner, p: Dict[str, Any]) -> None:
         d = str(p["routerDir"])
         runner.run(f"if [ -x {shell_word(d + '/service.sh')} ]; then "
-                   f"{shell_word(d + '/service.sh')} stop; fi", label="stop router services")
+                   f"{shell_word(d + '/service.sh')} stop; fi; "
+                   f"rm -f {shell_word(host.key_file(str(p['jobName'])))}",
+                   label="stop router services")
 
 
 def stop_superseded_router(runner: SshRunner, work_dir: str, port: int) -> bool:
@@ -228,7 +240,7 @@ class RouterService(pulumi.dynamic.Resource, module="ctyun", name="RouterService
         props = {**{k: None for k in {**SSH_INPUTS, **STEP_INPUTS}}, **inputs,
                  "supervisor": None, "readySeconds": None, "status": None, "workersUpdate": None}
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            additional_secret_outputs=SECRET_OUTPUTS))
+            additional_secret_outputs=SECRET_OUTPUTS + ["apiKey"]))
         super().__init__(RouterServiceProvider(), resource_name, props, opts)
 
 

@@ -263,7 +263,7 @@ class CtyunHcc(Target[HccTargetConfig, SlurmRendered, Any, SlurmServed, HccGates
                          pulumi.ResourceOptions(parent=parent, depends_on=[chain.last]))
             for i, lay in enumerate(layouts))
         service = services[0]
-        router = _router(name, deployment, infrastructure, services, parent)
+        router = _router(name, deployment, infrastructure, services, parent, api_key)
         tls = _tls_proxy(name, deployment, infrastructure, service, parent, router)
         if tls is not None:
             endpoint = infrastructure.master_public_ip.apply(
@@ -418,7 +418,7 @@ def _service_inputs(deployment, infrastructure, i: int, layout: SlurmLayout, api
         "serviceJobNames": service_job_names(deployment.rendered)}
 
 
-def _router(name: str, deployment, infrastructure, services, parent):
+def _router(name: str, deployment, infrastructure, services, parent, api_key=None):
     """vllm-router and the front on the master in front of every replica (several replicas),
     else None."""
     import pulumi
@@ -435,7 +435,7 @@ def _router(name: str, deployment, infrastructure, services, parent):
         **infrastructure.bootstrapped.ssh, "routerDir": router_dir(deployment.config.serve),
         "jobName": deployment.rendered.layout.job_name, "workerUrls": urls,
         "port": shared.port, "startupTimeoutS": spec.startup_timeout_s,
-        "python": deployment.config.serve.router_python},
+        "python": deployment.config.serve.router_python, "apiKey": api_key or None},
         pulumi.ResourceOptions(parent=parent, depends_on=list(services)))
     return router
 

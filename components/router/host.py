@@ -52,7 +52,7 @@ from typing import Dict, List, Mapping, Sequence
 from ..inference.quoting import shell_word
 from ..systemd import units
 from .k8s import FRONT_FILE, front_source
-from .settings import ROUTER_CLOSURES, ROUTER_VERSION, RouterSettings
+from .settings import ROUTER_CLOSURES, ROUTER_VERSION, RouterSettings, front_argv
 from .wheels import CLOSURES, PIP_HASH_OPTIONS, hashes, requirements_txt, requires_python
 
 REQUIREMENTS_FILE = "requirements.txt"
@@ -68,6 +68,17 @@ RESTART_S = units.RESTART_S
 _PLAIN = re.compile(r"^[A-Za-z0-9._:/=,+@-]+$")
 _URL = re.compile(r"^http://[A-Za-z0-9.-]+:[0-9]{1,5}$")
 SERVICES = ("router", "front")
+#: where the front's API key lives on the master: a root-only directory (0700) off the work
+#: directory (on the cluster's shared file system, where root on any node could read it; like
+#: the TLS key), beside the other kimi-k3 services' /etc/kimi-k3/<name> (that parent stays 0755)
+KEY_PARENT = "/etc/kimi-k3"
+KEY_DIR = f"{KEY_PARENT}/router"
+
+
+def key_file(job_name: str) -> str:
+    """The front's key file (`VLLM_API_KEY=<key>`, one line; the key's grammar, RFC 6750's
+    b64token, has no quote, space or `$`, so systemd and `.` read it as written)."""
+    return f"{KEY_DIR}/{unit_name(job_name, 'front')}.env"
 
 
 def plain(word: str, what: str) -> str:
@@ -91,8 +102,10 @@ def unit_name(job_name: str, service: str) -> str:
 
 
 def commands(directory: str, worker_urls: Sequence[str], port: int, python: str = "/usr/bin/python3",
-             settings: RouterSettings = RouterSettings()) -> Dict[str, List[str]]:
-    """{service: argv}: the router (static worker URLs, loopback) and the front on `port`."""
+             settings: RouterSettings = RouterSettings(),
+             api_key: bool = False) -> Dict[str, List[str]]:
+    """{service: argv}: the router (static worker URLs, loopback) and the front on `port`
+    (checking the API key itself with `api_key`: kk3_front.py `--api-key-env`)."""
     if not worker_urls:
         raise ValueError("the router needs at least one replica URL")
     for url in worker_urls:
@@ -105,8 +118,8 @@ def commands(directory: str, worker_urls: Sequence[str], port: int, python: str 
         raise ValueError(f"the front's port {port} is also the router's ({s.port}, metrics "
                          f"{s.prometheus_port})")
     router = [python, "-m", "vllm_router.launch_router", *s.argv(list(worker_urls))[1:]]
-    front = [python, f"{directory}/{FRONT_FILE}", "--listen", f"0.0.0.0:{int(port)}",
-             "--upstream", f"http://127.0.0.1:{s.port}"]
+    front = front_argv(f"0.0.0.0:{int(port)}", f"http://127.0.0.1:{s.port}", python,
+                       f"{directory}/{FRONT_FILE}", api_key)
     out = {"router": router, "front": front}
     for name, argv in out.items():
         for word in argv:
@@ -115,13 +128,14 @@ def commands(directory: str, worker_urls: Sequence[str], port: int, python: str 
 
 
 def unit(description: str, directory: str, argv: Sequence[str], restart_s: int = RESTART_S,
-         bind_low_port: bool = False) -> str:
+         bind_low_port: bool = False, environment_file: str = "") -> str:
     """A systemd unit that runs `argv` for ever as a dynamic unprivileged user, allowed to bind
     a port below 1024 with `bind_low_port` (the one renderer: components/systemd/units.py)."""
     return units.unit(description, argv, user=units.DYNAMIC, restart_s=restart_s,
                       environment=f"PYTHONPATH={directory}/site PYTHONUNBUFFERED=1",
                       working_directory=directory, bind_low_port=bind_low_port,
-                      rendered_by="components/router/host.py")
+                      rendered_by="components/router/host.py",
+                      environment_file=environment_file)
 
 
 def install_sh(directory: str, python: str = "/usr/bin/python3") -> str:
@@ -179,7 +193,8 @@ def supervise_sh() -> str:
     return units.supervise_sh()
 
 
-def service_sh(directory: str, job_name: str, restart_s: int = RESTART_S) -> str:
+def service_sh(directory: str, job_name: str, restart_s: int = RESTART_S,
+               front_env: str = "") -> str:
     """`service.sh start|refresh|stop|status`: the two services under systemd, or under supervise.sh.
 
     start replaces whatever ran before (a new port, new settings), so it is safe to repeat;
@@ -191,6 +206,7 @@ def service_sh(directory: str, job_name: str, restart_s: int = RESTART_S) -> str
 # Rendered by kimi-k3 (components/router/host.py); do not edit by hand.
 set -euo pipefail
 dir={d}
+front_env={shell_word(front_env) if front_env else "''"}
 units=({names})
 services=(router front)
 mkdir -p "$dir/logs"
@@ -227,9 +243,13 @@ case "${{1:-}}" in
         rm -f "$dir/$s.stop"
         # the loop reads $s.argv at every (re)start: a restart after `refresh` runs the
         # replica set the update wrote
-        PYTHONPATH="$dir/site" PYTHONUNBUFFERED=1 KK3_RESTART_S={int(restart_s)} \\
-          KK3_ARGV_FILE="$dir/$s.argv" setsid nohup "$dir/supervise.sh" "$s" "$dir" -- \\
-          $(cat "$dir/$s.argv") </dev/null >/dev/null 2>&1 &
+        (
+          # the front's key from its root-only file into the loop's environment, never argv
+          if [ "$s" = front ] && [ -n "$front_env" ]; then set -a; . "$front_env"; set +a; fi
+          PYTHONPATH="$dir/site" PYTHONUNBUFFERED=1 KK3_RESTART_S={int(restart_s)} \\
+            KK3_ARGV_FILE="$dir/$s.argv" exec setsid nohup "$dir/supervise.sh" "$s" "$dir" -- \\
+            $(cat "$dir/$s.argv") </dev/null >/dev/null 2>&1
+        ) &
         echo $! >"$dir/$s.loop"
       done
       echo "supervisor loop"
@@ -275,24 +295,28 @@ esac
 
 def render(directory: str, job_name: str, worker_urls: Sequence[str], port: int,
            python: str = "/usr/bin/python3", settings: RouterSettings = RouterSettings(),
-           restart_s: int = RESTART_S) -> Mapping[str, str]:
-    """{file name: text} of everything the master's `directory` holds for the router."""
+           restart_s: int = RESTART_S, api_key: bool = False) -> Mapping[str, str]:
+    """{file name: text} of everything the master's `directory` holds for the router. With
+    `api_key` the front checks the key, read from `key_file(job_name)` (written apart,
+    root-only, by the RouterService step: never in these files)."""
     plain(directory, "router directory")
     if not directory.startswith("/"):
         raise ValueError(f"router directory {directory!r} is not absolute")
     plain(python, "python")
-    argv = commands(directory, worker_urls, port, python, settings)
+    argv = commands(directory, worker_urls, port, python, settings, api_key)
+    env_file = {"router": "", "front": key_file(job_name) if api_key else ""}
     files = {**{REQUIREMENTS_FILES[c]: requirements_txt(ROUTER_CLOSURES[c], hashes(c))
                 for c in CLOSURES},
              FRONT_FILE: front_source(), "install.sh": install_sh(directory, python),
              "supervise.sh": supervise_sh(),
-             "service.sh": service_sh(directory, job_name, restart_s)}
+             "service.sh": service_sh(directory, job_name, restart_s, env_file["front"])}
     what = {"router": f"vllm-router {ROUTER_VERSION} in front of the Kimi K3 replicas (kimi-k3)",
             "front": "kimi-k3's allowlisting front of vllm-router"}
     low = {"router": False, "front": int(port) < PRIVILEGED_PORTS_BELOW}
     for s in SERVICES:
         files[f"{unit_name(job_name, s)}.service"] = unit(what[s], directory, argv[s], restart_s,
-                                                          bind_low_port=low[s])
+                                                          bind_low_port=low[s],
+                                                          environment_file=env_file[s])
         files[f"{s}.argv"] = " ".join(argv[s]) + "\n"
         files[f"{s}.user"] = ("root" if low[s] else str(UNPRIVILEGED_UID)) + "\n"
     return files

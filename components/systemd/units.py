@@ -57,14 +57,18 @@ def check_user(user: str) -> str:
 
 def unit(description: str, exec_start: Sequence[str], *, user: str = DYNAMIC,
          restart_s: int = RESTART_S, environment: str = "", working_directory: str = "",
-         bind_low_port: bool = False, rendered_by: str = "") -> str:
+         bind_low_port: bool = False, rendered_by: str = "", environment_file: str = "") -> str:
     """The unit text (see the module docstring). `exec_start`: the command, words already
     held to the caller's grammar; `environment`: one `Environment=` line's value;
+    `environment_file`: a root-only file of secrets systemd itself reads before the service
+    starts (`EnvironmentFile=`, systemd.exec(5); without the `-` prefix, so a missing file
+    fails the start instead of running without them);
     `rendered_by`: the module named in a first comment line."""
     if isinstance(restart_s, bool) or not isinstance(restart_s, int) or not 0 <= restart_s <= 300:
         raise ValueError(f"restart delay {restart_s!r} is not 0..300 seconds")
     for what, text in (("description", description), ("environment", environment),
                        ("working directory", working_directory),
+                       ("environment file", environment_file),
                        ("command", " ".join(exec_start))):
         if "\n" in text or "\r" in text:
             raise ValueError(f"a unit's {what} {text!r} holds a line break")
@@ -82,6 +86,7 @@ def unit(description: str, exec_start: Sequence[str], *, user: str = DYNAMIC,
         "StartLimitIntervalSec=0\n\n"
         "[Service]\n"
         + (f"Environment={environment}\n" if environment else "")
+        + (f"EnvironmentFile={environment_file}\n" if environment_file else "")
         + (f"WorkingDirectory={working_directory}\n" if working_directory else "")
         + f"ExecStart={' '.join(exec_start)}\n"
         "Restart=always\n"

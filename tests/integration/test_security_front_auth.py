@@ -75,7 +75,7 @@ def rig():
     "", "Authorization: Bearer wrong-key-0123456789abcdefghijkl\r\n",
     f"Authorization: Basic {KEY}\r\n",
     f"Authorization: Bearer  {KEY}\r\n", f"Authorization: Bearer {KEY[:-1]}\r\n",
-    f"Authorization: Bearer {KEY}x\r\n", f"Authorization: Bearer\r\n",
+    f"Authorization: Bearer {KEY}x\r\n", "Authorization: Bearer\r\n",
 ], ids=["none", "wrong", "basic", "two-spaces", "short", "long", "empty"])
 def test_no_key_is_refused_from_the_headers_alone(rig, auth):
     before = chats(rig)

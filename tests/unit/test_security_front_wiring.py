@@ -39,3 +39,62 @@ def test_a_new_key_rolls_the_front_too():
                       api_key_secret=("kimi-k3-secrets", "VLLM_API_KEY"))
     deployment = next(o for o in objs if o["kind"] == "Deployment")
     assert secret_roll.marked(secret_roll.mark(deployment, "kimi-k3-secrets"))
+
+
+def test_the_ctyun_front_checks_the_key_from_a_root_only_file():
+    """On the master the key never enters the router directory (shared file system) nor a
+    command line: systemd reads it from host.key_file (EnvironmentFile=, no `-`: a missing
+    file fails the start), the loop sources it in the subshell that execs the front's loop."""
+    from components.router import host
+
+    files = host.render("/home/kimi-k3/router", "kimi-k3", ["http://10.0.0.5:11026"], 11025,
+                        api_key=True)
+    key_file = host.key_file("kimi-k3")
+    assert key_file == "/etc/kimi-k3/router/kimi-k3-front.env"
+    assert files["front.argv"].split()[-2:] == ["--api-key-env", FRONT_KEY_ENV]
+    assert f"EnvironmentFile={key_file}\n" in files["kimi-k3-front.service"]
+    assert "EnvironmentFile" not in files["kimi-k3-router.service"]
+    assert f"front_env={key_file}\n" in files["service.sh"]
+    assert '. "$front_env"' in files["service.sh"]
+    plain = host.render("/home/kimi-k3/router", "kimi-k3", ["http://10.0.0.5:11026"], 11025)
+    assert "--api-key-env" not in plain["front.argv"]
+    assert "EnvironmentFile" not in plain["kimi-k3-front.service"]
+    assert "front_env=''\n" in plain["service.sh"]
+
+
+def test_the_router_service_writes_the_key_root_only_and_restarts_on_a_new_one(monkeypatch):
+    from components.ctyun_hcc import router_service as rs
+
+    assert "apiKey" in rs.STEP_INPUTS and "apiKey" not in rs.LIVE_KEYS
+    assert rs.RouterServiceProvider.SECRET_INPUTS == ("apiKey",)
+
+    class Runner:
+        def __init__(self):
+            self.secrets, self.commands = {}, []
+
+        def run(self, cmd, **kw):
+            self.commands.append(cmd)
+
+            class R:
+                stdout, code = "supervisor loop\n", 0
+            return R()
+
+        def upload(self, path, text, mode):
+            assert "kk3-key-0123456789abcdefghijklmnopqrstuv" not in text
+
+        def write_secret(self, path, value):
+            self.secrets[path] = value
+
+    p = {**rs.STEP_INPUTS, "workerUrls": ["http://10.0.0.5:11026"],
+         "apiKey": "kk3-key-0123456789abcdefghijklmnopqrstuv"}
+    runner = Runner()
+    monkeypatch.setattr(rs.RouterServiceProvider, "_wait_front", lambda self, runner, p: None)
+    provider = rs.RouterServiceProvider()
+    provider.apply(runner, p)
+    assert runner.secrets == {"/etc/kimi-k3/router/kimi-k3-front.env":
+                              "VLLM_API_KEY=kk3-key-0123456789abcdefghijklmnopqrstuv\n"}
+    assert not any("kk3-key-0123456789" in c for c in runner.commands)
+    runner = Runner()
+    provider.apply(runner, {**p, "apiKey": None})
+    assert runner.secrets == {}
+    assert any(c.startswith("rm -f /etc/kimi-k3/router/kimi-k3-front.env") for c in runner.commands)
