@@ -37,6 +37,7 @@ import pulumi.dynamic
 from pulumi.dynamic import CheckFailure, UpdateResult
 
 from ..dynamic.provider import redacted_logger
+from ..config import api_key
 from ..inference.quoting import shell_word
 from ..router import host
 from ..router.settings import FRONT_KEY_ENV, ROUTER_METRICS_PORT, ROUTER_PORT, RouterSettings
@@ -128,6 +129,12 @@ class RouterServiceProvider(SshStepProvider):
                    label="install vllm-router")
         key_file = host.key_file(str(p["jobName"]))
         if p.get("apiKey"):  # root-only, off the shared work dir; the key travels on stdin
+            # the service script sources this file as root: only a key of the bearer grammar
+            # (no quote, space, `$`, backquote or line break) is written, whatever called us
+            why = api_key.problem(str(p["apiKey"]), public=False)
+            if why:
+                raise ValueError(f"{api_key.KEY}={api_key.NOT_SHOWN} {why}; the front's key file "
+                                 "is not written")
             runner.run(f"mkdir -p -m 0755 {shell_word(host.KEY_PARENT)}", label="/etc/kimi-k3")
             runner.write_secret(key_file, f"{FRONT_KEY_ENV}={p['apiKey']}\n")
         else:

@@ -98,3 +98,35 @@ def test_the_router_service_writes_the_key_root_only_and_restarts_on_a_new_one(m
     provider.apply(runner, {**p, "apiKey": None})
     assert runner.secrets == {}
     assert any(c.startswith("rm -f /etc/kimi-k3/router/kimi-k3-front.env") for c in runner.commands)
+
+
+def test_a_key_outside_the_bearer_grammar_never_reaches_the_sourced_file(monkeypatch):
+    """service.sh sources the key file as root (`. "$front_env"`): a key with `$(...)`, a quote
+    or a line break would run there. The config refuses such keys (config/api_key.py); the step
+    refuses them again at the sink, without showing them."""
+    from components.ctyun_hcc import router_service as rs
+
+    written = {}
+
+    class Runner:
+        def run(self, cmd, **kw):
+            class R:
+                stdout, code = "supervisor loop\n", 0
+            return R()
+
+        def upload(self, path, text, mode):
+            pass
+
+        def write_secret(self, path, value):
+            written[path] = value
+
+    monkeypatch.setattr(rs.RouterServiceProvider, "_wait_front", lambda self, runner, p: None)
+    for hostile in ("$(touch /tmp/kk3-pwned)", "abc\nVLLM_API_KEY=x; id", "k3y'q", "k3y with-space"):
+        p = {**rs.STEP_INPUTS, "workerUrls": ["http://10.0.0.5:11026"], "apiKey": hostile}
+        try:
+            rs.RouterServiceProvider().apply(Runner(), p)
+        except ValueError as e:
+            assert hostile not in str(e) and "kimi-k3:apiKey=" in str(e)
+        else:
+            raise AssertionError(f"{hostile!r} was written")
+    assert written == {}
