@@ -36,11 +36,16 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Mapping
 
+from ..config.values import integer
+from ..inference.errors import ConfigError
 from ..inference.quoting import TERMINAL_CONTROLS, utf8_any
 from ..program.registry import REGISTRY
 
 EXIT_BAD_INPUT = 2
 EXIT_NOTHING = 3
+#: the most `--lines` a reader is asked for (each target's reader checks it again:
+#: aws_eks/logs.py, ctyun_hcc/logs.py)
+MAX_LINES = 100_000
 #: what a terminal acts on (inference/quoting.py TERMINAL_CONTROLS, the set `terminal_text`
 #: shows) but the line ends a log is made of: a line feed, and a carriage return before one; a
 #: carriage return not followed by a line feed moves the cursor back over a line shown
@@ -90,7 +95,8 @@ def register(sub) -> None:
     p.add_argument("--node", help="one node: a host name (ctyun-hcc, the output slurmNodes) or "
                    "pod name (aws-eks), or its rank/index; default: the job's own log (ctyun-hcc) "
                    "or the first serving pod (aws-eks)")
-    p.add_argument("--lines", type=int, default=200, help="lines from the end to start with (200)")
+    p.add_argument("--lines", default="200",
+                   help=f"lines from the end to start with (200; 1 to {MAX_LINES})")
     p.add_argument("--job", help="ctyun-hcc: another Slurm job id than the output slurmJobId")
     p.add_argument("--outputs", type=Path, metavar="FILE",
                    help="the stack's outputs as JSON (`pulumi stack output --json --show-secrets`)")
@@ -136,6 +142,11 @@ def need(outputs: Mapping[str, Any], key: str) -> Any:
 
 
 def run(args) -> int:
+    try:  # the config grammar (ASCII digits, the flag quoted as typed), before anything is read
+        args.lines = integer("--lines", args.lines, 1, MAX_LINES)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         outputs = stack_outputs(args.stack, args.outputs)
         for entry in REGISTRY.values():  # the target whose outputs these are reads its logs

@@ -99,6 +99,19 @@ def test_hostile_pod_names(value):
         aws_lines(0)
 
 
+@pytest.mark.parametrize("typed,problem", [("١", "='١' is not an integer"), ("x", "='x' is not an integer"),
+                                           ("0", "=0 is out of range"), ("-3", "=-3 is out of range"),
+                                           ("100001", "=100001 is out of range"), (" ", "=' ' is not an integer")])
+def test_lines_takes_the_config_grammar_before_anything_is_read(tmp_path, capsys, typed, problem):
+    """--lines is read with the config values' integer grammar (ASCII digits: Python's int()
+    took '١' as 1) and bounded before the outputs are read: one line quoting it as typed."""
+    missing = tmp_path / "never-read.json"
+    assert main(["logs", "--stack", "s", "--outputs", str(missing), f"--lines={typed}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err] and err.startswith(f"error: --lines{problem}")
+    assert "never-read" not in err
+
+
 # ---- the CLI's errors about outputs ---------------------------------------------------------
 
 @pytest.mark.parametrize("outputs,fragment", [
