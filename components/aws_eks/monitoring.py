@@ -69,7 +69,6 @@ PROMETHEUS_SERVICE_ACCOUNT = "kimi-k3-prometheus"
 GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 #: Amazon Managed Prometheus workspace ids as AWS shows them (ws- and a UUID)
 WORKSPACE_ID = re.compile(r"ws-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_WORKSPACE = WORKSPACE_ID
 #: the app prefix the dashboards' uids (and so their ConfigMaps' names) carry
 DASHBOARD_APP = dashboards.UID_PREFIX.removesuffix("-")
 _REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9]")
@@ -78,7 +77,7 @@ _REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9]")
 def amp_remote_write_url(workspace_id: str, region: str) -> str:
     """The remote-write URL of an Amazon Managed Prometheus workspace (ValueError if the id or
     region is not one)."""
-    if not _WORKSPACE.fullmatch(workspace_id or ""):
+    if not WORKSPACE_ID.fullmatch(workspace_id or ""):
         raise ValueError(f"kimi-k3:ampWorkspaceId {workspace_id!r} is not an AMP workspace id; "
                          "give it as AWS shows it, e.g. ws-12345678-abcd-1234-abcd-123456789012")
     if not _REGION.fullmatch(region or ""):
