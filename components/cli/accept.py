@@ -17,6 +17,7 @@ never printed. Exit 0 when every check passes, 1 when one fails (its name on the
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -41,26 +42,26 @@ def register(sub) -> None:
     p.add_argument("--model", required=True, help="served model name, e.g. Kimi-K3")
     p.add_argument("--api-key-env", metavar="VAR",
                    help="name of the environment variable holding the API key (enables auth)")
-    p.add_argument("--concurrency", type=int, default=4, help="load: requests in flight (4)")
-    p.add_argument("--requests", type=int, default=16,
+    p.add_argument("--concurrency", type=_whole, default=4, help="load: requests in flight (4)")
+    p.add_argument("--requests", type=_whole, default=16,
                    help="load: streaming requests in all (16; 0 turns the load part off)")
-    p.add_argument("--max-tokens", type=int, default=256, help="max_tokens of every request (256)")
+    p.add_argument("--max-tokens", type=_whole, default=256, help="max_tokens of every request (256)")
     p.add_argument("--timeout", default="120", metavar="SECONDS",
                    help="seconds any single request may take (120; 1 to 86400)")
     p.add_argument("--accelerator", help="hardware, to pick the reference points shown "
                    "(e.g. ascend-910c, b300)")
-    p.add_argument("--nodes", type=int, help="nodes serving the endpoint (for reference points)")
+    p.add_argument("--nodes", type=_whole, help="nodes serving the endpoint (for reference points)")
     p.add_argument("--usd-per-hour", metavar="X",
                    help="price per hour of what serves the endpoint (USD): the load part then "
                         "reports USD per million output tokens")
     p.add_argument("--no-known", dest="known", action="store_false",
                    help="skip the known-answer checks (arithmetic, json_schema, needle, "
                    "greedy_repeat, greedy_replicas)")
-    p.add_argument("--known-max-tokens", type=int, default=None,
+    p.add_argument("--known-max-tokens", type=_whole, default=None,
                    help="max_tokens of a known-answer request (4096: room for reasoning)")
-    p.add_argument("--context-tokens", type=int, help="the needle's longest context, tokens "
+    p.add_argument("--context-tokens", type=_whole, help="the needle's longest context, tokens "
                    "(default: the server's max_model_len from /v1/models)")
-    p.add_argument("--needle-cap-tokens", type=int, default=131072,
+    p.add_argument("--needle-cap-tokens", type=_whole, default=131072,
                    help="ask the needle at most this many prompt tokens (131072; 0: the whole "
                    "context, which on a 1M-token deployment is minutes of prefill: raise "
                    "--timeout)")
@@ -95,6 +96,15 @@ def _key(var):
         return None, f"--api-key-env {var}: the key {why}; export the key exactly as the " \
                      "server expects it, on one line"
     return value, None
+
+
+def _whole(text: str) -> int:
+    """An integer flag in the config values' grammar (ASCII digits: argparse's int() takes '١'
+    as 1), quoted as typed when it is none; its bounds are checked with the rest."""
+    try:
+        return values.integer("flag", text)
+    except ConfigError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
 
 
 def _timeout(text):

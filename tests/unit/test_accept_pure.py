@@ -320,3 +320,23 @@ def test_a_timeout_in_range_is_a_float():
 
     assert _timeout("120") == (120.0, None) and _timeout("1") == (1.0, None)
     assert _timeout("86400") == (86400.0, None) and _timeout(" 2.5 ")[0] == 2.5
+
+
+@pytest.mark.parametrize("flag", ["--concurrency", "--requests", "--max-tokens", "--nodes",
+                                  "--known-max-tokens", "--context-tokens", "--needle-cap-tokens"])
+@pytest.mark.parametrize("typed", ["١", "١٦", "x", "1.0"])
+def test_an_integer_flag_takes_ascii_digits_only(flag, typed, capsys):
+    """The integer flags take the config values' integer grammar: Python's int() read '١' as 1
+    and went on to ask the endpoint; the refusal quotes the flag as typed and nothing is sent."""
+    from components.cli import main as cli
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["accept", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", flag, typed])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"argument {flag}: {typed!r} is not an integer" in err
+
+
+def test_an_integer_flag_in_ascii_digits_is_an_int():
+    from components.cli.accept import _whole
+
+    assert _whole("16") == 16 and _whole(" 0 ") == 0 and _whole("-1") == -1
