@@ -1,6 +1,7 @@
 """Figures of issue 20 from the real __main__.py under Pulumi's mock engine: how many resources
 the engine could create before the capacity decision (the Capacity Block, or the training plan
-on the HyperPod path), what wave 0 holds, and the inter-node transport a two-node plan states.
+on the HyperPod path), what wave 0 holds, and the inter-node transport a two-node plan states;
+then the EC2 calls of adopting and buying the block and of the next `up` after its end.
 
 "Before the decision" is every resource that creates something (components/offline/order.py
 `creates`) and does not wait for the decision's resource, directly or through what it waits for
@@ -56,5 +57,55 @@ def main() -> None:
             print(f"    two-node transport as the plan states it: {inter.get('summary')}")
 
 
+def block_calls() -> None:
+    """EC2 calls of adopting and buying a Capacity Block, and of the next `up` after its end,
+    counted through botocore's Stubber on the pinned EC2 model (no AWS account here: counted,
+    not timed). The canned answers are the unit tests' (tests/unit/test_aws_capacity.py)."""
+    from collections import Counter
+    from datetime import timedelta
+
+    import boto3
+    from botocore.stub import Stubber
+
+    from components.aws_eks import capacity as cap
+    from tests.unit import test_aws_capacity as t
+
+    cr, before, after = "cr-0123456789abcdef0", t.T0 - timedelta(hours=5), t.T0 + timedelta(hours=25)
+    listed = [("describe_capacity_reservations", {"CapacityReservations": []}, t.LOOKUP),
+              ("describe_capacity_block_offerings", {"CapacityBlockOfferings": [t.offer_api("cbo-1", 60_000)]}, None)]
+    bought = ("purchase_capacity_block", {"CapacityReservation": t.reservation_api(cr, tags=t.STACK_TAGS)},
+              t.purchase_params("cbo-1"))
+    tagged = [("describe_capacity_reservations", {"CapacityReservations": [
+        t.reservation_api(cr, state="active", hours=24 * 8, tags=t.STACK_TAGS)]}, t.LOOKUP)]
+    cases = {
+        "adopt kimi-k3:capacityReservationId": (
+            [("describe_capacity_reservations", {"CapacityReservations": [t.reservation_api(cr)]},
+              {"CapacityReservationIds": [cr]})], {"instanceType": t.ITYPE, "instanceCount": 1, "reservationId": cr},
+            before),
+        "buy the cheapest under the cap": (listed + [bought], dict(t.BUY), before),
+        "maxUpfrontFeeUsd 0: list and stop": (listed, {**t.BUY, "maxUpfrontFeeUsd": 0}, before),
+        "re-run after an interrupted purchase": (tagged, dict(t.BUY), before),
+        "next up after the end: the next block bought": (listed + [bought], dict(t.BUY), after),
+        "next up after the end: the block was extended": (tagged, dict(t.BUY), after),
+    }
+    print("EC2 calls of the Capacity Block (Stubber on the pinned botocore EC2 model):")
+    for name, (queue, props, now) in cases.items():
+        ec2, seen = boto3.client("ec2", region_name="us-east-2", aws_access_key_id="testing",
+                                   aws_secret_access_key="testing"), Counter()
+        ec2.meta.events.register("before-parameter-build.ec2", lambda model, **kw: seen.update([model.name]))
+        with Stubber(ec2) as stub:
+            for op, answer, params in queue:
+                stub.add_response(op, answer, params)
+            try:
+                cap.acquire(ec2, props, now)
+                outcome = "ok"
+            except cap.CapacityError:
+                outcome = "stopped (one line, nothing bought)"
+            stub.assert_no_pending_responses()
+        text = ", ".join(f"{k} {v}" for k, v in sorted(seen.items()))
+        print(f"  {name:<48} {sum(seen.values())} ({text})  -> {outcome}")
+
+
 if __name__ == "__main__":
     main()
+    block_calls()
