@@ -58,6 +58,8 @@ def declare_chain(prefix: str, cluster, hcc: HccConfig, cfg: HccServeConfig, pla
         "sshHost": cfg.ssh_host or cluster.master_public_ip, "sshPort": cfg.ssh_port,
         "sshUser": cfg.ssh_user, "sshBastion": cfg.ssh_bastion,
         "sshBastionPrivateKey": bastion_login_key(cfg, key, bastion_key),
+        # a cluster ordered anew (the old one deleted outside Pulumi) redoes every step
+        "clusterUUID": cluster.cluster_id,
     }
     ssh.update(progress_inputs(plan))  # progress: steering inputs of every step (docs/progress.md)
 

@@ -28,9 +28,9 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import pulumi
 import pulumi.dynamic
-from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
-from ..dynamic.provider import Provider, redacted_logger
+from ..dynamic.provider import Provider, is_unknown, redacted_logger
 from .reach import MasterUnreachable, unreachable_message
 from .ssh import (CommandFailed, SshError, SshRunner, credentials_from_props, remote_errors,
                   target_from_props)
@@ -40,6 +40,8 @@ SSH_INPUTS: Dict[str, Any] = {
     "sshHost": None, "sshPort": 22, "sshUser": "root", "sshBastion": "", "hostKey": "",
     "bastionHostKey": "", "sshPrivateKey": "", "sshPassword": "", "sshBastionPrivateKey": "",
     "remoteEnv": {}, "connectTimeoutS": 20, "commandTimeoutS": 600,
+    # the cluster the master belongs to (HccCluster's UUID): another one replaces the step
+    "clusterUUID": "",
 }
 SECRET_OUTPUTS = ["sshPrivateKey", "sshPassword", "sshBastionPrivateKey"]
 #: steering inputs of every step: where to record progress, what the plan expects
@@ -154,7 +156,25 @@ class SshStepProvider(Provider):
             return ReadResult(id_, props)
         return ReadResult(id_, {**props, **outs})
 
-    # diff: the base's (every input but the steering ones; REPLACE_KEYS replace)
+    # diff: the base's (every input but the steering ones; REPLACE_KEYS replace), and:
+    def changed(self, olds, news):
+        return [k for k in super().changed(olds, news) if k != "clusterUUID"]
+
+    def diff(self, id_, olds, news):
+        """The base's, plus: a step done on another cluster is replaced. A cluster ordered
+        anew (the old one deleted in the console or released at the end of its billing
+        period, issue 19 day two) has a new master and empty disks, but every step's inputs
+        but the SSH ones (address, pinned key) may be the same, and a change of only those
+        reconnects without re-running: the weights, the image and the service would never
+        reach the new cluster. A state from before this input (no UUID recorded) is not
+        replaced for its absence."""
+        base = super().diff(id_, olds, news)
+        old, new = olds.get("clusterUUID") or "", news.get("clusterUUID")
+        if not old or not (is_unknown(new) or (new and new != old)):
+            return base
+        log.info("%s: cluster %s is not %s: the step is done again", id_, new, old)
+        return DiffResult(changes=True, replaces=sorted(set(base.replaces or []) | {"clusterUUID"}),
+                          delete_before_replace=self.DELETE_BEFORE_REPLACE)
 
     def update(self, id_, olds, news):
         o, n = self.inputs(olds), self.inputs(news)

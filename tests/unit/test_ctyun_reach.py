@@ -115,3 +115,31 @@ def test_a_resize_with_the_master_unreachable_calls_nothing(monkeypatch):
                                                 "from 3 to 4 compute nodes"):
         p.update("cl-1", olds, news)
     assert STATS["connects"] == before
+
+
+# --- a cluster ordered anew: every step is done again on it ----------------------------------
+
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the engine's unknown value in a preview
+
+
+@pytest.mark.parametrize("cls", STEPS, ids=lambda c: c.__name__)
+def test_a_step_done_on_another_cluster_is_replaced(cls):
+    """A cluster deleted outside Pulumi and ordered anew has empty disks and a new master, while
+    a step's inputs but the SSH ones may all be the same (which alone only reconnect): the
+    step must be replaced, or the weights, image and service never reach the new cluster."""
+    prov = cls()
+    olds = _inputs(cls, clusterUUID="cl-old")
+    for new in ("cl-new", UNKNOWN):
+        d = prov.diff("x", olds, {**olds, "clusterUUID": new})
+        assert d.changes and "clusterUUID" in d.replaces, new
+        assert d.delete_before_replace == prov.DELETE_BEFORE_REPLACE
+
+
+@pytest.mark.parametrize("cls", STEPS, ids=lambda c: c.__name__)
+def test_the_same_cluster_or_a_state_without_its_uuid_is_no_change(cls):
+    prov = cls()
+    olds = _inputs(cls, clusterUUID="cl-old")
+    assert not prov.diff("x", olds, dict(olds)).replaces
+    before = _inputs(cls, clusterUUID="")  # a stack deployed before this input
+    d = prov.diff("x", before, {**before, "clusterUUID": "cl-old"})
+    assert not d.replaces and not d.changes
