@@ -2,7 +2,7 @@
 emulator.
 
 Run as root with the local services up (`.ci/services/start.sh`): `python
-bench/ctyun_day2.py [--only resize|shrink|recovery|reboot|destroy]`. Prints:
+bench/ctyun_day2.py [--only resize|shrink|recovery|reboot|destroy|unreachable|gone]`. Prints:
 - resize downtime: grow 3 -> 4 nodes and shrink 4 -> 3 while the service runs, as the steps do
   it (NVMe and broadcast on the new node only; the service stopped first where a step needs its
   nodes; the shrink through the program's HccShrink step, E-HPC's node calls answered by
@@ -17,7 +17,13 @@ bench/ctyun_day2.py [--only resize|shrink|recovery|reboot|destroy]`. Prints:
   later, slurmd started again 90 s after;
 - destroy with the master unreachable: every SSH-backed resource's delete, then the cluster's
   (emulator), with the master's SSH port refused and with it black-holed (connect timeout);
-  the wall time, the deletes that raised, and what the emulator still bills.
+  the wall time, the deletes that raised, and what the emulator still bills;
+- `up` with the master unreachable (`--only unreachable`): the time a resize (HccCluster's
+  probe) and an SSH step take to stop with their one line, refused and black-holed, and the
+  E-HPC calls the resize made before stopping (none may order or remove);
+- a cluster deleted outside Pulumi (`--only gone`, emulator): the time `pulumi up` takes to
+  stop with its one line and the calls it made, then `pulumi refresh` + `pulumi up` to the new
+  cluster (orders placed).
 Apptainer, vLLM and CTyun's tools are the doubles (vLLM starts in KK3_VLLM_STARTUP_S, 1 s), so
 the times measure orchestration and Slurm's own delays, not weight loading.
 """
@@ -315,13 +321,92 @@ def destroy(env) -> None:
                   f"{report['leakedItems'] or ''}")
 
 
+def unreachable_up(env) -> None:
+    """`pulumi up` with the master unreachable: the resize's probe (HccCluster.update against
+    the emulator's cluster) and an SSH step's create, refused and black-holed."""
+    from components.ctyun_hcc.cluster_provider import HccClusterProvider
+    from components.ctyun_hcc.reach import MasterUnreachable
+    from tests.integration.ctyun_stack import Stack
+
+    print("== pulumi up with the master unreachable: time to the one-line error ==")
+    for label, host, port in (("SSH port refused", "127.0.0.1", closed_port()),
+                              ("SSH black-holed", BLACK_HOLE, 22)):
+        with emulator() as emu, black_hole():
+            stack = Stack()
+            stack.up()
+            cid, olds = stack.state["cluster"]
+            news = {**olds, "computeNodeCount": int(olds["computeNodeCount"]) + 1,
+                    "masterPublicIP": host, "masterProbe": {"host": host, "port": port,
+                                                            "bastion": ""}}
+            before = emu.calls()
+            t0 = time.monotonic()
+            try:
+                HccClusterProvider().update(cid, {**olds, "masterPublicIP": host}, news)
+                line = "no error (the probe did not stop it)"
+            except MasterUnreachable as e:
+                line = str(e)
+            resize_s = time.monotonic() - t0
+            calls = {k: n - before.get(k, 0) for k, n in emu.calls().items()
+                     if n != before.get(k, 0)}
+            t0 = time.monotonic()
+            try:
+                NvmeMountProvider().create({**ssh_props(env), "sshHost": host, "sshPort": port,
+                                            "connectTimeoutS": 20, "nodes": ["a"],
+                                            "script": "true", "partition": "batch"})
+                step = "no error"
+            except MasterUnreachable as e:
+                step = type(e).__name__
+            step_s = time.monotonic() - t0
+            stack.destroy()
+            print(f"  {label}: resize stopped in {resize_s:.1f} s (E-HPC calls before it: "
+                  f"{calls or 'none'}); an SSH step (NvmeMount) in {step_s:.1f} s ({step})")
+            print(f"    {line[:160]}...")
+
+
+def gone() -> None:
+    """A cluster deleted in the console: `pulumi up` (diff), then refresh + up."""
+    from components.ctyun_hcc.cluster_ops import ClusterGone
+    from tests.integration.ctyun_stack import Stack
+    from tests.integration.test_ctyun_cluster_gone import delete_in_console
+
+    print("== a cluster deleted outside Pulumi (console / end of its billing period) ==")
+    with emulator() as emu:
+        stack = Stack()
+        out = stack.up()
+        delete_in_console(out)
+        before = emu.calls()
+        t0 = time.monotonic()
+        try:
+            stack.up(kimi={"nodes": "5"})
+            said = "no error"
+        except ClusterGone as e:
+            said = str(e)
+        up_s = time.monotonic() - t0
+        calls = sum(n - before.get(k, 0) for k, n in emu.calls().items())
+        t0 = time.monotonic()
+        stack.refresh()
+        dropped = sorted({"order", "cluster"} - set(stack.state))
+        new = stack.up()
+        again_s = time.monotonic() - t0
+        orders = [o for o in emu.report()["orders"] if o["api"] == "hpc/create-cluster"]
+        stack.destroy()
+        print(f"  pulumi up (a resize asked): stopped in {up_s:.2f} s after {calls} read(s): "
+              f"{said[:120]}...")
+        print(f"  pulumi refresh dropped {dropped}; pulumi up ordered {len(orders) - 1} new "
+              f"cluster ({new['clusterUUID']}) in {again_s:.1f} s (emulator jobs 0.08 s); "
+              f"left billed after destroy: {emu.report()['leakedTotal']}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("resize", "shrink", "recovery", "reboot", "destroy"))
+    ap.add_argument("--only", choices=("resize", "shrink", "recovery", "reboot", "destroy",
+                                       "unreachable", "gone"))
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (it starts sshd and Slurm in network namespaces)")
-    if args.only != "destroy":  # the destroy figures need no live service, only their files
+    if args.only == "gone":  # the emulator alone
+        return gone()
+    if args.only not in ("destroy", "unreachable"):  # these need no live service, only files
         subprocess.run(["bash", str(ROOT / ".ci/services/start.sh")], check=True,
                        stdout=subprocess.DEVNULL)
     env = services_env()
@@ -342,6 +427,10 @@ def main() -> None:
         recovery(env, reboot=True)
     if args.only in (None, "destroy"):
         destroy(env)
+    if args.only in (None, "unreachable"):
+        unreachable_up(env)
+    if args.only is None:
+        gone()
 
 
 if __name__ == "__main__":

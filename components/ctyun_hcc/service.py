@@ -323,8 +323,13 @@ class SlurmServiceProvider(SshStepProvider):
         job_id = str(props.get("jobId") or "")
         if not job_id.isdigit():
             return "GONE"
+        def ask(runner, p):
+            info = job(runner, job_id)
+            if info.state == "PENDING" and info.restarts:
+                waiting_for_nodes(runner, p, info, list(props.get("nodes") or []))
+            return info.state
         try:
-            return self._run(lambda runner, _p: job(runner, job_id), self.inputs(props)).state
+            return self._run(ask, self.inputs(props))
         except remote_errors() as e:
             log.warning("could not ask the master whether Slurm job %s still runs (%s: %s); "
                         "assuming it does", job_id, type(e).__name__, e)
@@ -407,6 +412,29 @@ class SlurmServiceProvider(SshStepProvider):
             log.warning("%s: %s. It ends when the cluster is deleted; if the cluster stays, "
                         "`scancel %s` on the master (a later `pulumi up` also cancels it)",
                         p["sshHost"], "; ".join(undone), job_id)
+
+
+def waiting_for_nodes(runner: SshRunner, p: Mapping[str, Any], info, nodes: List[str]) -> List[str]:
+    """A requeued job that waits (a node failed under it): name the nodes of its last run that
+    cannot take it now and say what to do, since `pulumi up` sees a job Slurm still holds and
+    changes nothing (the endpoint is down meanwhile). The resume watchdog returns a node once
+    its slurmd answers; a node that never comes back (a failed server) must leave the cluster
+    in CTyun's console, after which `pulumi refresh` sees one node less and `pulumi up`
+    expands back to `kimi-k3:nodes` (bootstrap on the new node only) and resubmits the job.
+    Returns the lines it logged."""
+    _, others = split_usable(node_states(runner, p["partition"]), nodes)
+    if not others:
+        return []
+    down = ", ".join(f"{n} ({why})" for n, why in sorted(others.items()))
+    line = (f"Slurm job {info.job_id} of this service was requeued {info.restarts} time(s) and "
+            f"waits (reason {info.reason or 'none given'}): {down} cannot run it, so the "
+            "endpoint is down. The resume watchdog on the master returns a node once its "
+            "slurmd answers again; if it does not come back (a failed server), remove it from "
+            "the cluster in CTyun's console (E-HPC, the cluster's nodes), then `pulumi refresh` "
+            "and `pulumi up`: the cluster is expanded back to kimi-k3:nodes and the job "
+            "resubmitted")
+    log.warning("%s", line)
+    return [line]
 
 
 class SlurmService(pulumi.dynamic.Resource, module="ctyun", name="SlurmService"):
