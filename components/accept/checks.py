@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from .client import Answer, Client, StreamAnswer
 from .protocol import ProtocolError, check_tool_calls, first_message, parse_json, \
@@ -207,16 +207,19 @@ async def tool_call(c: Client, model: str, max_tokens: int) -> CheckResult:
     return CheckResult("tool_call", True, "; ".join(found))
 
 
-async def auth(c: Client) -> CheckResult:
+async def auth(c: Client, previous: Sequence[str] = ()) -> CheckResult:
     """A wrong key and no key must both be refused with 401, on /v1 (vLLM's own check) and on
     /invocations, which vLLM's check skips (vllm-project/vllm#58144) and kimi-k3's API-key
     guard covers (components/inference/kk3_api_guard.py). The /invocations probe sends `{}`, so
     an unguarded server answers 400 without generating anything. A 404 there means the route is
     not served at all (a server other than vLLM, or a proxy that forwards only /v1): nothing is
-    reachable without the key, so it passes, and the detail says so."""
+    reachable without the key, so it passes, and the detail says so. `previous`: keys the
+    server held before (the gate after `kimi-k3:apiKey` changed passes the old one), refused
+    the same way: a server still taking one was not restarted with the new key."""
     wrong = "kk3-wrong-" + secrets.token_hex(8)
     seen = []
-    for label, key in (("a wrong key", wrong), ("no key", None)):
+    old = [("the previous key", k) for k in dict.fromkeys(previous) if k]
+    for label, key in (("a wrong key", wrong), ("no key", None), *old):
         a = await c.request("GET", "/models", key=key, timeout_s=min(c.timeout_s, 30))
         if a.status != 401 or a.error:
             return CheckResult("auth", False, f"GET /v1/models with {label} was not refused with "

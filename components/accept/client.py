@@ -22,7 +22,7 @@ import ssl
 import time
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence
 from urllib.parse import urlsplit
 
 import certifi
@@ -175,10 +175,15 @@ class Client:
     """Requests to one endpoint. Use as `async with Client(...) as c:`."""
 
     def __init__(self, endpoint: str, api_key: Optional[str] = None, timeout_s: float = 120.0,
-                 connect_timeout_s: float = 10.0, max_connections: int = 16):
+                 connect_timeout_s: float = 10.0, max_connections: int = 16,
+                 other_secrets: Sequence[str] = ()):
+        """`other_secrets`: keys a check sends besides `api_key` (the previous key after a
+        rotation), scrubbed the same way."""
         self.base, self.root = split_endpoint(endpoint)
         self._key = api_key or None
-        self.scrubber = Scrubber([self._key]) if self._key else NO_SECRETS
+        self._others = tuple(k for k in other_secrets if k)
+        keys = [k for k in (self._key, *self._others) if k]
+        self.scrubber = Scrubber(keys) if keys else NO_SECRETS
         self.timeout_s = float(timeout_s)
         self._connect_s = min(float(connect_timeout_s), self.timeout_s)
         self._max = max(1, int(max_connections))
@@ -187,7 +192,8 @@ class Client:
     def worker(self) -> "Client":
         """A client of its own (one connection) to the same endpoint, for one load worker:
         httpx's shared pool costs more per request the more connections it holds."""
-        return Client(self.base, self._key, self.timeout_s, self._connect_s, max_connections=1)
+        return Client(self.base, self._key, self.timeout_s, self._connect_s, max_connections=1,
+                      other_secrets=self._others)
 
     async def __aenter__(self) -> "Client":
         t = self.timeout_s

@@ -87,10 +87,11 @@ def gate_config(endpoint: str, model: str, api_key: Optional[str], size: Optiona
                 timeout_s: float = GATE_REQUEST_TIMEOUT_S, *,
                 context_tokens: Optional[int] = None,
                 needle_cap_tokens: Optional[int] = GATE_NEEDLE_CAP_TOKENS,
-                replicas: Sequence[str] = ()) -> AcceptConfig:
+                replicas: Sequence[str] = (), previous_key: Optional[str] = None) -> AcceptConfig:
     """The gate's run: the functional checks, the known answers (the needle up to
     `context_tokens`, at most `needle_cap_tokens`; `replicas`: each replica's OpenAI base URL
-    behind a router, asked directly once) and the load part `size`."""
+    behind a router, asked directly once) and the load part `size`. `previous_key`: the key
+    before `kimi-k3:apiKey` changed (`previous_key_of`), which `auth` must see refused."""
     from .runner import AcceptConfig  # the checks' HTTP client (httpx): only when a gate runs
 
     return AcceptConfig(endpoint=endpoint, model=model, api_key=api_key or None,
@@ -100,7 +101,16 @@ def gate_config(endpoint: str, model: str, api_key: Optional[str], size: Optiona
                         load_max_tokens=size.max_tokens if size else None,
                         timeout_s=timeout_s, hardware=hardware, context_tokens=context_tokens,
                         needle_cap_tokens=needle_cap_tokens,
-                        replicas=tuple(replicas)).validate()
+                        replicas=tuple(replicas),
+                        previous_keys=(previous_key,) if previous_key and previous_key != api_key
+                        else ()).validate()
+
+
+def previous_key_of(olds, news) -> Optional[str]:
+    """The key a gate's update must see refused: the old `apiKey` input when the new one differs
+    (a rotation, docs/day-two.md), else None (no key before, or the same key)."""
+    old, new = (olds or {}).get("apiKey") or None, (news or {}).get("apiKey") or None
+    return old if old and new and old != new else None
 
 
 def summary_output(report: Dict[str, Any]) -> Dict[str, Any]:

@@ -66,6 +66,8 @@ class AcceptConfig:
     needle_cap_tokens: Optional[int] = None
     #: OpenAI base URLs of the replicas behind `endpoint` (a router): greedy_replicas asks each
     replicas: Tuple[str, ...] = ()
+    #: keys that must be refused (after a rotation: the previous kimi-k3:apiKey; the auth check)
+    previous_keys: Tuple[str, ...] = field(default=(), repr=False)
 
     def validate(self) -> "AcceptConfig":
         split_endpoint(self.endpoint)
@@ -120,7 +122,7 @@ async def accept_async(cfg: AcceptConfig,
     cfg.validate()
     start = time.monotonic()
     results = []
-    scrubber = Scrubber([cfg.api_key])
+    scrubber = Scrubber([cfg.api_key, *cfg.previous_keys])
 
     def record(r: CheckResult) -> None:
         r = _clean(r, scrubber)
@@ -138,7 +140,7 @@ async def accept_async(cfg: AcceptConfig,
     wanted = wanted_checks(cfg)
     load = None
     async with Client(cfg.endpoint, cfg.api_key, timeout_s=cfg.timeout_s,
-                      max_connections=cfg.concurrency + 2) as c:
+                      max_connections=cfg.concurrency + 2, other_secrets=cfg.previous_keys) as c:
         seen = ck.Seen()
         answered = True
 
@@ -163,7 +165,7 @@ async def accept_async(cfg: AcceptConfig,
             "stream": lambda: ck.stream(c, cfg.model, cfg.max_tokens, seen),
             "reasoning": lambda: ck.reasoning(c, cfg.model, cfg.max_tokens, seen),
             "tool_call": lambda: ck.tool_call(c, cfg.model, cfg.max_tokens),
-            "auth": lambda: ck.auth(c),
+            "auth": lambda: ck.auth(c, cfg.previous_keys),
             "load": load_check,
         }
         for name in wanted:

@@ -51,6 +51,8 @@ POLL_S = 10.0
 REQUEST_TIMEOUT_S = 30.0
 #: a refresh long after the budget ran out still looks once, this long
 REFRESH_MIN_S = 120.0
+#: where update() hands the gate the key before a rotation (not an input, never in the state)
+PREVIOUS_KEY = "_previousApiKey"
 #: inputs whose change means a different deployment to gate again; the replica count too:
 #: replicas 2 -> 3 leaves the pods' template (launchFingerprint) as it was, and the new replica
 #: must be asked once directly like the others (greedy_replicas), as on ctyun-hcc
@@ -146,7 +148,7 @@ def after_ready(props: Mapping[str, Any], url: str, log: ProgressLog, cluster=No
         replicas = _replica_urls(props, cluster, stack, log, deadline)
         cfg = gate_config(url, props["servedModelName"], props.get("apiKey") or None, size,
                           dict(props.get("acceptHardware") or {}) or None, replicas=replicas,
-                          **known_kwargs(dict(props)))
+                          previous_key=props.get(PREVIOUS_KEY), **known_kwargs(dict(props)))
         with log.phase("accept-gate", f"acceptance checks on {where} (through the port-forward)") as ph:
             try:
                 out = run_gate(cfg, on_check=lambda r: ph.update(f"{r.name}: {'ok' if r.ok else 'FAILED'}"),
@@ -434,7 +436,11 @@ class EndpointReadinessProvider(aws_api.AwsProvider):
                           delete_before_replace=False)
 
     def update(self, id_, olds, p):
-        return UpdateResult({**p, **self._gate(p, self._deadline(p)), "checkedAt": fmt(_now())})
+        from ..accept.gate import previous_key_of
+
+        # a new key: the acceptance's auth check also sees the old one refused (never an output)
+        gated = {**p, PREVIOUS_KEY: previous_key_of(olds, p)}
+        return UpdateResult({**p, **self._gate(gated, self._deadline(gated)), "checkedAt": fmt(_now())})
 
     def read(self, id_, p):
         """`pulumi refresh`: gate what remains of the budget since the block started, never fail."""

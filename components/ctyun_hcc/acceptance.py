@@ -72,8 +72,9 @@ class AcceptanceGateProvider(SshStepProvider):
         n = int(p.get("loadRequests") or 0)
         return LoadSize(n, int(p["loadConcurrency"]), int(p["loadMaxTokens"])) if n else None
 
-    def gate(self, p: Dict[str, Any]) -> Dict[str, Any]:
-        """Run the checks the way `via` says; the outputs, or raise naming the failed check."""
+    def gate(self, p: Dict[str, Any], previous_key: Optional[str] = None) -> Dict[str, Any]:
+        """Run the checks the way `via` says; the outputs, or raise naming the failed check.
+        `previous_key`: the key before a rotation, which the auth check must see refused."""
         from ..accept.gate import (AcceptanceFailed, gate_config, known_kwargs, run_gate,
                                    usd_per_hour_input)
 
@@ -88,7 +89,8 @@ class AcceptanceGateProvider(SshStepProvider):
         def run(url: str, how: str, replicas=()):
             cfg = gate_config(url, p["servedModelName"], key, self._size(p),
                               dict(p.get("hardware") or {}) or None,
-                              float(p["requestTimeoutS"]), replicas=replicas, **known_kwargs(p))
+                              float(p["requestTimeoutS"]), replicas=replicas,
+                              previous_key=previous_key, **known_kwargs(p))
             with plog.phase("accept-gate", f"acceptance checks on {p['endpoint']} ({how})") as ph:
                 try:
                     out = run_gate(cfg, on_check=lambda r: ph.update(
@@ -118,9 +120,11 @@ class AcceptanceGateProvider(SshStepProvider):
         return CreateResult(self.resource_id(p, outs), {**p, **outs})
 
     def update(self, id_, olds, news):
+        from ..accept.gate import previous_key_of
+
         o, n = self.inputs(olds), self.inputs(news)
         if any(o.get(k) != n.get(k) for k in STEP_INPUTS):
-            outs = self.gate(n)
+            outs = self.gate(n, previous_key_of(o, n))  # a new key: the old one must be refused
         else:
             outs = {"acceptance": olds.get("acceptance")}
         return UpdateResult({**n, **outs})

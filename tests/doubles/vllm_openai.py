@@ -128,6 +128,8 @@ class DoubleConfig:
     model_path: str = "/models/Kimi-K3"
     max_model_len: int = 131072
     api_key: Optional[str] = field(default=None, repr=False)
+    #: a replica not restarted after a new key: the key it started with is taken as well
+    previous_key: Optional[str] = field(default=None, repr=False)
     ttft_s: float = 0.0
     tpot_s: float = 0.0
     reasoning_tokens: int = 3
@@ -478,8 +480,9 @@ class _Exchange:
         scheme, _, param = (self.headers.get("authorization") or "").partition(" ")
         if scheme.lower() != "bearer":
             return False
-        want = hashlib.sha256(cfg.api_key.encode()).digest()
-        return secrets.compare_digest(hashlib.sha256(param.encode()).digest(), want)
+        got = hashlib.sha256(param.encode()).digest()
+        return any(secrets.compare_digest(got, hashlib.sha256(k.encode()).digest())
+                   for k in (cfg.api_key, cfg.previous_key) if k)
 
     # ---- routes --------------------------------------------------------------------------
     async def answer(self) -> bool:

@@ -301,3 +301,25 @@ def test_the_deploy_gate_passes_or_names_the_check():
             run_gate(gate_config(d.url, "Kimi-K3", KEY, None, timeout_s=5))
     assert str(err.value).startswith("acceptance check reasoning failed: neither")
     assert err.value.check == "reasoning" and err.value.report["load"] is None
+
+
+@pytest.mark.parametrize("still_taken", [False, True], ids=["restarted", "previous key still taken"])
+def test_after_a_new_key_the_gate_sees_the_previous_key_refused(still_taken):
+    """The gate of a `pulumi up` that changed kimi-k3:apiKey (accept/gate.py previous_key_of):
+    `auth` also sends the previous key, which a server restarted with the new one refuses; one
+    that still takes it (a replica not restarted) fails the gate, the key shown nowhere."""
+    from components.accept.gate import gate_config, previous_key_of
+
+    old, new = "kk3-previous-key-0123456789abcdef", KEY
+    assert previous_key_of({"apiKey": old}, {"apiKey": new}) == old
+    assert previous_key_of({"apiKey": new}, {"apiKey": new}) is None
+    assert previous_key_of({"apiKey": ""}, {"apiKey": new}) is None
+    # vLLM's own check taking both (the double's previous_key; kimi-k3's guard would hold one)
+    with (double(previous_key=old, middleware=()) if still_taken else double()) as d:
+        cfg = gate_config(d.url, "Kimi-K3", new, None, timeout_s=3, previous_key=old)
+        report = accept(AcceptConfig(**{**cfg.__dict__, "known": False}))
+    (auth,) = [c for c in report["checks"] if c["name"] == "auth"]
+    assert auth["ok"] is not still_taken, auth
+    assert ("previous key was not refused" in auth["detail"]) is still_taken
+    assert "the previous key refused" in auth["detail"] or still_taken
+    assert old not in json.dumps(report) and new not in json.dumps(report)

@@ -28,6 +28,10 @@ from tests.integration.slurm_env import (
     squeue_names,
 )
 
+#: the key of a `pulumi config set --secret kimi-k3:apiKey NEW` (day two)
+NEW_API_KEY = "sk-kk3-test-rotated-5a0c9d31"
+
+
 def test_provider_pickles_without_state():
     blob = dill.dumps(SlurmServiceProvider())
     assert isinstance(dill.loads(blob), SlurmServiceProvider)
@@ -91,9 +95,12 @@ def test_create_ready_update_replace_delete(services, workspace):
     updated = prov.update(created.id, out, news).outs
     assert updated["jobId"] == job_id
 
-    # a changed launch spec replaces the job: cancel first, then submit
-    p2 = prepare(services, workspace, api_key=True, hf_token=True,
-                 served_model_name="Kimi-K3-v2")
+    # a new API key alone replaces the job (docs/day-two.md "A new API key")
+    d = prov.diff(created.id, updated, {**news, "apiKey": NEW_API_KEY})
+    assert d.replaces == ["apiKey"] and d.delete_before_replace
+    # a changed launch spec and a new key: cancel first, then submit with the new key file
+    p2 = {**prepare(services, workspace, api_key=True, hf_token=True,
+                    served_model_name="Kimi-K3-v2"), "apiKey": NEW_API_KEY}
     d = prov.diff(created.id, updated, p2)
     assert d.replaces and d.delete_before_replace
     prov.delete(created.id, updated)
@@ -101,8 +108,27 @@ def test_create_ready_update_replace_delete(services, workspace):
     assert all(not v for v in instances(services).values())
     replaced = prov.create(p2).outs
     assert replaced["jobId"] != job_id
-    models = requests.get(f"{base}/v1/models", headers=hdr, timeout=5).json()
+    new_hdr = {"Authorization": f"Bearer {NEW_API_KEY}"}
+    models = requests.get(f"{base}/v1/models", headers=new_hdr, timeout=5).json()
     assert models["data"][0]["id"] == "Kimi-K3-v2"
+    # the old key is refused everywhere the new one is taken (vLLM's check and the guard's)
+    assert requests.get(f"{base}/v1/models", headers=hdr, timeout=5).status_code == 401
+    assert requests.post(f"{base}/invocations", json={**chat, "model": "Kimi-K3-v2"}, headers=hdr,
+                         timeout=5).status_code == 401
+    assert requests.post(f"{base}/invocations", json={**chat, "model": "Kimi-K3-v2"},
+                         headers=new_hdr, timeout=5).status_code == 200
+    assert secret.read_text() == NEW_API_KEY
+    # the gate of that `pulumi up` (acceptance.py update): the new key, and the old one refused
+    from components.ctyun_hcc.acceptance import AcceptanceGateProvider
+    from tests.integration.test_ctyun_acceptance import gate_props
+
+    def gate(key, out):
+        return gate_props(services, {**out, "endpoint": f"{base}/v1"}, apiKey=key, loadRequests=0,
+                          servedModelName="Kimi-K3-v2")
+
+    acc = AcceptanceGateProvider().update("x", gate(API_KEY, out), gate(NEW_API_KEY, replaced)).outs
+    assert acc["acceptance"]["ok"] and acc["acceptance"]["checks"]["auth"], acc["acceptance"]
+    assert API_KEY not in repr(acc["acceptance"]) and NEW_API_KEY not in repr(acc["acceptance"])
 
     # delete: job gone, no instance or vLLM process left anywhere; refresh says gone
     prov.delete("x", replaced)
