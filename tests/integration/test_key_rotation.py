@@ -66,6 +66,17 @@ def test_a_new_key_gives_the_serving_pods_a_new_template(nodes, type_):
     assert gate["inputs"]["apiKey"] == "[secret]"
 
 
+def test_behind_the_router_its_pod_rolls_too():
+    """The router's front checks the key (router/k8s.py: a secretKeyRef): its template is marked
+    by what it reads, like the vLLM pods'."""
+    run = _run(NEW, "uid-r", **{"kimi-k3:replicas": "2"})
+    deps = {r["name"]: r["inputs"] for r in run.of_type("kubernetes:apps/v1:Deployment")}
+    assert set(deps) == {"kimi-k3-vllm", "kimi-k3-router-deployment"}
+    for name, dep in deps.items():
+        assert dep["spec"]["template"]["metadata"]["annotations"][sr.ANNOTATION] == "uid-r", name
+    assert _leaks(run, NEW) == []
+
+
 def test_without_the_secret_nothing_waits_for_a_uid():
     run = run_program("aws-eks", {}, engine=engine_with_uid("unused"))
     assert run.of_type(SECRET) == []
