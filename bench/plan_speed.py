@@ -21,14 +21,24 @@ imported out of the collector's passes at shutdown, as `python -m components` do
 (components/__main__.py); "floor, collector on" is the same imports with the collector on and a
 plain exit (the floor as this script measured it before the plan did either).
 
-    .venv/bin/python bench/plan_speed.py [--runs 5] [--no-bytecode-cache] [--floor]
+`--instructions` counts, instead of timing, the instructions each case executes, under
+valgrind's cachegrind (`valgrind --tool=cachegrind --cache-sim=no`, https://valgrind.org/docs/manual/cg-manual.html,
+read 2026-12-02; about 25 x slower): the same count whatever else the machine runs, so two
+trees can be compared on a shared, loaded machine where CPU seconds move by 30 % from run to run.
+With `--floor` it counts the import floor too, and the floor plus the project's own modules
+(imported in the plan's order, collector off): what is left above that is the program's run, the
+files and the exit. String hashing is fixed (PYTHONHASHSEED=0) so dict and set orders repeat.
+
+    .venv/bin/python bench/plan_speed.py [--runs 5] [--no-bytecode-cache] [--floor] [--instructions]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -68,16 +78,53 @@ def time_plan(stack: str, extra, runs: int, env=None):
     return times, cpu
 
 
+#: what cachegrind prints of the instructions a process executed ("I   refs:      1,962,765,734")
+_I_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+
+def instructions(argv, env) -> int:
+    """The instructions `argv` executes, counted by valgrind's cachegrind (no cache simulation)."""
+    env = dict(env or os.environ, PYTHONHASHSEED="0")
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                           *argv], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    return int(_I_REFS.search(done.stderr).group(1).replace(",", ""))
+
+
+def count_instructions(args, env) -> None:
+    """--instructions: the count per case (and its floor, with --floor), in millions."""
+    if shutil.which("valgrind") is None:
+        sys.exit("--instructions needs valgrind on PATH (Debian: apt-get install valgrind)")
+    print(f"{'case':<22} {'M instructions':>15}  (valgrind cachegrind; one run each)")
+    for label, extra in CASES:
+        stack = label.split()[0]
+        with tempfile.TemporaryDirectory() as out:
+            argv = [sys.executable, "-m", "components", "plan", "--stack", stack, "--quiet", "--out", out, *extra]
+            if env is not None:
+                subprocess.run(argv, cwd=ROOT, env=env, check=True, capture_output=True)  # fills the cache
+            plan = instructions(argv, env)
+        print(f"{label:<22} {plan / 1e6:>15.0f}")
+        if args.floor:
+            names = _loaded(stack, extra, env)
+            start = instructions([sys.executable, "-c", "pass"], env)
+            floor_ = instructions([sys.executable, "-W", "ignore", "-c", _IMPORT, "--no-collector", *names], env)
+            own = instructions([sys.executable, "-W", "ignore", "-c", _IMPORT, "--no-collector", *names,
+                                *_own_modules(stack, extra, env)], env)
+            for what, n in (("  interpreter start", start), ("  its import floor", floor_),
+                            ("  floor + own modules", own), ("  run, files, exit", plan - own)):
+                print(f"{what:<22} {n / 1e6:>15.0f}")
+
+
 #: run in the plan's process after the plan: the modules it loaded, in load order, but the
 #: project's own, and the SDKs' lazy modules nobody touched (pulumi._utils._LazyModule)
 _LOADED = """
-import sys, tempfile
+import os, sys, tempfile
 from components.cli.main import main
 with tempfile.TemporaryDirectory() as out:
     main(["plan", "--quiet", "--out", out] + sys.argv[1:])
+want_own = bool(os.environ.get("KK3_BENCH_OWN"))
 for name, mod in list(sys.modules.items()):
-    own = name == "components" or name.startswith("components.") or name.startswith("__")
-    if not own and type(mod).__name__ != "_LazyModule":
+    own = name == "components" or name.startswith("components.")
+    if own == want_own and not name.startswith("__") and type(mod).__name__ != "_LazyModule":
         print(name)
 """
 
@@ -98,12 +145,24 @@ if sys.argv[1] == "--no-collector":  # and out of the shutdown's passes, as comp
 """
 
 
+def _loaded(stack: str, extra, env, own: bool = False):
+    """The modules a plan of `stack` loads, in load order: the project's own if `own`, else all
+    the others."""
+    names = subprocess.run([sys.executable, "-c", _LOADED, "--stack", stack, *extra], cwd=ROOT,
+                           check=True, capture_output=True, text=True,
+                           env=dict(env or os.environ, KK3_BENCH_OWN="1" if own else "")).stdout.split()
+    return names
+
+
+def _own_modules(stack: str, extra, env):
+    return _loaded(stack, extra, env, own=True)
+
+
 def floor(stack: str, extra, runs: int, env, collector: str = "--no-collector"):
     """(wall seconds, CPU seconds) of importing what the plan imports, but the project's own;
     with Python's cycle collector off (`--no-collector`, as the plan runs its program) or on
     (`--collector`)."""
-    names = subprocess.run([sys.executable, "-c", _LOADED, "--stack", stack, *extra], cwd=ROOT,
-                           check=True, capture_output=True, text=True, env=env).stdout.split()
+    names = _loaded(stack, extra, env)
     times, cpu = [], []
     for _ in range(runs + (env is not None)):  # one untimed run fills the bytecode cache
         c0, t0 = _children_cpu_s(), time.perf_counter()
@@ -128,9 +187,13 @@ def main():
                     help="run in the caller's environment (no warm-up, no private bytecode cache)")
     ap.add_argument("--floor", action="store_true",
                     help="also time importing everything the plan imports but the project's own")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions under valgrind instead of timing (same on a loaded machine)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="plan-speed-pyc-") as cache:
         env = None if args.no_bytecode_cache else bytecode_env(cache)
+        if args.instructions:
+            return count_instructions(args, env)
         mode = ("caller's environment, PYTHONDONTWRITEBYTECODE="
                 f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '(unset)')}" if env is None
                 else "bytecode cache warm (one untimed run per case first)")
