@@ -638,6 +638,10 @@ class CapacityBlockProvider(aws_api.AwsProvider):
         if news.get("reservationId") or _over(olds):
             outs = self._acquire(news, None if news.get("reservationId") else olds.get("availability_zone"))
             held = olds.get("reservation_id")
+            if olds.get("purchased") and not news.get("reservationId") and outs["reservation_id"] == held:
+                # the block this stack bought, extended and found again by its tag: still the one
+                # it paid for (the tag lookup knows no fee; `capacityCost` keeps the fee paid)
+                outs = {**outs, "upfront_fee_usd": olds.get("upfront_fee_usd")}
             if olds.get("purchased") and held and held != outs["reservation_id"] and not _over(olds):
                 self.warn(_forgotten(held, olds.get("end_date")))
         else:

@@ -112,6 +112,7 @@ def test_an_up_that_thinks_the_block_over_adopts_the_extended_block_and_buys_not
         out = p.update(CR, old, new).outs  # no purchase queued: buying would fail the Stubber
         stub.assert_no_pending_responses()
     assert out["reservation_id"] == CR and out["end_date"] == cap.fmt(NEW_END) and out["adopted_by_tag"]
+    assert out["upfront_fee_usd"] == 61_000.0 and out["purchased"] is True  # the fee paid is kept
 
 
 @pytest.mark.parametrize("state", ["expired", "cancelled"])
