@@ -194,8 +194,9 @@ class HostKeyPinProvider(SshStepProvider):
         while True:
             try:
                 return verify()
-            except (ConnectionRefusedError, EOFError):
-                if clock() > end:
+            except (ConnectionRefusedError, EOFError, MasterUnreachable) as e:
+                closed = getattr(e, "cause", e)  # the connect's own error (reach.py)
+                if clock() > end or not isinstance(closed, (ConnectionRefusedError, EOFError)):
                     raise
                 sleep(0.1)
 

@@ -25,7 +25,12 @@ PROBE_TIMEOUT_S = 15.0
 
 
 class MasterUnreachable(SshError):
-    """The master (or the bastion in front of it) did not answer on its SSH port."""
+    """The master (or the bastion in front of it) did not answer on its SSH port; `cause` is
+    the socket's own error (a caller may wait out a port closed for a moment: sshd's reload)."""
+
+    def __init__(self, message: str, cause: Optional[BaseException] = None):
+        super().__init__(message)
+        self.cause = cause
 
 
 def _where(host: str, port: int, user: str = "", bastion: str = "") -> str:
@@ -72,4 +77,4 @@ def check_master(spec: Mapping[str, Any], master_public_ip: str, doing: str,
     if error is not None:
         raise MasterUnreachable(unreachable_message(
             str(spec.get("host") or master_public_ip), int(spec.get("port") or 22), error,
-            bastion=bastion, doing=doing))
+            bastion=bastion, doing=doing), error)

@@ -120,7 +120,7 @@ class SshStepProvider(Provider):
             raise MasterUnreachable(unreachable_message(
                 str(p.get("sshHost")), int(p.get("sshPort") or 22), e,
                 user=str(p.get("sshUser") or "root"), bastion=str(p.get("sshBastion") or ""),
-                doing=step)) from None
+                doing=step), e) from None
 
     # ---- to implement ---------------------------------------------------------------------
     def apply(self, runner: SshRunner, p: Dict[str, Any]) -> Dict[str, Any]:

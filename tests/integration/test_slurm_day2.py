@@ -69,8 +69,10 @@ def test_steps_that_hold_nothing_delete_without_connecting(services):
         connects, ops = STATS["connects"], STATS["ops"]
         cls().delete("x", {**dead, "jobId": "123", "nodes": ["kk3n1"]})
         assert (STATS["connects"], STATS["ops"]) == (connects, ops), cls.__name__
-    # the hostile side: a step that holds something still connects (and reports the failure)
-    with pytest.raises(OSError):
+    # the hostile side: a step that holds something still connects (and reports the failure,
+    # in one line naming the master: components/ctyun_hcc/reach.py)
+    from components.ctyun_hcc.reach import MasterUnreachable
+    with pytest.raises(MasterUnreachable, match="ConnectionRefusedError"):
         MasterInQueueProvider()._run(lambda r, p: r.run("true"), {**dead, "nodeName": "x"})
 
 

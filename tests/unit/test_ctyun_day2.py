@@ -787,6 +787,30 @@ def test_the_check_after_sshd_s_reload_waits_out_its_closed_port(fake_clock):
     assert len(calls) == 4 and fake_clock() - fake_clock.start == pytest.approx(0.3)
 
 
+def test_the_wait_after_the_reload_sees_through_the_one_line_of_an_unreachable_master(fake_clock):
+    """Steps connect through ssh_resource._reach_master, which turns the refused connect into
+    MasterUnreachable: the reload's closed moment is still waited out; a timeout is not."""
+    from components.ctyun_hcc.bootstrap import HostKeyPinProvider
+    from components.ctyun_hcc.reach import MasterUnreachable
+
+    calls = []
+
+    def verify():
+        calls.append(1)
+        if len(calls) < 3:
+            raise MasterUnreachable("cannot reach", ConnectionRefusedError(111, "refused"))
+        return "ok"
+    assert HostKeyPinProvider()._after_reload(verify, sleep=fake_clock.sleep,
+                                              clock=fake_clock) == "ok"
+
+    def timed_out():
+        raise MasterUnreachable("cannot reach", TimeoutError("timed out"))
+    before = fake_clock()
+    with pytest.raises(MasterUnreachable):
+        HostKeyPinProvider()._after_reload(timed_out, sleep=fake_clock.sleep, clock=fake_clock)
+    assert fake_clock() == before  # not waited on
+
+
 def test_a_port_that_stays_closed_after_the_reload_is_an_error(fake_clock):
     from components.ctyun_hcc.bootstrap import HostKeyPinProvider
 
