@@ -57,7 +57,7 @@ def _pid(d: Path, name: str):
 
 @pytest.fixture
 def doubles():
-    ds = [VllmOpenAIDouble(DoubleConfig(enable_scale_out=True), port=free_port()).start()
+    ds = [VllmOpenAIDouble(DoubleConfig(enable_scale_out=True, tpot_s=0.05), port=free_port()).start()
           for _ in range(3)]
     yield ds
     for d in ds:
@@ -117,6 +117,22 @@ def _listed(router_port: int):
     return sorted(json.loads(get(f"http://127.0.0.1:{router_port}/list_workers")[1])["urls"])
 
 
+def _burst(front: str, i: int, width: int = 3) -> None:
+    """`width` distinct prompts at once. The cache-aware policy sends a prompt it has no prefix
+    for to the replica with the least cached text, but a prompt whose render misses the
+    router's time budget (a loaded machine) is routed by load instead, and sent one at a time
+    every replica has the same load of 0: requests that overlap (the doubles' tpot_s) give the
+    idle new replica the lowest load, so either way it is chosen."""
+    threads = [threading.Thread(target=post, args=(front + "/v1/chat/completions", {
+        "model": "Kimi-K3", "max_tokens": 4,
+        "messages": [{"role": "user", "content": f"{i}.{j} distinct " * 40}]}))
+        for j in range(width)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def _resize_without_restart(prov, outs, d, front, router_port, urls, doubles):
     """A second `pulumi up` with a third replica, then without the first: the running router
     is told (same pids, every chat meanwhile answered 200), the units' files hold the new set,
@@ -139,8 +155,7 @@ def _resize_without_restart(prov, outs, d, front, router_port, urls, doubles):
         for i in range(30):  # distinct prompts spread over the replicas, the new one too
             if doubles[2].chat_requests:
                 break
-            post(front + "/v1/chat/completions", {"model": "Kimi-K3", "max_tokens": 4, "messages": [
-                {"role": "user", "content": f"{i} distinct " * 40}]})
+            _burst(front, i)
         shrunk = prov.update("id", grown.outs, {**grown.outs, "workerUrls": urls[1:]})
         assert shrunk.outs["workersUpdate"] == "live" and _listed(router_port) == sorted(urls[1:])
     finally:
