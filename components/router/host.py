@@ -212,6 +212,14 @@ services=(router front)
 mkdir -p "$dir/logs"
 with_systemd() {{ [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; }}
 
+# the router's and the front's unit files into systemd (start, and refresh after a new replica set)
+install_units() {{
+  for i in 0 1; do
+    install -m 0644 "$dir/${{units[$i]}}.service" "/etc/systemd/system/${{units[$i]}}.service"
+  done
+  systemctl daemon-reload
+}}
+
 loop_stop() {{
   local s=$1 pid
   : >"$dir/$s.stop"
@@ -230,10 +238,7 @@ loop_stop() {{
 case "${{1:-}}" in
   start)
     if with_systemd; then
-      for i in 0 1; do
-        install -m 0644 "$dir/${{units[$i]}}.service" "/etc/systemd/system/${{units[$i]}}.service"
-      done
-      systemctl daemon-reload
+      install_units
       for u in "${{units[@]}}"; do systemctl enable "$u" >/dev/null 2>&1; systemctl restart "$u"; done
       echo "supervisor systemd"
     else
@@ -258,10 +263,7 @@ case "${{1:-}}" in
     # the replica set changed and nothing else (router_service.py): the running services keep
     # running; what a restart runs is brought up to date (the units; the loop reads $s.argv)
     if with_systemd; then
-      for i in 0 1; do
-        install -m 0644 "$dir/${{units[$i]}}.service" "/etc/systemd/system/${{units[$i]}}.service"
-      done
-      systemctl daemon-reload
+      install_units
       echo "supervisor systemd"
     else
       echo "supervisor loop"
