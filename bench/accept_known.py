@@ -30,7 +30,6 @@ from components.inference.planner import PlanRequest, plan  # noqa: E402
 from tests.doubles.vllm_openai import DoubleConfig, VllmOpenAIDouble  # noqa: E402
 
 
-
 def accept_default_cap() -> int:
     """`accept --needle-cap-tokens` when not given, read from the command's own parser."""
     sub = argparse.ArgumentParser().add_subparsers()

@@ -47,7 +47,8 @@ def secret_uid(secret: "k8s.core.v1.Secret") -> pulumi.Output:
         if not value and pulumi.runtime.is_dry_run():
             return secret_roll.UID_PLACEHOLDER
         if not value:
-            raise RuntimeError("the Kubernetes API returned Secret kimi-k3-secrets without a "
+            name = getattr(meta, "name", None) or "of the serving pods"
+            raise RuntimeError(f"the Kubernetes API returned Secret {name} without a "
                                "metadata.uid: the pods that read it would not roll on a new key")
         return value
 

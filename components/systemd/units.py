@@ -100,7 +100,7 @@ def unit(description: str, exec_start: Sequence[str], *, user: str = DYNAMIC,
 def supervise_sh() -> str:
     """`supervise.sh NAME DIR -- ARGV...`: the restart loop where the host has no systemd, for
     every caller. Runs ARGV again `$KK3_RESTART_S` (default RESTART_S) seconds after every
-    exit, until DIR/NAME.stop exists or the loop gets TERM/INT (then the command gets TERM
+    exit, until DIR/NAME.stop exists, DIR is gone, or the loop gets TERM/INT (then the command gets TERM
     too); as the user in DIR/NAME.user when the loop runs as root (setpriv, see the module
     docstring; without setpriv it says so in the log and runs as root); the command's pid in
     DIR/NAME.child, its own in `$KK3_PID_FILE` (default DIR/NAME.loop), its output and every
@@ -131,7 +131,9 @@ if [ "$as" != root ] && [ "$(id -u)" = 0 ]; then
 fi
 child=""
 trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 0' TERM INT
-while [ ! -e "$dir/$name.stop" ]; do
+# the loop ends when its directory is gone (removed without `stop`, e.g. by hand or by a run
+# that was killed): nothing could stop it otherwise, and its command could never start again
+while [ -d "$dir" ] && [ ! -e "$dir/$name.stop" ]; do
   cmd=("$@")
   if [ -n "${{KK3_ARGV_FILE:-}}" ]; then read -r -a cmd <"$KK3_ARGV_FILE"; fi
   ${{drop[@]+"${{drop[@]}}"}} "${{cmd[@]}}" >>"$log" 2>&1 &
@@ -140,7 +142,7 @@ while [ ! -e "$dir/$name.stop" ]; do
   wait "$child"
   code=$?
   child=""
-  [ -e "$dir/$name.stop" ] && break
+  {{ [ -e "$dir/$name.stop" ] || [ ! -d "$dir" ]; }} && break
   echo "$(date -u +%FT%TZ) $name exited with $code; restarting in $restart_s s" >>"$log"
   sleep "$restart_s"
 done

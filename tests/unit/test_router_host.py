@@ -4,7 +4,9 @@ the rendered units and scripts, and the guards on every word they carry."""
 import json
 import os
 import shlex
+import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -259,3 +261,24 @@ def test_the_loop_runs_the_argv_file_as_it_is_at_each_start(tmp_path):
     loop.wait(timeout=10)
     log = (tmp_path / "logs" / "cmd.log").read_text()
     assert "second" in log and "first" not in log
+
+
+def test_the_loop_ends_when_its_directory_is_gone(tmp_path):
+    """A loop whose directory was removed without `stop` (a killed run, a hand-made `rm -rf`)
+    can never be stopped by its .stop file: it ends instead of restarting for ever (seen: two
+    loops with KK3_RESTART_S=0 spinning for hours after an interrupted test)."""
+    d = tmp_path / "router"
+    d.mkdir()
+    (tmp_path / "supervise.sh").write_text(host.supervise_sh())
+    env = {**os.environ, "KK3_RESTART_S": "0", "KK3_LOG_FILE": str(tmp_path / "loop.log"),
+           "KK3_PID_FILE": str(tmp_path / "loop.pid")}
+    loop = subprocess.Popen(["bash", str(tmp_path / "supervise.sh"), "cmd", str(d), "--",
+                             "sleep", "0.05"], env=env)
+    try:
+        time.sleep(0.3)
+        assert loop.poll() is None  # restarting its command while the directory exists
+        shutil.rmtree(d)
+        assert loop.wait(timeout=10) == 0
+    finally:
+        if loop.poll() is None:
+            loop.kill()
